@@ -1,0 +1,40 @@
+// Interval bounds of expressions: the range of values an Expr can take when its variables
+// range over given intervals. Used by bounds inference of the reference interpreter and as
+// the over-approximation of data-dependent accesses.
+#pragma once
+
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "tessera/ir.h"
+
+namespace tessera {
+
+struct Interval {
+    double min = -std::numeric_limits<double>::infinity();
+    double max = std::numeric_limits<double>::infinity();
+
+    static Interval everything() { return Interval(); }
+    static Interval nothing() {
+        return Interval{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+    }
+    static Interval point(double v) { return Interval{v, v}; }
+    bool empty() const { return min > max; }
+    bool bounded() const;
+    // The smallest interval containing both.
+    Interval hull(const Interval &o) const;
+};
+
+struct BoundsScope {
+    std::map<std::string, Interval> vars;
+    std::map<std::pair<const RDomContents *, int>, Interval> rvars;
+};
+
+// Bounds of e when its Vars and RVars range over the scope's intervals (a variable missing from
+// the scope is unbounded). Params and input sizes take their current values when set. Values
+// read from Funcs and buffers range over their whole type.
+Interval bounds_of(const Expr &e, const BoundsScope &scope);
+
+} // namespace tessera

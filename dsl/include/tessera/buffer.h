@@ -1,0 +1,159 @@
+// Buffers: dense or strided arrays of one scalar type with per-dimension min, extent and
+// stride (dimension 0 innermost). A Buffer is a reference-counted handle: copies share data.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tessera/expr.h"
+
+namespace tessera {
+
+struct BufferDim {
+    int64_t min = 0;
+    int64_t extent = 0;
+    int64_t stride = 0;  // in elements
+};
+
+struct BufferImpl {
+    Type type;
+    std::vector<BufferDim> dims;
+    uint8_t *host = nullptr;             // address of the element at the mins
+    std::shared_ptr<uint8_t> allocation; // null when wrapping external memory
+    std::string name;
+    std::shared_ptr<InputContents> input; // identity of this buffer inside Exprs (made on use)
+};
+
+template <typename T = void>
+class Buffer;
+
+// A buffer of a type known at run time (Buffer<>).
+template <>
+class Buffer<void> {
+public:
+    Buffer() = default;
+    // Allocates a dense, zero-filled buffer with mins 0.
+    Buffer(Type type, const std::vector<int> &sizes, const std::string &name = "");
+    // Wraps memory owned by the caller, without copying. `data` points at the element whose
+    // coordinates are the mins; strides are in elements and may be any non-zero values.
+    Buffer(Type type, void *data, const std::vector<BufferDim> &dims, const std::string &name = "");
+
+    bool defined() const { return impl_ != nullptr; }
+    Type type() const;
+    int dimensions() const;
+    const BufferDim &dim(int i) const;
+    int64_t min(int i) const { return dim(i).min; }
+    int64_t extent(int i) const { return dim(i).extent; }
+    int64_t stride(int i) const { return dim(i).stride; }
+    // Extents of dimensions 0, 1, 2 (1 when the buffer has fewer dimensions).
+    int width() const;
+    int height() const;
+    int channels() const;
+    int64_t number_of_elements() const;
+    uint8_t *raw_data() const;
+    const std::string &name() const;
+    void set_name(const std::string &name);
+    // Shifts the coordinate system so that dimension i starts at mins[i].
+    void set_min(const std::vector<int64_t> &mins);
+    // Address of the element at the given coordinates (checked against the bounds).
+    void *address_of(const std::vector<int64_t> &coords) const;
+    bool contains(const std::vector<int64_t> &coords) const;
+    // A dense copy with the same mins and extents.
+    Buffer<void> copy() const;
+
+    // An expression reading this buffer at the given coordinates, for use in definitions.
+    Expr operator()(std::vector<Expr> args) const;
+    template <typename... Args,
+              std::enable_if_t<(sizeof...(Args) > 0) && !(std::is_integral_v<std::decay_t<Args>> && ...), int> = 0>
+    Expr operator()(Args &&...args) const {
+        return (*this)(std::vector<Expr>{Expr(args)...});
+    }
+
+    const std::shared_ptr<BufferImpl> &impl() const { return impl_; }
+    std::shared_ptr<InputContents> as_input() const;
+
+protected:
+    explicit Buffer(std::shared_ptr<BufferImpl> impl) : impl_(std::move(impl)) {}
+    void check_defined(const char *what) const;
+    std::shared_ptr<BufferImpl> impl_;
+};
+
+template <typename T>
+class Buffer : public Buffer<void> {
+    static_assert(!std::is_void_v<T>);
+
+public:
+    Buffer() = default;
+    template <typename... Ints,
+              std::enable_if_t<(sizeof...(Ints) > 0) && (std::is_integral_v<Ints> && ...), int> = 0>
+    explicit Buffer(Ints... sizes) : Buffer<void>(type_of<T>(), std::vector<int>{int(sizes)...}) {}
+    explicit Buffer(const std::vector<int> &sizes, const std::string &name = "")
+        : Buffer<void>(type_of<T>(), sizes, name) {}
+    // Wraps caller-owned memory with explicit mins, extents and strides (no copy).
+    Buffer(T *data, const std::vector<BufferDim> &dims, const std::string &name = "")
+        : Buffer<void>(type_of<T>(), data, dims, name) {}
+    // Wraps dense caller-owned memory (dimension 0 innermost, mins 0).
+    Buffer(T *data, const std::vector<int> &sizes, const std::string &name = "")
+        : Buffer<void>(type_of<T>(), data, dense_dims(sizes), name) {}
+    // Views an untyped buffer; throws if the element types differ.
+    Buffer(const Buffer<void> &b) : Buffer<void>(b) { check_type(); }
+
+    T *data() const { return reinterpret_cast<T *>(raw_data()); }
+
+    template <typename... Ints, std::enable_if_t<(std::is_integral_v<std::decay_t<Ints>> && ...), int> = 0>
+    T &operator()(Ints... coords) const {
+        return *static_cast<T *>(address_of(std::vector<int64_t>{int64_t(coords)...}));
+    }
+    using Buffer<void>::operator();
+
+    void fill(T value) const {
+        for_each_coordinate([&](const std::vector<int64_t> &c) { *static_cast<T *>(address_of(c)) = value; });
+    }
+
+    // Calls f(coords) for every element, dimension 0 fastest.
+    template <typename F>
+    void for_each_coordinate(F &&f) const {
+        int d = dimensions();
+        std::vector<int64_t> c(static_cast<size_t>(d));
+        for (int i = 0; i < d; ++i) {
+            if (extent(i) <= 0) return;
+            c[size_t(i)] = min(i);
+        }
+        while (true) {
+            f(c);
+            int i = 0;
+            for (; i < d; ++i) {
+                if (++c[size_t(i)] < min(i) + extent(i)) break;
+                c[size_t(i)] = min(i);
+            }
+            if (i == d) return;
+        }
+    }
+
+private:
+    static std::vector<BufferDim> dense_dims(const std::vector<int> &sizes) {
+        std::vector<BufferDim> d;
+        int64_t stride = 1;
+        for (int s : sizes) {
+            d.push_back({0, s, stride});
+            stride *= s;
+        }
+        return d;
+    }
+    void check_type() const;
+};
+
+namespace detail {
+[[noreturn]] void buffer_type_mismatch(const std::string &name, Type have, Type want);
+}
+
+template <typename T>
+void Buffer<T>::check_type() const {
+    if (defined() && type() != type_of<T>()) detail::buffer_type_mismatch(name(), type(), type_of<T>());
+}
+
+} // namespace tessera

@@ -1,0 +1,88 @@
+// Func: a function over integer coordinates, defined by a pure definition and any number of
+// update definitions, as in Halide.
+//
+//   Func blur_x("blur_x");
+//   blur_x(x, y, c) = (in(x, y, c) + 4 * in(x + 1, y, c) + ...) / 16;   // pure definition
+//   hist(clamp(img(r.x, r.y), 0, 255)) += 1;                           // update definition
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/buffer.h"
+#include "tessera/expr.h"
+#include "tessera/ir.h"
+#include "tessera/var.h"
+
+namespace tessera {
+
+class FuncRef;
+
+class Func {
+public:
+    // A Func with a fresh unique name.
+    Func();
+    explicit Func(const std::string &name);
+    explicit Func(std::shared_ptr<FuncContents> contents);
+
+    const std::string &name() const;
+    bool defined() const;
+    // Number of dimensions (of the pure definition). Throws if the Func is undefined.
+    int dimensions() const;
+    // Type of the values. Throws if the Func is undefined.
+    Type type() const;
+    // The Vars of the pure definition and its value.
+    std::vector<Var> args() const;
+    Expr value() const;
+    int num_update_definitions() const;
+
+    // A reference to the Func at the given coordinates: an Expr on the right of a definition,
+    // a definition when assigned to.
+    FuncRef operator()(std::vector<Expr> args) const;
+    template <typename... Args>
+    FuncRef operator()(Args &&...args) const;
+
+    // Computes the Func over [0, sizes[i]) in each dimension, on the host.
+    Buffer<void> realize(const std::vector<int> &sizes) const;
+    // Computes the Func over the region of `output` (its mins and extents), into it.
+    void realize(const Buffer<void> &output) const;
+
+    const std::shared_ptr<FuncContents> &contents() const { return c_; }
+
+private:
+    std::shared_ptr<FuncContents> c_;
+};
+
+class FuncRef {
+public:
+    FuncRef(Func f, std::vector<Expr> args) : func_(std::move(f)), args_(std::move(args)) {}
+
+    // The value of the Func at these coordinates.
+    operator Expr() const;
+
+    // Defines the Func: a pure definition if it has none yet, otherwise an update definition.
+    FuncRef &operator=(const Expr &value);
+    FuncRef &operator=(const FuncRef &value);
+    // Update definitions f(args) = f(args) op value. If the Func has no definition yet, a pure
+    // definition is added first: 0 for += and -=, 1 for *= and /=.
+    FuncRef &operator+=(const Expr &value);
+    FuncRef &operator-=(const Expr &value);
+    FuncRef &operator*=(const Expr &value);
+    FuncRef &operator/=(const Expr &value);
+
+    const Func &function() const { return func_; }
+    const std::vector<Expr> &args() const { return args_; }
+
+private:
+    void update_with(Op op, const Expr &value, const char *what);
+    Func func_;
+    std::vector<Expr> args_;
+};
+
+template <typename... Args>
+FuncRef Func::operator()(Args &&...args) const {
+    return (*this)(std::vector<Expr>{Expr(args)...});
+}
+
+} // namespace tessera

@@ -1,0 +1,134 @@
+// The IR behind the DSL objects, for the compiler layers (poly, codegen, runtime).
+//
+// User code does not need this header: Func, Var, RDom, Buffer, InputBuffer and Param are
+// handles onto the contents declared here. Compiler layers read the contents and build
+// expressions with the make_* functions, which perform no type promotion: their operands must
+// already have matching types.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tessera/expr.h"
+
+namespace tessera {
+
+struct BufferImpl;
+
+// A scalar value; which member is meaningful depends on the Type it goes with: Int → i
+// (sign-extended), UInt and bool → u (zero-extended), every float type → f (holding a value
+// exactly representable in that type).
+union Value {
+    int64_t i;
+    uint64_t u;
+    double f;
+};
+
+// One definition of a Func: `func(args) = value`. The pure definition has one Var per
+// dimension as args; an update definition may have any integer Exprs and iterates over the
+// pure Vars among its args (each in its own position) and, innermost, over its RDom.
+struct Definition {
+    std::vector<Expr> args;
+    Expr value;
+    std::shared_ptr<RDomContents> rdom;  // update definitions only; may be null
+};
+
+struct FuncContents {
+    std::string name;
+    std::vector<std::string> pure_args;  // names of the pure definition's Vars
+    Type type;
+    bool defined = false;
+    Definition pure;
+    std::vector<Definition> updates;
+
+    int dimensions() const { return int(pure_args.size()); }
+};
+
+struct RVarDef {
+    std::string name;  // e.g. "r.x"
+    Expr min, extent;
+};
+
+struct RDomContents {
+    std::string name;
+    std::vector<RVarDef> dims;
+    std::vector<Expr> predicates;  // all must hold for a point to be visited
+};
+
+// An input: a concrete Buffer used in a definition, or an InputBuffer whose buffer is bound
+// at run time.
+struct InputContents {
+    std::string name;
+    Type type;
+    int dimensions = 0;
+    bool is_parameter = false;           // true for InputBuffer
+    std::shared_ptr<BufferImpl> bound;   // the buffer it reads from, when bound
+};
+
+struct ParamContents {
+    std::string name;
+    Type type;
+    bool is_set = false;
+    Value value{};
+};
+
+namespace ir {
+
+// ---- Builders (no promotion; operand types must match) ---------------------------------------
+Expr make_var(const std::string &name);
+Expr make_rvar(const std::shared_ptr<RDomContents> &rdom, int index);
+Expr make_param(const std::shared_ptr<ParamContents> &param);
+Expr make_buffer_dim(const std::shared_ptr<InputContents> &input, int dim, int which);
+Expr make_func_call(const std::shared_ptr<FuncContents> &func, std::vector<Expr> args);
+Expr make_input_call(const std::shared_ptr<InputContents> &input, std::vector<Expr> args);
+Expr make_cast(Type t, Expr e);
+Expr make_binary(Op op, Expr a, Expr b);
+Expr make_unary(Op op, Expr a);
+Expr make_select(Expr cond, Expr a, Expr b);
+Expr make_math(MathFn fn, std::vector<Expr> args);
+// A node like `like` with other operands (same op, type and references).
+Expr rebuild(const Expr &like, std::vector<Expr> args);
+
+// ---- Queries --------------------------------------------------------------------------------
+bool is_const(const Expr &e);
+std::optional<int64_t> as_const_int(const Expr &e);  // integer constants only
+bool is_comparison(Op op);
+bool is_arithmetic(Op op);
+
+// Calls fn on e and, while fn returns true, on its operands (pre-order).
+void visit(const Expr &e, const std::function<bool(const Expr &)> &fn);
+// Rewrites bottom-up: fn receives each node with its operands already rewritten and returns
+// the replacement (or the node itself).
+Expr transform(const Expr &e, const std::function<Expr(const Expr &)> &fn);
+// Replaces Vars by name.
+Expr substitute(const Expr &e, const std::map<std::string, Expr> &replacements);
+
+// Names of the pure Vars in e, in order of first appearance.
+std::vector<std::string> free_vars(const Expr &e);
+// The RDoms whose variables appear in e.
+std::vector<std::shared_ptr<RDomContents>> rdoms_in(const Expr &e);
+bool contains_call_to(const Expr &e, const FuncContents *f);
+
+// Constant folding of integer and float constants, using the evaluator's exact semantics.
+Expr fold_constants(const Expr &e);
+
+// Evaluates an operation on scalar values, with the DSL's semantics in the given result
+// (for comparisons: operand) type. Shared by the interpreter and constant folding.
+Value eval_binary(Op op, Type operand_type, Value a, Value b);
+Value eval_unary(Op op, Type operand_type, Value a);
+Value eval_cast(Type to, Type from, Value v);
+Value eval_math(MathFn fn, Type t, const Value *args);
+// Rounds/wraps a raw value into type t (ints wrap, floats round to the type's precision).
+Value normalize(Type t, Value v);
+double value_as_double(Type t, Value v);
+Value value_from_double(Type t, double v);
+std::string value_to_string(Type t, Value v);
+
+} // namespace ir
+} // namespace tessera

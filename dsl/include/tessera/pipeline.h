@@ -1,0 +1,75 @@
+// Pipeline: one or more output Funcs computed together.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "tessera/buffer.h"
+#include "tessera/func.h"
+
+namespace tessera {
+
+// The buffers produced by realizing a pipeline, one per output.
+class Realization {
+public:
+    Realization() = default;
+    explicit Realization(std::vector<Buffer<void>> buffers) : buffers_(std::move(buffers)) {}
+    size_t size() const { return buffers_.size(); }
+    const Buffer<void> &operator[](size_t i) const;
+    std::vector<Buffer<void>> &buffers() { return buffers_; }
+    const std::vector<Buffer<void>> &buffers() const { return buffers_; }
+    // A single-output realization converts to its buffer.
+    template <typename T>
+    operator Buffer<T>() const {
+        return Buffer<T>(single());
+    }
+
+private:
+    const Buffer<void> &single() const;
+    std::vector<Buffer<void>> buffers_;
+};
+
+struct PipelineContents {
+    std::vector<Func> outputs;
+    // State owned by the layer that executes the pipeline (e.g. compiled code), created on
+    // first use and guarded by `mutex`.
+    std::mutex mutex;
+    std::shared_ptr<void> executor_state;
+};
+
+class Pipeline {
+public:
+    Pipeline();
+    Pipeline(const Func &output);
+    Pipeline(const std::vector<Func> &outputs);
+
+    const std::vector<Func> &outputs() const;
+
+    // Computes every output over [0, sizes[i]) in each dimension.
+    Realization realize(const std::vector<int> &sizes) const;
+    // Computes every output into the given buffers (one per output, over their regions).
+    void realize(const std::vector<Buffer<void>> &outputs) const;
+    void realize(const Buffer<void> &output) const;
+
+    const std::shared_ptr<PipelineContents> &contents() const { return c_; }
+
+private:
+    std::shared_ptr<PipelineContents> c_;
+};
+
+namespace detail {
+// Allocates one output buffer per output Func over [0, sizes[i]); checks arity and definitions.
+std::vector<Buffer<void>> allocate_outputs(const Pipeline &p, const std::vector<int> &sizes);
+// Checks the output buffers given to realize: one per output, each of its Func's type and
+// dimensionality.
+void check_output_buffers(const Pipeline &p, const std::vector<Buffer<void>> &outputs);
+
+// How realize() executes a pipeline. Until a code generator installs itself, realize() runs
+// the reference interpreter.
+using RealizeHook = void (*)(const Pipeline &, const std::vector<Buffer<void>> &);
+void set_realize_hook(RealizeHook hook);
+RealizeHook realize_hook();
+} // namespace detail
+
+} // namespace tessera

@@ -1,0 +1,16 @@
+// Tessera: a Halide-like DSL for image and tensor pipelines with a polyhedral optimizer.
+// Include this one header.
+#pragma once
+
+#include "tessera/boundary.h"
+#include "tessera/buffer.h"
+#include "tessera/error.h"
+#include "tessera/expr.h"
+#include "tessera/float16.h"
+#include "tessera/func.h"
+#include "tessera/interpret.h"
+#include "tessera/param.h"
+#include "tessera/pipeline.h"
+#include "tessera/reduction.h"
+#include "tessera/type.h"
+#include "tessera/var.h"

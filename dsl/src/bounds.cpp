@@ -1,0 +1,222 @@
+// Interval arithmetic over Exprs, conservative for every operator.
+#include "tessera/bounds.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tessera/buffer.h"
+
+namespace tessera {
+
+bool Interval::bounded() const { return std::isfinite(min) && std::isfinite(max); }
+
+Interval Interval::hull(const Interval &o) const {
+    if (empty()) return o;
+    if (o.empty()) return *this;
+    return Interval{std::min(min, o.min), std::max(max, o.max)};
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Interval type_range(Type t) {
+    if (t.is_float()) return Interval::everything();
+    return Interval{t.min_value(), t.max_value()};
+}
+
+// Integer arithmetic wraps: a result that may leave the type's range may be any value of it.
+Interval fit(Type t, Interval i) {
+    if (i.empty() || t.is_float()) return i;
+    Interval r = type_range(t);
+    if (i.min < r.min || i.max > r.max) return r;
+    return i;
+}
+
+double mul(double a, double b) {
+    if (a == 0 || b == 0) return 0;
+    return a * b;
+}
+
+Interval corners(double a0, double a1, double b0, double b1, double (*f)(double, double)) {
+    double c[4] = {f(a0, b0), f(a0, b1), f(a1, b0), f(a1, b1)};
+    Interval r = Interval::nothing();
+    for (double v : c) {
+        if (std::isnan(v)) return Interval::everything();
+        r = r.hull(Interval::point(v));
+    }
+    return r;
+}
+
+Interval divide(Type t, Interval a, Interval b) {
+    if (t.is_float()) {
+        if (b.min <= 0 && b.max >= 0) return Interval::everything();
+        return corners(a.min, a.max, b.min, b.max, [](double x, double y) { return x / y; });
+    }
+    if (b.min == b.max && b.min != 0) {
+        double c = std::fabs(b.min);
+        Interval q{std::floor(a.min / c), std::floor(a.max / c)};
+        if (b.min < 0) q = Interval{-q.max, -q.min};
+        return q;
+    }
+    if (b.min > 0 || b.max < 0) {
+        Interval r = corners(a.min, a.max, b.min, b.max, [](double x, double y) { return x / y; });
+        return Interval{std::floor(r.min), std::ceil(r.max)};
+    }
+    // The divisor may be 0 (giving 0) or any other integer: |a / b| <= |a|.
+    double m = std::max(std::fabs(a.min), std::fabs(a.max));
+    return Interval{-m, m};
+}
+
+Interval modulo(Type t, Interval a, Interval b) {
+    double m = std::max(std::fabs(b.min), std::fabs(b.max));
+    if (t.is_float()) {
+        if (b.min > 0) return Interval{0, b.max};
+        return Interval::everything();
+    }
+    if (b.min == b.max && b.min != 0 && a.bounded()) {
+        double c = std::fabs(b.min);
+        if (std::floor(a.min / c) == std::floor(a.max / c)) {
+            double base = std::floor(a.min / c) * c;
+            return Interval{a.min - base, a.max - base};
+        }
+    }
+    if (a.min >= 0 && a.max < m && b.min > 0 && a.max < b.min) return a;
+    return Interval{0, std::isfinite(m) ? std::max(m - 1, 0.0) : kInf};
+}
+
+Interval bitwise(Op op, Type t, Interval a, Interval b) {
+    if (a.min >= 0 && b.min >= 0 && a.bounded() && b.bounded()) {
+        if (op == Op::BitAnd) return Interval{0, std::min(a.max, b.max)};
+        double m = std::max(a.max, b.max);
+        double p = 1;
+        while (p <= m) p *= 2;
+        return fit(t, Interval{0, p - 1});
+    }
+    return type_range(t);
+}
+
+struct Bounder {
+    const BoundsScope &scope;
+
+    Interval operator()(const Expr &e) const {
+        const ExprNode &n = *e;
+        switch (n.op) {
+        case Op::IntConst: return Interval::point(double(n.int_value));
+        case Op::UIntConst: return Interval::point(double(n.uint_value));
+        case Op::FloatConst: return Interval::point(n.float_value);
+        case Op::Var: {
+            auto it = scope.vars.find(n.name);
+            return it == scope.vars.end() ? type_range(n.type) : it->second;
+        }
+        case Op::RVar: {
+            auto it = scope.rvars.find({n.rdom.get(), n.index});
+            return it == scope.rvars.end() ? type_range(n.type) : it->second;
+        }
+        case Op::Param:
+            if (n.param->is_set) return Interval::point(ir::value_as_double(n.type, n.param->value));
+            return type_range(n.type);
+        case Op::BufferDim:
+            if (n.input->bound) {
+                const BufferDim &d = n.input->bound->dims[size_t(n.index)];
+                return Interval::point(double(n.which == 0 ? d.min : d.extent));
+            }
+            return n.which == 0 ? type_range(Int(32)) : Interval{0, Int(32).max_value()};
+        case Op::Cast: {
+            Interval a = (*this)(n.args[0]);
+            Type from = n.args[0].type(), to = n.type;
+            if (to.is_bool()) return Interval{0, 1};
+            if (to.is_float()) return a;
+            if (from.is_float()) {
+                Interval r = type_range(to);
+                if (a.empty()) return a;
+                return Interval{std::clamp(std::trunc(a.min), r.min, r.max), std::clamp(std::trunc(a.max), r.min, r.max)};
+            }
+            return fit(to, a);
+        }
+        case Op::Add: {
+            Interval a = (*this)(n.args[0]), b = (*this)(n.args[1]);
+            return fit(n.type, Interval{a.min + b.min, a.max + b.max});
+        }
+        case Op::Sub: {
+            Interval a = (*this)(n.args[0]), b = (*this)(n.args[1]);
+            return fit(n.type, Interval{a.min - b.max, a.max - b.min});
+        }
+        case Op::Mul: {
+            Interval a = (*this)(n.args[0]), b = (*this)(n.args[1]);
+            return fit(n.type, corners(a.min, a.max, b.min, b.max, mul));
+        }
+        case Op::Div: return fit(n.type, divide(n.type, (*this)(n.args[0]), (*this)(n.args[1])));
+        case Op::Mod: return fit(n.type, modulo(n.type, (*this)(n.args[0]), (*this)(n.args[1])));
+        case Op::Min: {
+            Interval a = (*this)(n.args[0]), b = (*this)(n.args[1]);
+            return Interval{std::min(a.min, b.min), std::min(a.max, b.max)};
+        }
+        case Op::Max: {
+            Interval a = (*this)(n.args[0]), b = (*this)(n.args[1]);
+            return Interval{std::max(a.min, b.min), std::max(a.max, b.max)};
+        }
+        case Op::EQ:
+        case Op::NE:
+        case Op::LT:
+        case Op::LE:
+        case Op::GT:
+        case Op::GE:
+        case Op::And:
+        case Op::Or:
+        case Op::Not: return Interval{0, 1};
+        case Op::BitAnd:
+        case Op::BitOr:
+        case Op::BitXor: return bitwise(n.op, n.type, (*this)(n.args[0]), (*this)(n.args[1]));
+        case Op::BitNot: return type_range(n.type);
+        case Op::Shl:
+        case Op::Shr: {
+            Interval a = (*this)(n.args[0]), b = (*this)(n.args[1]);
+            if (b.min == b.max && b.min >= 0 && b.min < n.type.bits && a.bounded()) {
+                double s = std::ldexp(1.0, int(b.min));
+                if (n.op == Op::Shl) return fit(n.type, Interval{a.min * s, a.max * s});
+                return Interval{std::floor(a.min / s), std::floor(a.max / s)};
+            }
+            return type_range(n.type);
+        }
+        case Op::Abs: {
+            Interval a = (*this)(n.args[0]);
+            if (a.min >= 0) return fit(n.type, a);
+            if (a.max <= 0) return fit(n.type, Interval{-a.max, -a.min});
+            return fit(n.type, Interval{0, std::max(-a.min, a.max)});
+        }
+        case Op::Select: return (*this)(n.args[1]).hull((*this)(n.args[2]));
+        case Op::Likely: return (*this)(n.args[0]);
+        case Op::Math: {
+            Interval a = (*this)(n.args[0]);
+            switch (MathFn(n.index)) {
+            case MathFn::Floor: return Interval{std::floor(a.min), std::floor(a.max)};
+            case MathFn::Ceil: return Interval{std::ceil(a.min), std::ceil(a.max)};
+            case MathFn::Round: return Interval{std::nearbyint(a.min), std::nearbyint(a.max)};
+            case MathFn::Trunc: return Interval{std::trunc(a.min), std::trunc(a.max)};
+            case MathFn::Sqrt:
+                if (a.max < 0) return Interval::everything();  // NaN
+                return Interval{std::sqrt(std::max(0.0, a.min)), std::sqrt(a.max)};
+            case MathFn::Exp: return Interval{std::exp(a.min), std::exp(a.max)};
+            case MathFn::Tanh: return Interval{std::tanh(a.min), std::tanh(a.max)};
+            case MathFn::Sin:
+            case MathFn::Cos: return Interval{-1, 1};
+            default: return Interval::everything();
+            }
+        }
+        case Op::FuncCall:
+        case Op::InputCall: return type_range(n.type);
+        }
+        return type_range(n.type);
+    }
+};
+
+} // namespace
+
+Interval bounds_of(const Expr &e, const BoundsScope &scope) {
+    Interval r = Bounder{scope}(e);
+    if (std::isnan(r.min) || std::isnan(r.max)) return Interval::everything();
+    return r;
+}
+
+} // namespace tessera

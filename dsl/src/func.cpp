@@ -1,0 +1,254 @@
+// Func definitions: the checks that make a definition well-formed, and FuncRef.
+#include "tessera/func.h"
+
+#include <algorithm>
+
+#include "tessera/pipeline.h"
+
+namespace tessera {
+
+Func::Func() : c_(std::make_shared<FuncContents>()) { c_->name = detail::unique_name("f"); }
+
+Func::Func(const std::string &name) : c_(std::make_shared<FuncContents>()) {
+    if (name.empty()) user_error("Func: the name must not be empty.");
+    c_->name = name;
+}
+
+Func::Func(std::shared_ptr<FuncContents> contents) : c_(std::move(contents)) {
+    TESSERA_INTERNAL_ASSERT(c_);
+}
+
+const std::string &Func::name() const { return c_->name; }
+bool Func::defined() const { return c_->defined; }
+
+int Func::dimensions() const {
+    if (!c_->defined) user_error("Func ", c_->name, " is undefined: it has no dimensions yet. Define it first.");
+    return c_->dimensions();
+}
+
+Type Func::type() const {
+    if (!c_->defined) user_error("Func ", c_->name, " is undefined: it has no type yet. Define it first.");
+    return c_->type;
+}
+
+std::vector<Var> Func::args() const {
+    std::vector<Var> v;
+    for (const auto &a : c_->pure_args) v.emplace_back(a);
+    return v;
+}
+
+Expr Func::value() const {
+    if (!c_->defined) user_error("Func ", c_->name, " is undefined.");
+    return c_->pure.value;
+}
+
+int Func::num_update_definitions() const { return int(c_->updates.size()); }
+
+namespace {
+
+// Checks one coordinate of a call or definition and converts it to int32.
+Expr checked_coordinate(const std::string &func, size_t i, Expr e) {
+    if (!e.defined()) user_error("Func ", func, ": argument ", i, " is an undefined Expr.");
+    if (!e.type().is_int_or_uint() || e.type().is_bool())
+        user_error("Func ", func, ": argument ", i, " (", e, ") has type ", e.type(),
+                   "; coordinates must be integers, not a float-typed index. Cast it, e.g. cast<int>(floor(e)).");
+    return e.type() == Int(32) ? e : cast(Int(32), e);
+}
+
+std::string signature(const std::string &func, const std::vector<std::string> &args) {
+    std::string s = func + "(";
+    for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
+    return s + ")";
+}
+
+// Replaces the Func's calls to itself by calls that do not own it (see ExprNode::func).
+Expr without_self_ownership(const Expr &e, const FuncContents *f) {
+    return ir::transform(e, [&](const Expr &n) {
+        if (n->op == Op::FuncCall && n->func_ptr == f && n->func) {
+            auto copy = std::make_shared<ExprNode>(*n.get());
+            copy->func.reset();
+            return Expr(std::move(copy));
+        }
+        return n;
+    });
+}
+
+void define_pure(FuncContents &f, const std::vector<Expr> &args, const Expr &value) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const Expr &a = args[i];
+        if (a->op == Op::RVar)
+            user_error("The pure definition of Func ", f.name, " has the RDom variable ", a->name, " on the left (argument ",
+                       i, "). RDom variables on the left of a pure definition are not allowed: define ", f.name,
+                       " over Vars first (e.g. ", f.name, "(x) = 0), then add an update definition ", f.name, "(",
+                       a->name, ") = ....");
+        if (a->op != Op::Var)
+            user_error("The pure definition of Func ", f.name, " must have Vars as arguments, but argument ", i, " is ", a,
+                       ". Define ", f.name, " over Vars first; an update definition may then use expressions.");
+        if (std::find(names.begin(), names.end(), a->name) != names.end())
+            user_error("The pure definition of Func ", f.name, " uses the Var ", a->name,
+                       " more than once on the left. Each pure argument must be a distinct Var.");
+        names.push_back(a->name);
+    }
+    for (const auto &r : ir::rdoms_in(value))
+        user_error("The pure definition ", signature(f.name, names), " = ", value, " uses the RDom variable(s) of ",
+                   r->name, " on the right. Use an update definition or an inline reduction (sum, maximum, ...).");
+    for (const auto &v : ir::free_vars(value))
+        if (std::find(names.begin(), names.end(), v) == names.end())
+            user_error("In the definition ", signature(f.name, names), " = ", value, ", the free variable ", v,
+                       " on the right is not bound on the left. Add ", v, " to the arguments of ", f.name,
+                       " or replace it by an expression of the arguments.");
+    if (ir::contains_call_to(value, &f))
+        user_error("The pure definition of Func ", f.name, " calls ", f.name,
+                   " itself: a recursive pure definition is not allowed. Give ", f.name,
+                   " a pure definition first and express the recursion as an update definition.");
+    f.pure_args = names;
+    f.type = value.type();
+    f.pure.args = args;
+    f.pure.value = value;
+    f.defined = true;
+}
+
+void define_update(FuncContents &f, std::vector<Expr> args, Expr value) {
+    if (args.size() != f.pure_args.size())
+        user_error("Func ", f.name, " has ", f.pure_args.size(), " dimensions (", signature(f.name, f.pure_args),
+                   ") but this update definition gives it ", args.size(), " arguments.");
+    std::vector<std::string> bound;
+    for (size_t i = 0; i < args.size(); ++i) {
+        args[i] = checked_coordinate(f.name, i, args[i]);
+        const Expr &a = args[i];
+        if (a->op == Op::Var) {
+            if (a->name != f.pure_args[i])
+                user_error("In an update definition of Func ", f.name, ", argument ", i, " is the Var ", a->name,
+                           ", but the pure definition ", signature(f.name, f.pure_args), " has ", f.pure_args[i],
+                           " there. A pure Var may appear on the left of an update only in its own position.");
+            bound.push_back(a->name);
+            continue;
+        }
+        for (const auto &v : ir::free_vars(a))
+            user_error("In an update definition of Func ", f.name, ", argument ", i, " (", a, ") uses the pure Var ", v,
+                       " inside an expression. Pure Vars may appear on the left of an update only as themselves, in "
+                       "their own position; use an RDom to iterate over other points.");
+    }
+    if (!value.defined()) user_error("Func ", f.name, ": the update definition's value is undefined.");
+    if (value.type() != f.type) {
+        if (ir::is_const(value) && (f.type.is_float() || value->op != Op::FloatConst)) {
+            value = cast(f.type, value);
+        } else {
+            user_error("Type mismatch between definitions of Func ", f.name, ": it was defined with type ", f.type,
+                       ", but this update definition has type ", value.type(), " (", value,
+                       "). Cast the value to ", f.type, ".");
+        }
+    }
+    std::vector<std::shared_ptr<RDomContents>> rdoms;
+    auto add_rdoms = [&](const Expr &e) {
+        for (const auto &r : ir::rdoms_in(e))
+            if (std::find(rdoms.begin(), rdoms.end(), r) == rdoms.end()) rdoms.push_back(r);
+    };
+    for (const Expr &a : args) add_rdoms(a);
+    add_rdoms(value);
+    if (rdoms.size() > 1)
+        user_error("An update definition of Func ", f.name, " uses variables of ", rdoms.size(), " RDoms (", rdoms[0]->name,
+                   ", ", rdoms[1]->name, "). Use a single RDom with several dimensions.");
+    std::vector<Expr> checked_exprs = {value};
+    if (!rdoms.empty())
+        for (const Expr &p : rdoms[0]->predicates) checked_exprs.push_back(p);
+    for (const Expr &e : checked_exprs)
+        for (const auto &v : ir::free_vars(e))
+            if (std::find(bound.begin(), bound.end(), v) == bound.end())
+                user_error("In an update definition of Func ", f.name, ", the free variable ", v, " (in ", e,
+                           ") is not bound on the left. Put ", v, " on the left in its own position, or use an RDom.");
+    Definition d;
+    for (Expr &a : args) a = without_self_ownership(a, &f);
+    d.args = std::move(args);
+    d.value = without_self_ownership(value, &f);
+    d.rdom = rdoms.empty() ? nullptr : rdoms[0];
+    f.updates.push_back(std::move(d));
+}
+
+} // namespace
+
+FuncRef Func::operator()(std::vector<Expr> args) const {
+    if (c_->defined && int(args.size()) != c_->dimensions())
+        user_error("Func ", c_->name, " has ", c_->dimensions(), " dimensions (", signature(c_->name, c_->pure_args),
+                   ") but is used with ", args.size(), " arguments (wrong arity).");
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (!args[i].defined()) user_error("Func ", c_->name, ": argument ", i, " is an undefined Expr.");
+        // Pure-definition arguments must stay Vars; calls and updates convert to int32 below.
+        if (args[i]->op != Op::Var && args[i]->op != Op::RVar) args[i] = checked_coordinate(c_->name, i, args[i]);
+    }
+    return FuncRef(*this, std::move(args));
+}
+
+FuncRef::operator Expr() const {
+    const auto &c = func_.contents();
+    if (!c->defined)
+        user_error("Func ", c->name, " is called before it has a definition (undefined Func). Define ", c->name,
+                   " before using it. A Func also cannot appear in its own first definition (a recursive pure "
+                   "definition): give it a pure definition first, then express the recursion as an update.");
+    return ir::make_func_call(c, args_);
+}
+
+FuncRef &FuncRef::operator=(const Expr &value) {
+    auto &c = *func_.contents();
+    if (!value.defined()) user_error("Func ", c.name, " is being defined with an undefined Expr.");
+    if (!c.defined) define_pure(c, args_, value);
+    else define_update(c, args_, value);
+    return *this;
+}
+
+FuncRef &FuncRef::operator=(const FuncRef &value) {
+    const auto &c = func_.contents();
+    if (!c->defined && value.func_.contents() == c)
+        user_error("The pure definition of Func ", c->name, " calls ", c->name,
+                   " itself: a recursive pure definition is not allowed. Give ", c->name,
+                   " a pure definition first and express the recursion as an update definition.");
+    return *this = Expr(value);
+}
+
+void FuncRef::update_with(Op op, const Expr &value, const char *what) {
+    auto &c = *func_.contents();
+    if (!value.defined()) user_error("Func ", c.name, ": ", what, " was given an undefined Expr.");
+    if (!c.defined) {
+        std::vector<Expr> vars;
+        for (size_t i = 0; i < args_.size(); ++i) vars.push_back(Var(detail::unique_name(c.name + "_" + std::to_string(i))));
+        Expr identity = (op == Op::Add || op == Op::Sub) ? make_zero(value.type()) : make_one(value.type());
+        define_pure(c, vars, identity);
+    }
+    std::vector<Expr> args = args_;
+    for (size_t i = 0; i < args.size() && i < size_t(c.dimensions()); ++i)
+        if (args[i]->op == Op::RVar) args[i] = checked_coordinate(c.name, i, args[i]);
+    if (args.size() != size_t(c.dimensions()))
+        user_error("Func ", c.name, " has ", c.dimensions(), " dimensions but ", what, " gives it ", args.size(),
+                   " arguments (wrong arity).");
+    Expr current = ir::make_func_call(func_.contents(), args);
+    Expr v = value;
+    if (v.type() != c.type && ir::is_const(v)) v = cast(c.type, v);
+    define_update(c, args, detail::binary_op(op, current, v, what));
+}
+
+FuncRef &FuncRef::operator+=(const Expr &value) {
+    update_with(Op::Add, value, "operator+=");
+    return *this;
+}
+FuncRef &FuncRef::operator-=(const Expr &value) {
+    update_with(Op::Sub, value, "operator-=");
+    return *this;
+}
+FuncRef &FuncRef::operator*=(const Expr &value) {
+    update_with(Op::Mul, value, "operator*=");
+    return *this;
+}
+FuncRef &FuncRef::operator/=(const Expr &value) {
+    update_with(Op::Div, value, "operator/=");
+    return *this;
+}
+
+Buffer<void> Func::realize(const std::vector<int> &sizes) const {
+    Realization r = Pipeline(*this).realize(sizes);
+    return r[0];
+}
+
+void Func::realize(const Buffer<void> &output) const { Pipeline(*this).realize(output); }
+
+} // namespace tessera

@@ -1,0 +1,145 @@
+// Traversal, substitution, queries and constant folding over Exprs.
+#include <algorithm>
+
+#include "tessera/ir.h"
+
+namespace tessera::ir {
+
+void visit(const Expr &e, const std::function<bool(const Expr &)> &fn) {
+    if (!e.defined()) return;
+    if (!fn(e)) return;
+    for (const Expr &a : e->args) visit(a, fn);
+}
+
+Expr transform(const Expr &e, const std::function<Expr(const Expr &)> &fn) {
+    if (!e.defined()) return e;
+    if (e->args.empty()) return fn(e);
+    std::vector<Expr> args;
+    args.reserve(e->args.size());
+    bool changed = false;
+    for (const Expr &a : e->args) {
+        args.push_back(transform(a, fn));
+        changed |= !args.back().same_as(a);
+    }
+    return fn(changed ? rebuild(e, std::move(args)) : e);
+}
+
+Expr substitute(const Expr &e, const std::map<std::string, Expr> &replacements) {
+    return transform(e, [&](const Expr &n) {
+        if (n->op == Op::Var) {
+            auto it = replacements.find(n->name);
+            if (it != replacements.end()) return it->second;
+        }
+        return n;
+    });
+}
+
+std::vector<std::string> free_vars(const Expr &e) {
+    std::vector<std::string> names;
+    visit(e, [&](const Expr &n) {
+        if (n->op == Op::Var && std::find(names.begin(), names.end(), n->name) == names.end())
+            names.push_back(n->name);
+        return true;
+    });
+    return names;
+}
+
+std::vector<std::shared_ptr<RDomContents>> rdoms_in(const Expr &e) {
+    std::vector<std::shared_ptr<RDomContents>> r;
+    visit(e, [&](const Expr &n) {
+        if (n->op == Op::RVar && std::find(r.begin(), r.end(), n->rdom) == r.end()) r.push_back(n->rdom);
+        return true;
+    });
+    return r;
+}
+
+bool contains_call_to(const Expr &e, const FuncContents *f) {
+    bool found = false;
+    visit(e, [&](const Expr &n) {
+        if (n->op == Op::FuncCall && n->func_ptr == f) found = true;
+        return !found;
+    });
+    return found;
+}
+
+namespace {
+
+Value const_value(const Expr &e) {
+    Value v;
+    switch (e->op) {
+    case Op::IntConst: v.i = e->int_value; break;
+    case Op::UIntConst: v.u = e->uint_value; break;
+    default: v.f = e->float_value; break;
+    }
+    return v;
+}
+
+Expr const_expr(Type t, Value v) {
+    if (t.is_float()) return make_const(t, v.f);
+    if (t.is_int()) return make_const(t, v.i);
+    Expr e = make_const(t, int64_t(0));
+    auto n = std::make_shared<ExprNode>(*e.get());
+    n->uint_value = v.u;
+    return Expr(std::move(n));
+}
+
+bool is_int_const(const Expr &e, int64_t v) {
+    auto c = as_const_int(e);
+    return c && *c == v && e.type().is_int_or_uint() && !e.type().is_bool();
+}
+
+} // namespace
+
+Expr fold_constants(const Expr &e) {
+    if (!e.defined() || e->args.empty()) return e;
+    const ExprNode &n = *e;
+    bool all_const = std::all_of(n.args.begin(), n.args.end(), [](const Expr &a) { return is_const(a); });
+    if (all_const) {
+        std::vector<Value> v;
+        for (const Expr &a : n.args) v.push_back(const_value(a));
+        Type at = n.args[0].type();
+        switch (n.op) {
+        case Op::Cast: return const_expr(n.type, eval_cast(n.type, at, v[0]));
+        case Op::Not:
+        case Op::BitNot:
+        case Op::Abs: return const_expr(n.type, eval_unary(n.op, at, v[0]));
+        case Op::Math: return const_expr(n.type, eval_math(MathFn(n.index), n.type, v.data()));
+        case Op::Select: return v[0].u ? n.args[1] : n.args[2];
+        case Op::Likely:
+        case Op::FuncCall:
+        case Op::InputCall: return e;
+        default:
+            if (n.args.size() == 2) return const_expr(n.type, eval_binary(n.op, at, v[0], v[1]));
+            return e;
+        }
+    }
+    // Integer identities; wrapping integer arithmetic makes them exact.
+    if (n.type.is_int_or_uint() && !n.type.is_bool() && n.args.size() == 2) {
+        const Expr &a = n.args[0], &b = n.args[1];
+        switch (n.op) {
+        case Op::Add:
+            if (is_int_const(b, 0)) return a;
+            if (is_int_const(a, 0)) return b;
+            // (x + c1) + c2 → x + (c1 + c2)
+            if (is_const(b) && a->op == Op::Add && is_const(a->args[1]))
+                return fold_constants(make_binary(Op::Add, a->args[0], fold_constants(make_binary(Op::Add, a->args[1], b))));
+            break;
+        case Op::Sub:
+            if (is_int_const(b, 0)) return a;
+            if (is_const(b) && b->op == Op::IntConst && b->int_value != INT64_MIN && n.type.is_int())
+                return fold_constants(make_binary(Op::Add, a, make_const(n.type, -b->int_value)));
+            break;
+        case Op::Mul:
+            if (is_int_const(b, 1)) return a;
+            if (is_int_const(a, 1)) return b;
+            break;
+        case Op::Div:
+            if (is_int_const(b, 1)) return a;
+            break;
+        default: break;
+        }
+    }
+    return e;
+}
+
+} // namespace tessera::ir

@@ -1,0 +1,97 @@
+#include "tessera/pipeline.h"
+
+#include <atomic>
+
+#include "tessera/interpret.h"
+
+namespace tessera {
+
+const Buffer<void> &Realization::operator[](size_t i) const {
+    if (i >= buffers_.size())
+        user_error("Realization: output ", i, " does not exist (the pipeline has ", buffers_.size(), " outputs).");
+    return buffers_[i];
+}
+
+const Buffer<void> &Realization::single() const {
+    if (buffers_.size() != 1)
+        user_error("Realization: converting a realization of ", buffers_.size(),
+                   " outputs to one Buffer; index it with [i] instead.");
+    return buffers_[0];
+}
+
+Pipeline::Pipeline() : c_(std::make_shared<PipelineContents>()) {}
+
+Pipeline::Pipeline(const Func &output) : Pipeline(std::vector<Func>{output}) {}
+
+Pipeline::Pipeline(const std::vector<Func> &outputs) : c_(std::make_shared<PipelineContents>()) {
+    if (outputs.empty()) user_error("Pipeline: a pipeline needs at least one output Func.");
+    for (size_t i = 0; i < outputs.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (outputs[i].contents() == outputs[j].contents())
+                user_error("Pipeline: Func ", outputs[i].name(), " is listed twice as an output.");
+    c_->outputs = outputs;
+}
+
+const std::vector<Func> &Pipeline::outputs() const { return c_->outputs; }
+
+namespace detail {
+
+namespace {
+std::atomic<RealizeHook> g_realize_hook{nullptr};
+} // namespace
+
+void set_realize_hook(RealizeHook hook) { g_realize_hook = hook; }
+RealizeHook realize_hook() { return g_realize_hook; }
+
+std::vector<Buffer<void>> allocate_outputs(const Pipeline &p, const std::vector<int> &sizes) {
+    if (p.outputs().empty()) user_error("Pipeline::realize: the pipeline has no outputs.");
+    std::vector<Buffer<void>> out;
+    for (const Func &f : p.outputs()) {
+        if (!f.defined())
+            user_error("Pipeline::realize: the output Func ", f.name(), " is undefined. Give it a definition first.");
+        if (int(sizes.size()) != f.dimensions())
+            user_error("Func ", f.name(), " has ", f.dimensions(), " dimensions, but realize was given ", sizes.size(),
+                       " sizes. Pass one size per dimension.");
+        for (size_t i = 0; i < sizes.size(); ++i)
+            if (sizes[i] < 0) user_error("Func ", f.name(), ": realize size ", sizes[i], " of dimension ", i, " is negative.");
+        out.emplace_back(f.type(), sizes, f.name());
+    }
+    return out;
+}
+
+void check_output_buffers(const Pipeline &p, const std::vector<Buffer<void>> &outputs) {
+    if (outputs.size() != p.outputs().size())
+        user_error("Pipeline::realize: the pipeline has ", p.outputs().size(), " outputs but ", outputs.size(),
+                   " output buffers were given.");
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        const Func &f = p.outputs()[i];
+        if (!f.defined())
+            user_error("Pipeline::realize: the output Func ", f.name(), " is undefined. Give it a definition first.");
+        const Buffer<void> &b = outputs[i];
+        if (!b.defined()) user_error("Pipeline::realize: the output buffer for Func ", f.name(), " is undefined.");
+        if (b.type() != f.type())
+            user_error("Pipeline::realize: Func ", f.name(), " has type ", f.type(), " but its output buffer ", b.name(),
+                       " has type ", b.type(), ".");
+        if (b.dimensions() != f.dimensions())
+            user_error("Func ", f.name(), " has ", f.dimensions(), " dimensions, but its output buffer ", b.name(),
+                       " has ", b.dimensions(), ". Pass a buffer with one dimension per Func dimension.");
+    }
+}
+
+} // namespace detail
+
+Realization Pipeline::realize(const std::vector<int> &sizes) const {
+    std::vector<Buffer<void>> out = detail::allocate_outputs(*this, sizes);
+    realize(out);
+    return Realization(std::move(out));
+}
+
+void Pipeline::realize(const std::vector<Buffer<void>> &outputs) const {
+    detail::check_output_buffers(*this, outputs);
+    if (auto hook = detail::realize_hook()) hook(*this, outputs);
+    else interpret(*this, outputs);
+}
+
+void Pipeline::realize(const Buffer<void> &output) const { realize(std::vector<Buffer<void>>{output}); }
+
+} // namespace tessera
