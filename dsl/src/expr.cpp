@@ -412,7 +412,8 @@ Expr &Expr::operator/=(const Expr &e) { return *this = *this / e; }
 Expr operator-(Expr a) {
     if (!a.defined()) user_error("unary operator-: the operand is an undefined Expr.");
     if (a.type().is_bool()) user_error("unary operator- is not defined on bool (", describe(a), ").");
-    return ir::fold_constants(ir::make_binary(Op::Sub, make_zero(a.type()), std::move(a)));
+    Expr zero = make_zero(a.type());
+    return ir::fold_constants(ir::make_binary(Op::Sub, zero, a));
 }
 
 Expr operator!(Expr a) {

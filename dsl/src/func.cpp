@@ -91,7 +91,8 @@ void define_pure(FuncContents &f, const std::vector<Expr> &args, const Expr &val
         names.push_back(a->name);
     }
     for (const auto &r : ir::rdoms_in(value))
-        user_error("The pure definition ", signature(f.name, names), " = ", value, " uses the RDom variable(s) of ",
+        user_error("The pure definition of Func ", f.name, ", ", signature(f.name, names), " = ", value,
+                   ", uses the RDom variable(s) of ",
                    r->name, " on the right. Use an update definition or an inline reduction (sum, maximum, ...).");
     for (const auto &v : ir::free_vars(value))
         if (std::find(names.begin(), names.end(), v) == names.end())
@@ -125,10 +126,16 @@ void define_update(FuncContents &f, std::vector<Expr> args, Expr value) {
             bound.push_back(a->name);
             continue;
         }
-        for (const auto &v : ir::free_vars(a))
-            user_error("In an update definition of Func ", f.name, ", argument ", i, " (", a, ") uses the pure Var ", v,
-                       " inside an expression. Pure Vars may appear on the left of an update only as themselves, in "
-                       "their own position; use an RDom to iterate over other points.");
+    }
+    // A pure Var may also appear inside another argument (histogram(x, y, zi(x, y), c)), as long
+    // as it stands bare in its own position: each value of it still writes its own slice.
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i]->op == Op::Var) continue;
+        for (const auto &v : ir::free_vars(args[i]))
+            if (std::find(bound.begin(), bound.end(), v) == bound.end())
+                user_error("In an update definition of Func ", f.name, ", argument ", i, " (", args[i], ") uses the Var ", v,
+                           ", which does not appear by itself in its own position on the left. Put ", v,
+                           " on the left in the position it has in the pure definition, or use an RDom.");
     }
     if (!value.defined()) user_error("Func ", f.name, ": the update definition's value is undefined.");
     if (value.type() != f.type) {

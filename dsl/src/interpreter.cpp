@@ -43,7 +43,8 @@ struct UpdateLoops {
 
 class Interpreter {
 public:
-    Interpreter(const PipelineGraph &g, const std::vector<Buffer<void>> &outputs) : g_(g), outputs_(outputs) {}
+    Interpreter(const PipelineGraph &g, const std::vector<Buffer<void>> &outputs, InterpretReport *report)
+        : g_(g), outputs_(outputs), report_(report) {}
 
     void run() {
         check_bindings(g_);
@@ -52,6 +53,13 @@ public:
         check_inputs();
         make_accessors();
         for (const auto &f : g_.funcs) compute(*f);
+        if (report_) {
+            for (const auto &f : g_.funcs) {
+                auto &region = report_->computed_region[f->name];
+                region.clear();
+                for (const Interval &i : state_.at(f.get()).realized) region.emplace_back(int64_t(i.min), int64_t(i.max));
+            }
+        }
     }
 
 private:
@@ -258,6 +266,7 @@ private:
         for_each_point(loops, slots, [&] {
             for (int i = 0; i < d; ++i) coords[i] = slots[size_t(i)].i;
             s.accessor.store(coords, value.eval(slots.data()));
+            ++points_;
         });
 
         for (const Definition &u : f.updates) {
@@ -279,12 +288,20 @@ private:
                     if (!p.eval(slots.data()).u) return;
                 for (int i = 0; i < d; ++i) coords[i] = args[size_t(i)].eval(slots.data()).i;
                 s.accessor.store(coords, uvalue.eval(slots.data()));
+                ++points_;
             });
         }
     }
 
     const PipelineGraph &g_;
     const std::vector<Buffer<void>> &outputs_;
+    InterpretReport *report_;
+    int64_t points_ = 0;
+
+public:
+    int64_t points() const { return points_; }
+
+private:
     std::map<const FuncContents *, const Buffer<void> *> output_buffer_;
     std::map<const FuncContents *, FuncState> state_;
     std::map<const InputContents *, Box> input_required_;
@@ -293,7 +310,7 @@ private:
 
 } // namespace
 
-void interpret(const Pipeline &p, const std::vector<Buffer<void>> &outputs) {
+void interpret(const Pipeline &p, const std::vector<Buffer<void>> &outputs, InterpretReport *report) {
     detail::check_output_buffers(p, outputs);
     PipelineGraph g = build_pipeline_graph(p.outputs());
     // Outputs are matched to buffers by position in p.outputs().
@@ -304,7 +321,9 @@ void interpret(const Pipeline &p, const std::vector<Buffer<void>> &outputs) {
                 ordered.push_back(outputs[i]);
                 break;
             }
-    Interpreter(g, ordered).run();
+    Interpreter interpreter(g, ordered, report);
+    interpreter.run();
+    if (report) report->points = interpreter.points();
 }
 
 Realization interpret(const Pipeline &p, const std::vector<int> &sizes) {

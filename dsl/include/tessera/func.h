@@ -6,6 +6,7 @@
 //   hist(clamp(img(r.x, r.y), 0, 255)) += 1;                           // update definition
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@ public:
 
     // Computes the Func over [0, sizes[i]) in each dimension, on the host.
     Buffer<void> realize(const std::vector<int> &sizes) const;
+    Buffer<void> realize(std::initializer_list<int> sizes) const { return realize(std::vector<int>(sizes)); }
     // Computes the Func over the region of `output` (its mins and extents), into it.
     void realize(const Buffer<void> &output) const;
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <initializer_list>
 #include <mutex>
 #include <vector>
 
@@ -48,6 +49,7 @@ public:
 
     // Computes every output over [0, sizes[i]) in each dimension.
     Realization realize(const std::vector<int> &sizes) const;
+    Realization realize(std::initializer_list<int> sizes) const { return realize(std::vector<int>(sizes)); }
     // Computes every output into the given buffers (one per output, over their regions).
     void realize(const std::vector<Buffer<void>> &outputs) const;
     void realize(const Buffer<void> &output) const;

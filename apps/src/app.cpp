@@ -1,0 +1,119 @@
+#include "tessera_apps/app.h"
+
+#include <cmath>
+#include <sstream>
+
+#include <tessera/eval.h>
+
+namespace tessera::apps {
+
+std::unique_ptr<App> make_blur_x_blur_y();
+std::unique_ptr<App> make_harris();
+std::unique_ptr<App> make_unsharp_mask();
+std::unique_ptr<App> make_histogram();
+std::unique_ptr<App> make_matmul();
+std::unique_ptr<App> make_gemm();
+std::unique_ptr<App> make_prefix_sum();
+std::unique_ptr<App> make_jacobi_2d();
+std::unique_ptr<App> make_seidel_2d();
+std::unique_ptr<App> make_bilateral_grid();
+
+namespace {
+struct Entry {
+    const char *name;
+    std::unique_ptr<App> (*make)();
+};
+const Entry kApps[] = {
+    {"blur_x_blur_y", make_blur_x_blur_y}, {"harris", make_harris},     {"unsharp_mask", make_unsharp_mask},
+    {"histogram", make_histogram},         {"matmul", make_matmul},     {"gemm", make_gemm},
+    {"prefix_sum", make_prefix_sum},       {"jacobi_2d", make_jacobi_2d}, {"seidel_2d", make_seidel_2d},
+    {"bilateral_grid", make_bilateral_grid},
+};
+} // namespace
+
+std::vector<std::string> app_names() {
+    std::vector<std::string> v;
+    for (const Entry &e : kApps) v.push_back(e.name);
+    return v;
+}
+
+std::unique_ptr<App> make_app(const std::string &name) {
+    for (const Entry &e : kApps)
+        if (name == e.name) return e.make();
+    std::string known;
+    for (const Entry &e : kApps) known += std::string(known.empty() ? "" : ", ") + e.name;
+    user_error("Unknown app '", name, "'. Known apps: ", known, ".");
+}
+
+double element(const Buffer<void> &b, const std::vector<int64_t> &c) {
+    Value v = load_scalar(b.type(), static_cast<const uint8_t *>(b.address_of(c)));
+    return ir::value_as_double(b.type(), v);
+}
+
+void set_element(const Buffer<void> &b, const std::vector<int64_t> &c, double v) {
+    store_scalar(b.type(), static_cast<uint8_t *>(b.address_of(c)), ir::eval_cast(b.type(), Float(64), Value{.f = v}));
+}
+
+namespace {
+template <typename F>
+void for_each(const Buffer<void> &b, F &&f) {
+    int d = b.dimensions();
+    for (int i = 0; i < d; ++i)
+        if (b.extent(i) <= 0) return;
+    std::vector<int64_t> c(static_cast<size_t>(d));
+    for (int i = 0; i < d; ++i) c[size_t(i)] = b.min(i);
+    while (true) {
+        f(c);
+        int i = 0;
+        for (; i < d; ++i) {
+            if (++c[size_t(i)] < b.min(i) + b.extent(i)) break;
+            c[size_t(i)] = b.min(i);
+        }
+        if (i == d) return;
+    }
+}
+} // namespace
+
+void fill_random(const Buffer<void> &b, std::mt19937 &rng, double lo, double hi) {
+    Type t = b.type();
+    for_each(b, [&](const std::vector<int64_t> &c) {
+        double v;
+        if (t.is_float()) v = std::uniform_real_distribution<double>(lo, hi)(rng);
+        else v = double(std::uniform_int_distribution<int64_t>(int64_t(lo), int64_t(hi))(rng));
+        set_element(b, c, v);
+    });
+}
+
+Comparison compare(const Buffer<void> &got, const Buffer<void> &want, double tolerance) {
+    Comparison r;
+    if (got.type() != want.type() || got.dimensions() != want.dimensions()) {
+        r.ok = false;
+        r.first_mismatch = "type or dimensionality differs";
+        return r;
+    }
+    for (int i = 0; i < got.dimensions(); ++i)
+        if (got.min(i) != want.min(i) || got.extent(i) != want.extent(i)) {
+            r.ok = false;
+            r.first_mismatch = "shape differs in dimension " + std::to_string(i);
+            return r;
+        }
+    for_each(want, [&](const std::vector<int64_t> &c) {
+        double a = element(got, c), b = element(want, c);
+        double err;
+        if (std::isnan(a) || std::isnan(b)) err = (std::isnan(a) && std::isnan(b)) ? 0 : INFINITY;
+        else if (a == b) err = 0;
+        else err = std::fabs(a - b) / std::max(1.0, std::fabs(b));
+        if (err > r.max_error) r.max_error = err;
+        if (err > tolerance && r.ok) {
+            r.ok = false;
+            std::ostringstream s;
+            s << "at (";
+            for (size_t i = 0; i < c.size(); ++i) s << (i ? ", " : "") << c[i];
+            s << "): got " << a << ", expected " << b;
+            r.first_mismatch = s.str();
+        }
+    });
+    return r;
+}
+
+} // namespace tessera::apps

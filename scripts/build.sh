@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs missing dependencies (idempotent), then configures and builds Tessera in build/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+BUILD_DIR="${TESSERA_BUILD_DIR:-build}"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR" --parallel "$(nproc)"

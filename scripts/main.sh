@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The main job: set up, build, and run the blur_x_blur_y app, which checks itself against a
+# plain C++ implementation and prints the result.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/build.sh
+"${TESSERA_BUILD_DIR:-build}/apps/blur_x_blur_y" "$@"

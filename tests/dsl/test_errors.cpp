@@ -1,0 +1,200 @@
+// Every misuse of the DSL throws a tessera::UserError whose message names what is wrong and
+// says what to do.
+#include "../test_util.h"
+
+using namespace tessera;
+
+TEST_CASE("user errors and internal errors are distinct kinds of tessera::Error", "[dsl][errors]") {
+    try {
+        user_error("bad");
+    } catch (const UserError &e) {
+        CHECK(std::string(e.what()) == "bad");
+    }
+    try {
+        internal_error("broken");
+    } catch (const UserError &) {
+        FAIL("an internal error must not be a user error");
+    } catch (const InternalError &e) {
+        CHECK(std::string(e.what()).find("broken") != std::string::npos);
+        const Error &base = e;
+        CHECK(std::string(base.what()).find("Tessera bug") != std::string::npos);
+    }
+}
+
+TEST_CASE("calling a Func with the wrong number of arguments is an error", "[dsl][errors]") {
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    f(x, y) = x + y;
+    REQUIRE_USER_ERROR(g(x) = f(x), "Func f", "2 dimensions", "1 arguments", "arity");
+    REQUIRE_USER_ERROR(f(x, y, x) = 1, "Func f", "2 dimensions", "3 arguments");
+}
+
+TEST_CASE("using a Func before it is defined is an error", "[dsl][errors]") {
+    Var x("x");
+    Func f("f"), g("g");
+    REQUIRE_USER_ERROR(g(x) = f(x) + 1, "Func f", "undefined Func", "Define f");
+    REQUIRE_USER_ERROR(Pipeline(g).realize({4}), "g", "undefined");
+    REQUIRE_USER_ERROR(g.type(), "Func g is undefined");
+}
+
+TEST_CASE("a recursive pure definition is an error", "[dsl][errors]") {
+    Var x("x");
+    Func f("f"), h("h");
+    REQUIRE_USER_ERROR(f(x) = f(x - 1) + 1, "Func f", "recursive pure definition");
+    REQUIRE_USER_ERROR(h(x) = h(x), "Func h", "recursive pure definition", "update definition");
+}
+
+TEST_CASE("an update whose type differs from the pure definition is an error", "[dsl][errors]") {
+    Var x("x");
+    InputBuffer<float> in("in", 1);
+    Func f("f");
+    f(x) = 0;
+    REQUIRE_USER_ERROR(f(x) = in(x), "Type mismatch", "Func f", "int32", "float32", "Cast");
+    REQUIRE_USER_ERROR(f(x) = 0.5f, "Type mismatch", "Func f");
+}
+
+TEST_CASE("a pure definition with a repeated Var is an error", "[dsl][errors]") {
+    Var x("x");
+    Func f("f");
+    REQUIRE_USER_ERROR(f(x, x) = x, "Func f", "Var x", "more than once");
+}
+
+TEST_CASE("a pure definition with a non-Var argument is an error", "[dsl][errors]") {
+    Var x("x");
+    Func f("f");
+    REQUIRE_USER_ERROR(f(x + 1) = x, "Func f", "must have Vars", "(x + 1)");
+    REQUIRE_USER_ERROR(f(3) = 1, "Func f", "must have Vars");
+}
+
+TEST_CASE("a free variable on the right that is not bound on the left is an error", "[dsl][errors]") {
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    REQUIRE_USER_ERROR(f(x) = x + y, "free variable y", "not bound on the left", "f(x)");
+    g(x) = x;
+    REQUIRE_USER_ERROR(g(x) = g(x) + y, "Func g", "free variable y", "not bound on the left");
+}
+
+TEST_CASE("RDom variables on the left of a pure definition are an error", "[dsl][errors]") {
+    RDom r(0, 10, "r");
+    Func f("f");
+    REQUIRE_USER_ERROR(f(r) = 1, "Func f", "RDom variable r.x", "pure definition");
+}
+
+TEST_CASE("RDom variables on the right of a pure definition are an error", "[dsl][errors]") {
+    Var x("x");
+    RDom r(0, 10, "r");
+    Func f("f");
+    REQUIRE_USER_ERROR(f(x) = x + r, "Func f", "RDom variable", "inline reduction");
+}
+
+TEST_CASE("a float-typed index is an error", "[dsl][errors]") {
+    Var x("x");
+    InputBuffer<float> in("in", 1);
+    Func f("f"), g("g");
+    f(x) = x;
+    REQUIRE_USER_ERROR(g(x) = f(x * 0.5f), "Func f", "float32", "float-typed index");
+    REQUIRE_USER_ERROR(g(x) = in(in(x)), "InputBuffer in", "float-typed index");
+}
+
+TEST_CASE("realize with the wrong number of sizes is an error", "[dsl][errors]") {
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = x * y;
+    REQUIRE_USER_ERROR(f.realize({10}), "Func f", "2 dimensions", "1 sizes");
+    REQUIRE_USER_ERROR(f.realize({10, 10, 10}), "Func f", "2 dimensions", "3 sizes");
+    REQUIRE_USER_ERROR(f.realize(Buffer<int>(10)), "Func f", "2 dimensions");
+    REQUIRE_USER_ERROR(f.realize(Buffer<float>(10, 10)), "Func f", "int32", "float32");
+}
+
+TEST_CASE("an unbound InputBuffer or Param is an error at realize", "[dsl][errors]") {
+    Var x("x");
+    InputBuffer<float> in("image", 1);
+    Param<float> gain("gain");
+    Func f("f");
+    f(x) = in(x) * gain;
+    REQUIRE_USER_ERROR(f.realize({4}), "InputBuffer image", "not bound", "image.set(");
+    in.set(Buffer<float>(4));
+    REQUIRE_USER_ERROR(f.realize({4}), "Param gain", "no value", "gain.set(");
+    gain.set(2.f);
+    CHECK_NOTHROW(f.realize({4}));
+}
+
+TEST_CASE("an input buffer smaller than the region the pipeline reads is an error", "[dsl][errors]") {
+    Var x("x"), y("y");
+    InputBuffer<float> in("input", 2);
+    Func blur("blur");
+    blur(x, y) = in(x - 1, y) + in(x + 1, y + 2);
+    in.set(Buffer<float>(10, 10));
+    // Output 10 x 6 needs x in [-1, 10] and y in [0, 7].
+    REQUIRE_USER_ERROR(blur.realize({10, 6}), "InputBuffer input", "too small", "dimension 0", "needs [-1, 10]",
+                       "covers [0, 9]", "BoundaryConditions");
+    Buffer<float> shifted(12, 10);
+    shifted.set_min({-1, 0});
+    in.set(shifted);
+    CHECK_NOTHROW(blur.realize({10, 6}));
+    REQUIRE_USER_ERROR(blur.realize({10, 9}), "InputBuffer input", "dimension 1", "needs [0, 10]", "covers [0, 9]");
+}
+
+TEST_CASE("binding a buffer of the wrong type or dimensionality is an error", "[dsl][errors]") {
+    InputBuffer<float> in("in", 2);
+    REQUIRE_USER_ERROR(in.set(Buffer<int>(3, 3)), "InputBuffer in", "float32", "int32");
+    REQUIRE_USER_ERROR(in.set(Buffer<float>(3)), "InputBuffer in", "2 dimensions", "with 1");
+}
+
+TEST_CASE("an index that cannot be bounded is an error naming the callee", "[dsl][errors]") {
+    Var x("x");
+    InputBuffer<float> lut("lut", 1);
+    InputBuffer<int> idx("idx", 1);
+    Func f("f");
+    f(x) = lut(idx(x));
+    lut.set(Buffer<float>(256));
+    idx.set(Buffer<int>(8));
+    REQUIRE_USER_ERROR(f.realize({8}), "Cannot bound the region of lut", "read by f", "Clamp");
+    Func g("g");
+    g(x) = lut(clamp(idx(x), 0, 255));
+    CHECK_NOTHROW(g.realize({8}));
+}
+
+TEST_CASE("operators reject operands of the wrong kind", "[dsl][errors]") {
+    Var x("x");
+    REQUIRE_USER_ERROR(x && x, "operator&&", "bool operands", "int32");
+    REQUIRE_USER_ERROR(select(x, 1, 2), "select", "condition", "must be bool");
+    REQUIRE_USER_ERROR(cast<float>(x) << 1, "operator<<", "integer operands");
+    REQUIRE_USER_ERROR(cast<uint8_t>(x) + 300, "constant 300", "does not fit in uint8");
+    REQUIRE_USER_ERROR(Expr() + 1, "undefined Expr");
+    REQUIRE_USER_ERROR(sum(x + 1), "sum", "no RDom variable");
+}
+
+TEST_CASE("update definitions must keep pure Vars in their own position", "[dsl][errors]") {
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = 0;
+    REQUIRE_USER_ERROR(f(y, x) = 1, "Func f", "argument 0 is the Var y", "own position");
+    RDom r(0, 3);
+    REQUIRE_USER_ERROR(f(x + r, y) = 1, "Func f", "uses the Var x");
+}
+
+TEST_CASE("an update may use one RDom only", "[dsl][errors]") {
+    Var x("x");
+    RDom r(0, 3, "r"), s(0, 3, "s");
+    Func f("f");
+    f(x) = 0;
+    REQUIRE_USER_ERROR(f(r) = f(r) + s, "Func f", "2 RDoms", "single RDom");
+}
+
+TEST_CASE("RDom bounds may not depend on Vars or computed values", "[dsl][errors]") {
+    Var x("x");
+    InputBuffer<int> in("in", 1);
+    REQUIRE_USER_ERROR(RDom(0, x, "r"), "RDom r", "extent", "Var x");
+    REQUIRE_USER_ERROR(RDom(in(0), 4, "q"), "RDom q", "min", "reads in");
+    REQUIRE_USER_ERROR(RDom(0, 1.5f, "p"), "RDom p", "must be integers");
+}
+
+TEST_CASE("an output whose updates reach outside the output buffer is an error", "[dsl][errors]") {
+    Var x("x");
+    Func f("f");
+    RDom r(0, 5, "r");
+    f(x) = x;
+    f(r) = f(r + 1);
+    REQUIRE_USER_ERROR(f.realize({5}), "Func f is an output", "[0, 5]", "covers [0, 4]");
+}
