@@ -114,10 +114,10 @@ struct Bounder {
             return it == scope.rvars.end() ? type_range(n.type) : it->second;
         }
         case Op::Param:
-            if (n.param->is_set) return Interval::point(ir::value_as_double(n.type, n.param->value));
+            if (n.param->is_set && !scope.symbolic) return Interval::point(ir::value_as_double(n.type, n.param->value));
             return type_range(n.type);
         case Op::BufferDim:
-            if (n.input->bound) {
+            if (n.input->bound && !scope.symbolic) {
                 const BufferDim &d = n.input->bound->dims[size_t(n.index)];
                 return Interval::point(double(n.which == 0 ? d.min : d.extent));
             }

@@ -30,6 +30,9 @@ struct Interval {
 struct BoundsScope {
     std::map<std::string, Interval> vars;
     std::map<std::pair<const RDomContents *, int>, Interval> rvars;
+    // When true, Params and input sizes are unknown (their whole type's range) instead of their
+    // current values: bounds that must hold for every run.
+    bool symbolic = false;
 };
 
 // Bounds of e when its Vars and RVars range over the scope's intervals (a variable missing from

@@ -1,0 +1,43 @@
+// Conversion of DSL expressions into isl objects over a statement's instance space.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <tessera/ir.h>
+
+#include "tessera/poly/isl_util.h"
+
+namespace tessera::poly {
+
+// Where the leaves of an expression live in isl: Vars (by name) are set dimensions of
+// `universe`; RDom variables are mapped the same way after lowering (they are Vars by then);
+// symbolic sizes and integer Params are isl parameters, found by `param_id` (by Var name).
+struct AffineSpace {
+    isl::set universe;
+    std::map<std::string, int> var_dims;
+    std::function<std::optional<isl::id>(const std::string &var)> param_id;
+};
+
+// The exact value of an affine integer expression, or nullopt when it is not affine (products
+// of variables, data-dependent values, non-constant divisors...). Integer overflow is assumed
+// not to happen in index expressions.
+std::optional<isl::pw_aff> to_pw_aff(const Expr &e, const AffineSpace &space);
+
+// The set where an affine condition holds, or nullopt when it is not affine.
+std::optional<isl::set> to_set(const Expr &condition, const AffineSpace &space);
+
+// Lower and upper bounds of an integer expression as affine functions of the instance and the
+// parameters: exact for affine expressions, an over-approximation through min/max/clamp/select,
+// sums, constant scaling and division, remainders, and the ranges of types for loaded values.
+// A missing side means unbounded.
+struct AffineBounds {
+    std::optional<isl::pw_aff> lo, hi;
+    bool exact = false;
+};
+AffineBounds affine_bounds(const Expr &e, const AffineSpace &space);
+
+} // namespace tessera::poly

@@ -1,0 +1,43 @@
+// Small helpers around isl: the owned context, operation quotas, and names isl can parse.
+#pragma once
+
+#include <isl/cpp.h>
+#include <isl/ctx.h>
+#include <isl/options.h>
+
+#include <memory>
+#include <string>
+
+namespace tessera::poly {
+
+// Owns an isl_ctx. isl::ctx does not free its context; this does, last, so declare it before
+// every isl object that uses it.
+class IslContext {
+public:
+    IslContext();
+    ~IslContext();
+    IslContext(const IslContext &) = delete;
+    IslContext &operator=(const IslContext &) = delete;
+    isl::ctx ctx() const { return isl::ctx(ctx_); }
+    isl_ctx *get() const { return ctx_; }
+
+private:
+    isl_ctx *ctx_;
+};
+
+// Limits the isl operations of the enclosed analysis; over the limit isl throws
+// isl::exception_quota, which callers turn into a documented fallback.
+class OperationQuota {
+public:
+    OperationQuota(isl::ctx ctx, long max_operations);
+    ~OperationQuota();
+
+private:
+    isl_ctx *ctx_;
+    unsigned long previous_;
+};
+
+// A name isl's parser accepts: letters, digits and underscores, not starting with a digit.
+std::string isl_name(const std::string &name);
+
+} // namespace tessera::poly

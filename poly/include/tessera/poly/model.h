@@ -1,0 +1,109 @@
+// The polyhedral model of a pipeline.
+//
+// Each definition of each Func (the pure one, then the updates) becomes a statement with a
+// parametric iteration domain and access relations. Tuples list dimensions outermost first, so
+// blur_x(x, y, c) is the statement S_blur_x_0[c, y, x] writing the array F_blur_x[c, y, x];
+// an update f(args) over RDom r has its pure Vars outermost and r's variables innermost
+// (r.x last), as the update's loops run. Parameters are the mins and extents of the outputs and
+// of the inputs, and the integer Params.
+//
+// Regions are inferred from the outputs, consumers first, by composing access relations: a
+// Func is computed over the box hull of what its consumers read plus what its own updates
+// write and read (as in the reference interpreter), exactly and parametrically for affine
+// accesses. A data-dependent index is over-approximated by its affine bounds (clamps, types,
+// remainders; see affine.h) and recorded as a may-access.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tessera/func_graph.h>
+#include <tessera/pipeline.h>
+
+#include "tessera/poly/isl_util.h"
+
+namespace tessera::poly {
+
+// A symbolic value of the pipeline: an isl parameter when it is an integer.
+struct Parameter {
+    enum class Kind { OutputMin, OutputExtent, InputMin, InputExtent, Scalar };
+    Kind kind;
+    std::string name;  // isl name, e.g. out_blur_y_extent_0, in_input_min_1, p_steps
+    Expr var;          // the Var standing for it in lowered expressions: "$" + name
+    int output = -1;   // OutputMin / OutputExtent: index into the pipeline's outputs
+    std::shared_ptr<InputContents> input;
+    std::shared_ptr<ParamContents> param;
+    int dim = 0;
+    bool in_isl = false;  // integer parameters are isl parameters
+};
+
+// An array read or written by statements: a Func's storage or an input buffer.
+struct Array {
+    enum class Kind { Func, Input };
+    Kind kind;
+    std::string name;  // isl tuple name: F_<func> or I_<input>
+    Type type;
+    int dimensions = 0;
+    FuncContents *func = nullptr;
+    std::shared_ptr<InputContents> input;
+    int output = -1;  // index into the pipeline's outputs, or -1
+    // Funcs: the box computed; inputs: the box read. In the array's space (outermost first).
+    isl::set region;
+    // The same box per dimension in Halide order (dimension 0 first), over parameter Vars.
+    std::vector<Expr> min, extent;
+};
+
+struct Access {
+    int array = -1;
+    isl::map relation;  // statement instance → array element
+    bool exact = true;  // false: a may-access (over-approximated data-dependent index)
+};
+
+struct Statement {
+    std::string name;  // isl tuple name: S_<func>_<definition>
+    FuncContents *func = nullptr;
+    int definition = 0;  // 0: the pure definition; k: update k - 1
+    // The Var names of the instance dimensions, in tuple order. Lowered expressions use them
+    // (RDom variables become Vars named like "r.x").
+    std::vector<std::string> dims;
+    isl::set domain;
+    Expr value;                 // the value stored
+    std::vector<Expr> store;    // coordinates stored to, Halide order
+    std::vector<Expr> guards;   // conditions tested at run time (RDom predicates isl cannot hold)
+    std::vector<Access> reads;  // one per distinct (array, relation)
+    Access write;
+};
+
+// Note: isl's C++ objects have no move constructor and cannot be copied while null, so every
+// struct holding them is filled in completely before it is copied into a container.
+class Model {
+public:
+    IslContext isl;  // first member: destroyed after every isl object below
+    Pipeline pipeline;
+    PipelineGraph graph;
+    std::vector<Parameter> params;
+    std::vector<Array> arrays;
+    std::vector<Statement> statements;  // in the pipeline's order
+    isl::set context;                   // what is assumed of the parameters
+    isl::schedule original;             // the sequential order of the definitions
+
+    isl::ctx ctx() const { return isl.ctx(); }
+    isl::union_set domains() const;
+    isl::union_map reads() const;
+    isl::union_map must_writes() const;
+    isl::union_map may_writes() const;
+    int array_of(const FuncContents *f) const;
+    int array_of(const InputContents *in) const;
+    int statement_index(const std::string &name) const;
+    const Parameter *param_by_var(const std::string &var_name) const;
+    std::optional<isl::id> param_id(const std::string &var_name) const;
+    // A set space with the model's isl parameters and the given tuple.
+    isl::space set_space(const std::string &tuple, unsigned dims) const;
+};
+
+// Builds the model; throws a UserError for inputs the model cannot bound.
+std::unique_ptr<Model> build_model(const Pipeline &p);
+
+} // namespace tessera::poly

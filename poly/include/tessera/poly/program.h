@@ -1,0 +1,79 @@
+// A scheduled pipeline, ready to execute: the schedule tree, the statements as the schedule
+// runs them, where each Func's values live, and the loop nest.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/poly/loop_nest.h"
+#include "tessera/poly/model.h"
+
+namespace tessera::poly {
+
+// Where the values of one Func live while the pipeline runs.
+struct Storage {
+    enum class Kind {
+        Output,   // the caller's output buffer
+        Buffer,   // a full intermediate buffer over the Func's region
+        Scratch,  // a per-tile scratchpad of an overlapped-tiled group, indexed from 0
+    };
+    Kind kind = Kind::Buffer;
+    int array = -1;  // the model array
+    std::string name;
+    Type type;
+    int dimensions = 0;
+    int output = -1;
+    // Buffer: the box, over parameter Vars, Halide order. Scratch: min 0 and constant extents.
+    std::vector<Expr> min, extent;
+    int group = -1;  // Scratch: the group whose tiles own it
+};
+
+// A statement as the schedule executes it: a model statement, or the copy of one inside the
+// tiles of an overlapped group, whose instances carry the tile coordinates first.
+struct ExecStatement {
+    std::string name;                // tuple name in the schedule
+    int statement = -1;              // the model statement computed
+    std::vector<std::string> dims;   // instance Vars in tuple order
+    isl::set domain;
+    Expr value;                      // lowered; reads of scratchpads use local coordinates
+    std::vector<Expr> store;         // coordinates stored to (local for scratchpads)
+    std::vector<Expr> guards;
+};
+
+// A set of statements scheduled together (a fusion group).
+struct Group {
+    std::string name;
+    enum class Kind { OverlappedTiles, Affine, Sequential };
+    Kind kind = Kind::Affine;
+    std::vector<int> statements;      // model statements, in order
+    std::vector<FuncContents *> funcs;
+    std::vector<int> tile_sizes;      // per tiled dimension, outermost first
+    std::string note;                 // why it was scheduled this way (fallbacks included)
+};
+
+struct Program {
+    std::shared_ptr<const Model> model;  // first member: owns the isl context
+    isl::schedule schedule;
+    std::vector<ExecStatement> statements;
+    std::vector<Storage> storage;
+    std::vector<int> storage_of_array;  // -1 for inputs
+    std::vector<Group> groups;
+    LoopNodePtr nest;
+    std::string ast_c;  // isl's pseudo-C of the same AST
+
+    int exec_statement(const std::string &name) const;
+};
+
+// Builds the AST of `p.schedule` and converts it into p.nest (and p.ast_c).
+void build_loop_nest(Program &p);
+
+// The model's statements in their original order, every Func in a full buffer: a legal
+// sequential program (the fallback schedule).
+Program sequential_program(std::shared_ptr<const Model> model);
+
+// The Storage records of every Func array: outputs in the caller's buffers, the rest in full
+// buffers over their regions.
+std::vector<Storage> full_storage(const Model &m, std::vector<int> &storage_of_array);
+
+} // namespace tessera::poly

@@ -1,0 +1,273 @@
+// Expr → isl conversion: exact pw_affs for affine expressions, sets for affine conditions, and
+// affine bounds for the rest.
+#include "tessera/poly/affine.h"
+
+#include <cmath>
+
+#include <isl/aff.h>
+#include <isl/local_space.h>
+#include <isl/set.h>
+
+#include <tessera/bounds.h>
+
+namespace tessera::poly {
+namespace {
+
+isl::pw_aff constant(const AffineSpace &s, long v) {
+    isl_local_space *ls = isl_local_space_from_space(s.universe.space().release());
+    return isl::manage(isl_pw_aff_from_aff(isl_aff_val_on_domain(ls, isl_val_int_from_si(s.universe.ctx().get(), v))));
+}
+
+std::optional<long> const_int(const Expr &e) {
+    auto c = ir::as_const_int(e);
+    if (!c || *c > (1L << 40) || *c < -(1L << 40)) return std::nullopt;
+    return long(*c);
+}
+
+bool is_integer(const Expr &e) { return e.type().is_int_or_uint() && !e.type().is_bool(); }
+
+} // namespace
+
+std::optional<isl::pw_aff> to_pw_aff(const Expr &e, const AffineSpace &s) {
+    if (!e.defined() || !is_integer(e)) return std::nullopt;
+    const ExprNode &n = *e;
+    switch (n.op) {
+    case Op::IntConst:
+    case Op::UIntConst: {
+        auto c = const_int(e);
+        if (!c) return std::nullopt;
+        return constant(s, *c);
+    }
+    case Op::Var: {
+        auto it = s.var_dims.find(n.name);
+        if (it != s.var_dims.end())
+            return isl::manage(isl_pw_aff_var_on_domain(isl_local_space_from_space(s.universe.space().release()),
+                                                        isl_dim_set, unsigned(it->second)));
+        if (s.param_id) {
+            if (auto id = s.param_id(n.name))
+                return isl::manage(isl_pw_aff_param_on_domain_id(s.universe.copy(), id->release()));
+        }
+        return std::nullopt;
+    }
+    case Op::Cast: {
+        // Integer widening (or a cast we assume does not wrap, as index arithmetic never does).
+        if (!is_integer(n.args[0])) return std::nullopt;
+        return to_pw_aff(n.args[0], s);
+    }
+    case Op::Likely: return to_pw_aff(n.args[0], s);
+    case Op::Add:
+    case Op::Sub: {
+        auto a = to_pw_aff(n.args[0], s), b = to_pw_aff(n.args[1], s);
+        if (!a || !b) return std::nullopt;
+        return n.op == Op::Add ? a->add(*b) : a->sub(*b);
+    }
+    case Op::Mul: {
+        auto ca = const_int(n.args[0]), cb = const_int(n.args[1]);
+        if (cb) {
+            auto a = to_pw_aff(n.args[0], s);
+            if (!a) return std::nullopt;
+            return a->scale(isl::val(s.universe.ctx(), *cb));
+        }
+        if (ca) {
+            auto b = to_pw_aff(n.args[1], s);
+            if (!b) return std::nullopt;
+            return b->scale(isl::val(s.universe.ctx(), *ca));
+        }
+        return std::nullopt;
+    }
+    case Op::Div: {
+        auto c = const_int(n.args[1]);
+        if (!c || *c == 0) return std::nullopt;
+        auto a = to_pw_aff(n.args[0], s);
+        if (!a) return std::nullopt;
+        // Euclidean division: floor(a / c) for c > 0, -floor(a / -c) for c < 0.
+        isl::pw_aff q = a->scale_down(isl::val(s.universe.ctx(), std::labs(*c))).floor();
+        return *c > 0 ? q : q.neg();
+    }
+    case Op::Mod: {
+        auto c = const_int(n.args[1]);
+        if (!c || *c == 0) return std::nullopt;
+        auto a = to_pw_aff(n.args[0], s);
+        if (!a) return std::nullopt;
+        return a->mod(isl::val(s.universe.ctx(), std::labs(*c)));
+    }
+    case Op::Min:
+    case Op::Max: {
+        auto a = to_pw_aff(n.args[0], s), b = to_pw_aff(n.args[1], s);
+        if (!a || !b) return std::nullopt;
+        return n.op == Op::Min ? a->min(*b) : a->max(*b);
+    }
+    case Op::Select: {
+        auto c = to_set(n.args[0], s);
+        auto a = to_pw_aff(n.args[1], s), b = to_pw_aff(n.args[2], s);
+        if (!c || !a || !b) return std::nullopt;
+        isl::pw_aff indicator = isl::manage(isl_set_indicator_function(c->copy()));
+        return indicator.cond(*a, *b);
+    }
+    default: return std::nullopt;
+    }
+}
+
+std::optional<isl::set> to_set(const Expr &e, const AffineSpace &s) {
+    if (!e.defined() || !e.type().is_bool()) return std::nullopt;
+    const ExprNode &n = *e;
+    switch (n.op) {
+    case Op::UIntConst: return n.uint_value ? s.universe : isl::set::empty(s.universe.space());
+    case Op::Likely: return to_set(n.args[0], s);
+    case Op::Not: {
+        auto a = to_set(n.args[0], s);
+        if (!a) return std::nullopt;
+        return s.universe.subtract(*a);
+    }
+    case Op::And:
+    case Op::Or: {
+        auto a = to_set(n.args[0], s), b = to_set(n.args[1], s);
+        if (!a || !b) return std::nullopt;
+        return n.op == Op::And ? a->intersect(*b) : a->unite(*b);
+    }
+    case Op::EQ:
+    case Op::NE:
+    case Op::LT:
+    case Op::LE:
+    case Op::GT:
+    case Op::GE: {
+        if (!is_integer(n.args[0])) return std::nullopt;
+        auto a = to_pw_aff(n.args[0], s), b = to_pw_aff(n.args[1], s);
+        if (!a || !b) return std::nullopt;
+        isl::set r;
+        switch (n.op) {
+        case Op::EQ: r = a->eq_set(*b); break;
+        case Op::NE: r = a->ne_set(*b); break;
+        case Op::LT: r = a->lt_set(*b); break;
+        case Op::LE: r = a->le_set(*b); break;
+        case Op::GT: r = a->gt_set(*b); break;
+        default: r = a->ge_set(*b); break;
+        }
+        return r.intersect(s.universe);
+    }
+    default: return std::nullopt;
+    }
+}
+
+namespace {
+
+std::optional<isl::pw_aff> opt_min(const std::optional<isl::pw_aff> &a, const std::optional<isl::pw_aff> &b) {
+    if (!a || !b) return std::nullopt;
+    return a->min(*b);
+}
+std::optional<isl::pw_aff> opt_max(const std::optional<isl::pw_aff> &a, const std::optional<isl::pw_aff> &b) {
+    if (!a || !b) return std::nullopt;
+    return a->max(*b);
+}
+std::optional<isl::pw_aff> opt_add(const std::optional<isl::pw_aff> &a, const std::optional<isl::pw_aff> &b) {
+    if (!a || !b) return std::nullopt;
+    return a->add(*b);
+}
+
+// Numeric bounds that hold whatever the variables and parameters are (types, clamps of
+// constants, loaded values).
+AffineBounds numeric_bounds(const Expr &e, const AffineSpace &s) {
+    BoundsScope scope;
+    scope.symbolic = true;
+    Interval i = bounds_of(e, scope);
+    AffineBounds b;
+    const double limit = 2147483647.0;
+    if (std::isfinite(i.min) && std::fabs(i.min) <= limit) b.lo = constant(s, long(std::ceil(i.min)));
+    if (std::isfinite(i.max) && std::fabs(i.max) <= limit) b.hi = constant(s, long(std::floor(i.max)));
+    // The whole range of a 32-bit or wider integer is no useful bound.
+    if (i.min <= -limit && i.max >= limit) b.lo = b.hi = std::nullopt;
+    return b;
+}
+
+} // namespace
+
+AffineBounds affine_bounds(const Expr &e, const AffineSpace &s) {
+    if (auto exact = to_pw_aff(e, s)) return AffineBounds{exact, exact, true};
+    const ExprNode &n = *e;
+    AffineBounds r;
+    switch (n.op) {
+    case Op::Min: {
+        AffineBounds a = affine_bounds(n.args[0], s), b = affine_bounds(n.args[1], s);
+        r.lo = opt_min(a.lo, b.lo);
+        r.hi = a.hi && b.hi ? opt_min(a.hi, b.hi) : (a.hi ? a.hi : b.hi);
+        break;
+    }
+    case Op::Max: {
+        AffineBounds a = affine_bounds(n.args[0], s), b = affine_bounds(n.args[1], s);
+        r.lo = a.lo && b.lo ? opt_max(a.lo, b.lo) : (a.lo ? a.lo : b.lo);
+        r.hi = opt_max(a.hi, b.hi);
+        break;
+    }
+    case Op::Select: {
+        AffineBounds a = affine_bounds(n.args[1], s), b = affine_bounds(n.args[2], s);
+        r.lo = opt_min(a.lo, b.lo);
+        r.hi = opt_max(a.hi, b.hi);
+        break;
+    }
+    case Op::Add: {
+        AffineBounds a = affine_bounds(n.args[0], s), b = affine_bounds(n.args[1], s);
+        r.lo = opt_add(a.lo, b.lo);
+        r.hi = opt_add(a.hi, b.hi);
+        break;
+    }
+    case Op::Sub: {
+        AffineBounds a = affine_bounds(n.args[0], s), b = affine_bounds(n.args[1], s);
+        if (a.lo && b.hi) r.lo = a.lo->sub(*b.hi);
+        if (a.hi && b.lo) r.hi = a.hi->sub(*b.lo);
+        break;
+    }
+    case Op::Mul: {
+        auto c = ir::as_const_int(n.args[1]);
+        const Expr &other = c ? n.args[0] : n.args[1];
+        if (!c) c = ir::as_const_int(n.args[0]);
+        if (!c) break;
+        AffineBounds a = affine_bounds(other, s);
+        isl::val v(s.universe.ctx(), long(*c));
+        if (*c >= 0) {
+            if (a.lo) r.lo = a.lo->scale(v);
+            if (a.hi) r.hi = a.hi->scale(v);
+        } else {
+            if (a.hi) r.lo = a.hi->scale(v);
+            if (a.lo) r.hi = a.lo->scale(v);
+        }
+        break;
+    }
+    case Op::Div: {
+        auto c = ir::as_const_int(n.args[1]);
+        if (!c || *c <= 0) break;
+        AffineBounds a = affine_bounds(n.args[0], s);
+        isl::val v(s.universe.ctx(), long(*c));
+        if (a.lo) r.lo = a.lo->scale_down(v).floor();
+        if (a.hi) r.hi = a.hi->scale_down(v).floor();
+        break;
+    }
+    case Op::Mod: {
+        // The remainder is in [0, |b| - 1]; a non-constant divisor is assumed positive.
+        if (auto c = ir::as_const_int(n.args[1]); c && *c != 0) {
+            r.lo = constant(s, 0);
+            r.hi = constant(s, long(std::llabs(*c) - 1));
+        } else {
+            AffineBounds b = affine_bounds(n.args[1], s);
+            r.lo = constant(s, 0);
+            if (b.hi) r.hi = b.hi->sub(constant(s, 1));
+        }
+        break;
+    }
+    case Op::Cast:
+        if (is_integer(n.args[0]) && is_integer(e)) {
+            // A widening cast keeps the bounds; a narrowing one may wrap.
+            if (e.type().bits >= n.args[0].type().bits) r = affine_bounds(n.args[0], s);
+        }
+        break;
+    case Op::Likely: r = affine_bounds(n.args[0], s); break;
+    default: break;
+    }
+    r.exact = false;
+    // Tighten with the numeric bounds where the structural ones are missing.
+    AffineBounds num = numeric_bounds(e, s);
+    if (!r.lo) r.lo = num.lo;
+    if (!r.hi) r.hi = num.hi;
+    return r;
+}
+
+} // namespace tessera::poly

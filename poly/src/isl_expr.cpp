@@ -1,0 +1,89 @@
+#include "tessera/poly/isl_expr.h"
+
+#include <isl/ast.h>
+#include <isl/ast_build.h>
+
+namespace tessera::poly {
+namespace {
+
+Expr int32(long v) { return make_const(Int(32), int64_t(v)); }
+
+Expr binary(Op op, Expr a, Expr b) {
+    if (a.type() != b.type()) {
+        if (a.type().is_bool() || b.type().is_bool())
+            internal_error("isl AST expression mixes bool and integer operands");
+    }
+    return ir::fold_constants(ir::make_binary(op, std::move(a), std::move(b)));
+}
+
+} // namespace
+
+Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids) {
+    isl_ast_expr *raw = e.get();
+    switch (isl_ast_expr_get_type(raw)) {
+    case isl_ast_expr_int: {
+        isl_val *v = isl_ast_expr_get_val(raw);
+        long x = isl_val_get_num_si(v);
+        isl_val_free(v);
+        return int32(x);
+    }
+    case isl_ast_expr_id: {
+        isl_id *id = isl_ast_expr_get_id(raw);
+        std::string name = isl_id_get_name(id);
+        isl_id_free(id);
+        return ids(name);
+    }
+    case isl_ast_expr_op: break;
+    default: internal_error("unexpected isl AST expression");
+    }
+    int n = int(isl_ast_expr_op_get_n_arg(raw));
+    std::vector<Expr> a;
+    for (int i = 0; i < n; ++i) a.push_back(from_ast_expr(isl::manage(isl_ast_expr_op_get_arg(raw, i)), ids));
+    switch (isl_ast_expr_op_get_type(raw)) {
+    case isl_ast_expr_op_and:
+    case isl_ast_expr_op_and_then: return binary(Op::And, a[0], a[1]);
+    case isl_ast_expr_op_or:
+    case isl_ast_expr_op_or_else: return binary(Op::Or, a[0], a[1]);
+    case isl_ast_expr_op_max: {
+        Expr r = a[0];
+        for (int i = 1; i < n; ++i) r = binary(Op::Max, r, a[size_t(i)]);
+        return r;
+    }
+    case isl_ast_expr_op_min: {
+        Expr r = a[0];
+        for (int i = 1; i < n; ++i) r = binary(Op::Min, r, a[size_t(i)]);
+        return r;
+    }
+    case isl_ast_expr_op_minus: return binary(Op::Sub, int32(0), a[0]);
+    case isl_ast_expr_op_add: return binary(Op::Add, a[0], a[1]);
+    case isl_ast_expr_op_sub: return binary(Op::Sub, a[0], a[1]);
+    case isl_ast_expr_op_mul: return binary(Op::Mul, a[0], a[1]);
+    case isl_ast_expr_op_div:
+    case isl_ast_expr_op_fdiv_q:
+    case isl_ast_expr_op_pdiv_q: return binary(Op::Div, a[0], a[1]);
+    case isl_ast_expr_op_pdiv_r:
+    case isl_ast_expr_op_zdiv_r: return binary(Op::Mod, a[0], a[1]);
+    case isl_ast_expr_op_cond:
+    case isl_ast_expr_op_select: {
+        if (auto c = ir::as_const_int(a[0])) return *c ? a[1] : a[2];
+        return ir::make_select(a[0], a[1], a[2]);
+    }
+    case isl_ast_expr_op_eq: return binary(Op::EQ, a[0], a[1]);
+    case isl_ast_expr_op_le: return binary(Op::LE, a[0], a[1]);
+    case isl_ast_expr_op_lt: return binary(Op::LT, a[0], a[1]);
+    case isl_ast_expr_op_ge: return binary(Op::GE, a[0], a[1]);
+    case isl_ast_expr_op_gt: return binary(Op::GT, a[0], a[1]);
+    default: break;
+    }
+    internal_error("unsupported isl AST operation ", int(isl_ast_expr_op_get_type(raw)));
+}
+
+Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids) {
+    isl_ast_build *build = isl_ast_build_from_context(context.copy());
+    isl_ast_expr *e = isl_ast_build_expr_from_pw_aff(build, pa.copy());
+    isl_ast_build_free(build);
+    if (!e) internal_error("isl could not build an expression for a region bound");
+    return from_ast_expr(isl::manage(e), ids);
+}
+
+} // namespace tessera::poly

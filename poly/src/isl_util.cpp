@@ -1,0 +1,32 @@
+#include "tessera/poly/isl_util.h"
+
+#include <cctype>
+
+namespace tessera::poly {
+
+IslContext::IslContext() : ctx_(isl_ctx_alloc()) {
+    // Errors become C++ exceptions in the bindings; keep isl quiet on stderr.
+    isl_options_set_on_error(ctx_, ISL_ON_ERROR_CONTINUE);
+}
+
+IslContext::~IslContext() { isl_ctx_free(ctx_); }
+
+OperationQuota::OperationQuota(isl::ctx ctx, long max_operations) : ctx_(ctx.get()) {
+    previous_ = isl_ctx_get_max_operations(ctx_);
+    isl_ctx_reset_operations(ctx_);
+    isl_ctx_set_max_operations(ctx_, max_operations > 0 ? (unsigned long)max_operations : 0);
+}
+
+OperationQuota::~OperationQuota() {
+    isl_ctx_set_max_operations(ctx_, previous_);
+    isl_ctx_reset_operations(ctx_);
+}
+
+std::string isl_name(const std::string &name) {
+    std::string s;
+    for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "_" + s;
+    return s;
+}
+
+} // namespace tessera::poly

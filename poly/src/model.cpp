@@ -1,0 +1,534 @@
+// Construction of the polyhedral model: parameters, statements, access relations and regions.
+#include "tessera/poly/model.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <isl/aff.h>
+#include <isl/map.h>
+#include <isl/set.h>
+#include <isl/space.h>
+
+#include "tessera/poly/affine.h"
+#include "tessera/poly/isl_expr.h"
+
+namespace tessera::poly {
+
+isl::union_set Model::domains() const {
+    isl::union_set u = isl::union_set::empty(ctx());
+    for (const Statement &s : statements) u = u.unite(isl::union_set(s.domain));
+    return u;
+}
+
+isl::union_map Model::reads() const {
+    isl::union_map u = isl::union_map::empty(ctx());
+    for (const Statement &s : statements)
+        for (const Access &a : s.reads) u = u.unite(isl::union_map(a.relation));
+    return u;
+}
+
+isl::union_map Model::must_writes() const {
+    isl::union_map u = isl::union_map::empty(ctx());
+    for (const Statement &s : statements)
+        if (s.write.exact && s.guards.empty()) u = u.unite(isl::union_map(s.write.relation));
+    return u;
+}
+
+isl::union_map Model::may_writes() const {
+    isl::union_map u = isl::union_map::empty(ctx());
+    for (const Statement &s : statements) u = u.unite(isl::union_map(s.write.relation));
+    return u;
+}
+
+int Model::array_of(const FuncContents *f) const {
+    for (size_t i = 0; i < arrays.size(); ++i)
+        if (arrays[i].func == f) return int(i);
+    return -1;
+}
+
+int Model::array_of(const InputContents *in) const {
+    for (size_t i = 0; i < arrays.size(); ++i)
+        if (arrays[i].input.get() == in) return int(i);
+    return -1;
+}
+
+int Model::statement_index(const std::string &name) const {
+    for (size_t i = 0; i < statements.size(); ++i)
+        if (statements[i].name == name) return int(i);
+    return -1;
+}
+
+const Parameter *Model::param_by_var(const std::string &var_name) const {
+    for (const Parameter &p : params)
+        if (p.var->name == var_name) return &p;
+    return nullptr;
+}
+
+std::optional<isl::id> Model::param_id(const std::string &var_name) const {
+    const Parameter *p = param_by_var(var_name);
+    if (!p || !p->in_isl) return std::nullopt;
+    return isl::id(ctx(), p->name);
+}
+
+isl::space Model::set_space(const std::string &tuple, unsigned dims) const {
+    isl_space *s = isl_space_params_alloc(ctx().get(), 0);
+    for (const Parameter &p : params)
+        if (p.in_isl) s = isl_space_add_param_id(s, isl_id_alloc(ctx().get(), p.name.c_str(), nullptr));
+    s = isl_space_set_from_params(s);
+    s = isl_space_add_dims(s, isl_dim_set, dims);
+    s = isl_space_set_tuple_name(s, isl_dim_set, tuple.c_str());
+    return isl::manage(s);
+}
+
+namespace {
+
+Expr typed_var(const std::string &name, Type t) {
+    Expr v = ir::make_var(name);
+    if (t == Int(32)) return v;
+    auto n = std::make_shared<ExprNode>(*v.get());
+    n->type = t;
+    return Expr(std::move(n));
+}
+
+std::string array_dim_var(int j) { return "$a" + std::to_string(j); }
+
+class ModelBuilder {
+public:
+    explicit ModelBuilder(Model &m) : m_(m) {}
+
+    void build() {
+        m_.graph = build_pipeline_graph(m_.pipeline.outputs());
+        make_parameters();
+        make_arrays();
+        make_context();
+        infer_regions();
+        order_statements();
+        make_original_schedule();
+        describe_regions();
+    }
+
+private:
+    // ---- Parameters and arrays --------------------------------------------------------------
+
+    std::string unique(const std::string &base) {
+        std::string name = isl_name(base);
+        std::string candidate = name;
+        for (int k = 1; used_names_.count(candidate); ++k) candidate = name + "_" + std::to_string(k);
+        used_names_.insert(candidate);
+        return candidate;
+    }
+
+    void add_param(Parameter p, Type t) {
+        p.var = typed_var("$" + p.name, t);
+        m_.params.push_back(std::move(p));
+    }
+
+    void make_parameters() {
+        const auto &outs = m_.pipeline.outputs();
+        for (size_t i = 0; i < outs.size(); ++i)
+            for (int d = 0; d < outs[i].dimensions(); ++d) {
+                for (int which = 0; which < 2; ++which) {
+                    Parameter p;
+                    p.kind = which == 0 ? Parameter::Kind::OutputMin : Parameter::Kind::OutputExtent;
+                    p.name = unique("out_" + outs[i].name() + (which == 0 ? "_min_" : "_extent_") + std::to_string(d));
+                    p.output = int(i);
+                    p.dim = d;
+                    p.in_isl = true;
+                    add_param(p, Int(32));
+                }
+            }
+        for (const auto &in : m_.graph.inputs)
+            for (int d = 0; d < in->dimensions; ++d)
+                for (int which = 0; which < 2; ++which) {
+                    Parameter p;
+                    p.kind = which == 0 ? Parameter::Kind::InputMin : Parameter::Kind::InputExtent;
+                    p.name = unique("in_" + in->name + (which == 0 ? "_min_" : "_extent_") + std::to_string(d));
+                    p.input = in;
+                    p.dim = d;
+                    p.in_isl = true;
+                    add_param(p, Int(32));
+                }
+        for (const auto &pc : m_.graph.params) {
+            Parameter p;
+            p.kind = Parameter::Kind::Scalar;
+            p.name = unique("p_" + pc->name);
+            p.param = pc;
+            p.in_isl = pc->type.is_int_or_uint() && !pc->type.is_bool() && pc->type.bits <= 32;
+            add_param(p, pc->type);
+        }
+    }
+
+    void make_arrays() {
+        for (const auto &f : m_.graph.funcs) {
+            Array a;
+            a.kind = Array::Kind::Func;
+            a.name = unique("F_" + f->name);
+            a.type = f->type;
+            a.dimensions = f->dimensions();
+            a.func = f.get();
+            const auto &outs = m_.pipeline.outputs();
+            for (size_t i = 0; i < outs.size(); ++i)
+                if (outs[i].contents().get() == f.get()) a.output = int(i);
+            a.region = isl::set::empty(array_space(a));  // isl objects must be set before a copy
+            m_.arrays.push_back(std::move(a));
+        }
+        for (const auto &in : m_.graph.inputs) {
+            Array a;
+            a.kind = Array::Kind::Input;
+            a.name = unique("I_" + in->name);
+            a.type = in->type;
+            a.dimensions = in->dimensions;
+            a.input = in;
+            a.region = isl::set::empty(array_space(a));
+            m_.arrays.push_back(std::move(a));
+        }
+    }
+
+    isl::space array_space(const Array &a) const { return m_.set_space(a.name, unsigned(a.dimensions)); }
+
+    const Parameter &param(Parameter::Kind k, int output, const InputContents *in, int dim) const {
+        for (const Parameter &p : m_.params)
+            if (p.kind == k && p.output == output && p.input.get() == in && p.dim == dim) return p;
+        internal_error("missing parameter");
+    }
+
+    void make_context() {
+        isl::set ctx = isl::set::universe(m_.set_space("", 0).params());
+        AffineSpace ps = param_space();
+        for (const Parameter &p : m_.params) {
+            if (p.kind == Parameter::Kind::OutputExtent) ctx = ctx.intersect(*to_set(p.var >= 1, ps));
+            if (p.kind == Parameter::Kind::InputExtent) ctx = ctx.intersect(*to_set(p.var >= 0, ps));
+        }
+        m_.context = ctx;
+    }
+
+    AffineSpace param_space() const {
+        AffineSpace s;
+        s.universe = isl::set::universe(m_.set_space("", 0).params());
+        s.param_id = [this](const std::string &v) { return m_.param_id(v); };
+        return s;
+    }
+
+    AffineSpace statement_space(const std::string &tuple, const std::vector<std::string> &dims) const {
+        AffineSpace s;
+        s.universe = isl::set::universe(m_.set_space(tuple, unsigned(dims.size())));
+        for (size_t i = 0; i < dims.size(); ++i) s.var_dims[dims[i]] = int(i);
+        s.param_id = [this](const std::string &v) { return m_.param_id(v); };
+        return s;
+    }
+
+    // ---- Lowering of definitions ------------------------------------------------------------
+
+    // Replaces RDom variables by Vars of the same name, and input sizes and Params by the Vars
+    // of their parameters.
+    Expr lower(const Expr &e) const {
+        return ir::transform(e, [&](const Expr &n) -> Expr {
+            switch (n->op) {
+            case Op::RVar: return ir::make_var(n->name);
+            case Op::BufferDim:
+                return param(n->which == 0 ? Parameter::Kind::InputMin : Parameter::Kind::InputExtent, -1,
+                             n->input.get(), n->index).var;
+            case Op::Param:
+                for (const Parameter &p : m_.params)
+                    if (p.param == n->param) return p.var;
+                internal_error("missing Param ", n->name);
+            default: return n;
+            }
+        });
+    }
+
+    // ---- Boxes ------------------------------------------------------------------------------
+
+    // The smallest box containing `s` (a set in an array or statement space), with parametric
+    // bounds per dimension.
+    isl::set box_hull(const isl::set &s, const std::string &what) const {
+        if (s.is_empty()) return s;
+        isl::space sp = s.space();
+        isl::set box = isl::set::universe(sp);
+        unsigned n = s.tuple_dim();
+        for (unsigned j = 0; j < n; ++j) {
+            isl::pw_aff lo = isl::manage(isl_set_dim_min(s.copy(), int(j)));
+            isl::pw_aff hi = isl::manage(isl_set_dim_max(s.copy(), int(j)));
+            if (isl_pw_aff_involves_nan(lo.get()) || isl_pw_aff_involves_nan(hi.get()))
+                user_error("Cannot bound the region of ", what, " in dimension ", n - 1 - j,
+                           ": the polyhedral model finds it unbounded. Clamp the coordinates that read it.");
+            isl::pw_aff var = isl::manage(isl_pw_aff_var_on_domain(isl_local_space_from_space(sp.copy()), isl_dim_set, j));
+            isl::pw_aff lo_on = isl::manage(isl_pw_aff_insert_domain(lo.copy(), sp.copy()));
+            isl::pw_aff hi_on = isl::manage(isl_pw_aff_insert_domain(hi.copy(), sp.copy()));
+            box = box.intersect(lo_on.le_set(var)).intersect(var.le_set(hi_on));
+        }
+        return box.coalesce();
+    }
+
+    isl::set output_box(const Array &a) const {
+        AffineSpace s;
+        s.universe = isl::set::universe(array_space(a));
+        s.param_id = [this](const std::string &v) { return m_.param_id(v); };
+        isl::set box = s.universe;
+        for (int d = 0; d < a.dimensions; ++d) {
+            int j = a.dimensions - 1 - d;
+            s.var_dims[array_dim_var(j)] = j;
+            Expr x = ir::make_var(array_dim_var(j));
+            Expr mn = param(Parameter::Kind::OutputMin, a.output, nullptr, d).var;
+            Expr ext = param(Parameter::Kind::OutputExtent, a.output, nullptr, d).var;
+            box = box.intersect(*to_set(x >= mn && x <= mn + ext - 1, s));
+        }
+        return box;
+    }
+
+    static isl::set rename(const isl::set &s, const std::string &tuple) {
+        return isl::manage(isl_set_set_tuple_name(s.copy(), tuple.c_str()));
+    }
+
+    // ---- Accesses ---------------------------------------------------------------------------
+
+    // The relation from a statement's instances to the elements `args` (Halide order) of
+    // `array`: exact when every coordinate is affine, bounded by affine_bounds otherwise.
+    Access access(const Statement &s, const AffineSpace &space, const std::vector<Expr> &args, int array,
+                  const std::string &what) const {
+        const Array &arr = m_.arrays[size_t(array)];
+        Access acc;
+        acc.array = array;
+        isl::space dom_space = space.universe.space();
+        isl::map rel;
+        bool first = true;
+        for (int j = 0; j < arr.dimensions; ++j) {
+            const Expr &e = args[size_t(arr.dimensions - 1 - j)];
+            AffineBounds b = affine_bounds(e, space);
+            if (!b.lo || !b.hi)
+                user_error("Cannot bound the region of ", arr.kind == Array::Kind::Func ? "Func " : "input ", what,
+                           " read or written by ", s.func->name, ": coordinate ", arr.dimensions - 1 - j, " (", e,
+                           ") may take any value. Clamp it to the valid range, e.g. clamp(e, 0, n - 1).");
+            isl::map dim_rel;
+            if (b.exact) {
+                dim_rel = isl::manage(isl_map_from_pw_aff(b.lo->copy()));
+            } else {
+                acc.exact = false;
+                isl::map lo = isl::manage(isl_map_from_pw_aff(b.lo->copy()));
+                isl::map hi = isl::manage(isl_map_from_pw_aff(b.hi->copy()));
+                isl::space lo_space = lo.space();
+                isl::space one = isl::manage(isl_space_range(lo_space.copy()));
+                isl::map le = isl::manage(isl_map_lex_le(one.copy()));
+                isl::map ge = isl::manage(isl_map_lex_ge(one.copy()));
+                dim_rel = lo.apply_range(le).intersect(hi.apply_range(ge));
+            }
+            rel = first ? dim_rel : isl::manage(isl_map_flat_range_product(rel.release(), dim_rel.release()));
+            first = false;
+        }
+        if (first) {  // a zero-dimensional array
+            rel = isl::manage(isl_map_from_domain(isl::set::universe(dom_space).release()));
+        }
+        rel = isl::manage(isl_map_set_tuple_name(rel.release(), isl_dim_out, arr.name.c_str()));
+        acc.relation = rel.intersect_domain(s.domain).coalesce();
+        return acc;
+    }
+
+    // ---- Regions and statements ---------------------------------------------------------------
+
+    void infer_regions() {
+        for (auto it = m_.graph.funcs.rbegin(); it != m_.graph.funcs.rend(); ++it) {
+            FuncContents *f = it->get();
+            int ai = m_.array_of(f);
+            Array &arr = m_.arrays[size_t(ai)];
+            isl::set required = arr.region;
+            if (arr.output >= 0) required = required.unite(output_box(arr));
+            if (required.is_empty()) continue;
+            required = box_hull(required, detail::str_cat("Func ", f->name));
+
+            std::vector<Statement> stmts(f->updates.size() + 1);
+            isl::set realized = required;
+            for (size_t k = 0; k < f->updates.size(); ++k) {
+                Statement &s = stmts[k + 1];
+                make_update_statement(*f, int(k), required, s);
+                if (s.domain.is_empty()) continue;
+                AffineSpace sp = statement_space(s.name, s.dims);
+                realized = realized.unite(s.write.relation.range());
+                visit_calls(s, [&](const ExprNode &call) {
+                    if (call.op == Op::FuncCall && call.func_ptr == f)
+                        realized = realized.unite(access(s, sp, call.args, ai, f->name).relation.range());
+                });
+            }
+            // For an output, the realized box must fit its buffer; that is checked at run time,
+            // where the buffer's extents are known.
+            realized = box_hull(realized.coalesce(), detail::str_cat("Func ", f->name));
+            arr.region = realized;
+
+            Statement &pure = stmts[0];
+            pure.func = f;
+            pure.definition = 0;
+            pure.name = unique("S_" + f->name + "_0");
+            for (auto d = f->pure_args.rbegin(); d != f->pure_args.rend(); ++d) pure.dims.push_back(*d);
+            pure.domain = rename(realized, pure.name);
+            pure.value = lower(f->pure.value);
+            for (const std::string &a : f->pure_args) pure.store.push_back(ir::make_var(a));
+            AffineSpace psp = statement_space(pure.name, pure.dims);
+            pure.write = access(pure, psp, pure.store, ai, f->name);
+
+            for (Statement &s : stmts) {
+                if (s.domain.is_null() || s.domain.is_empty()) continue;
+                AffineSpace sp = statement_space(s.name, s.dims);
+                visit_calls(s, [&](const ExprNode &call) {
+                    int target = call.op == Op::FuncCall ? m_.array_of(call.func_ptr) : m_.array_of(call.input.get());
+                    TESSERA_INTERNAL_ASSERT(target >= 0, "no array for ", call.name);
+                    Access a = access(s, sp, call.args, target, call.name);
+                    bool seen = false;
+                    for (const Access &r : s.reads)
+                        if (r.array == a.array && r.relation.is_equal(a.relation)) seen = true;
+                    if (!seen) s.reads.push_back(a);
+                    if (target != ai) {
+                        Array &producer = m_.arrays[size_t(target)];
+                        producer.region = producer.region.unite(a.relation.range()).coalesce();
+                    }
+                });
+            }
+            for (Statement &s : stmts)
+                if (!s.domain.is_null() && !s.domain.is_empty()) by_func_[f].push_back(std::move(s));
+        }
+        for (Array &a : m_.arrays)
+            if (a.kind == Array::Kind::Input && !a.region.is_empty())
+                a.region = box_hull(a.region, detail::str_cat("input ", a.input->name));
+    }
+
+    void make_update_statement(FuncContents &f, int k, const isl::set &required, Statement &s) {
+        const Definition &u = f.updates[size_t(k)];
+        s.func = &f;
+        s.definition = k + 1;
+        s.name = unique("S_" + f.name + "_" + std::to_string(k + 1));
+        // Pure Vars outermost (last dimension first), then the RDom's variables (last first).
+        std::vector<int> pure_positions;
+        for (int i = int(u.args.size()) - 1; i >= 0; --i)
+            if (u.args[size_t(i)]->op == Op::Var) {
+                pure_positions.push_back(i);
+                s.dims.push_back(u.args[size_t(i)]->name);
+            }
+        if (u.rdom)
+            for (int r = int(u.rdom->dims.size()) - 1; r >= 0; --r) s.dims.push_back(u.rdom->dims[size_t(r)].name);
+        AffineSpace sp = statement_space(s.name, s.dims);
+        isl::set dom = sp.universe;
+        // Pure Vars range over the box the consumers need.
+        for (size_t q = 0; q < pure_positions.size(); ++q) {
+            int i = pure_positions[q];
+            int j = f.dimensions() - 1 - i;
+            isl::pw_aff lo = isl::manage(isl_set_dim_min(required.copy(), j));
+            isl::pw_aff hi = isl::manage(isl_set_dim_max(required.copy(), j));
+            isl::pw_aff var = *to_pw_aff(ir::make_var(s.dims[q]), sp);
+            isl::space ssp = sp.universe.space();
+            isl::pw_aff lo_on = isl::manage(isl_pw_aff_insert_domain(lo.copy(), ssp.copy()));
+            isl::pw_aff hi_on = isl::manage(isl_pw_aff_insert_domain(hi.copy(), ssp.copy()));
+            dom = dom.intersect(lo_on.le_set(var)).intersect(var.le_set(hi_on));
+        }
+        if (u.rdom) {
+            for (size_t r = 0; r < u.rdom->dims.size(); ++r) {
+                const RVarDef &d = u.rdom->dims[r];
+                Expr v = ir::make_var(d.name), mn = lower(d.min), ext = lower(d.extent);
+                auto in_range = to_set(v >= mn && v <= mn + ext - 1, sp);
+                if (!in_range)
+                    user_error("RDom ", u.rdom->name, ": the bounds of ", d.name, " (min ", d.min, ", extent ", d.extent,
+                               ") must be affine in the input sizes and integer Params for the polyhedral layer.");
+                dom = dom.intersect(*in_range);
+            }
+            for (const Expr &p : u.rdom->predicates) {
+                Expr lp = lower(p);
+                if (auto ps = to_set(lp, sp)) dom = dom.intersect(*ps);
+                else s.guards.push_back(lp);
+            }
+        }
+        s.domain = dom.coalesce();
+        for (const Expr &a : u.args) s.store.push_back(lower(a));
+        s.value = lower(u.value);
+        if (!s.domain.is_empty()) s.write = access(s, sp, s.store, m_.array_of(&f), f.name);
+    }
+
+    template <typename F>
+    static void visit_calls(const Statement &s, F &&fn) {
+        std::vector<Expr> exprs = s.store;
+        exprs.push_back(s.value);
+        for (const Expr &g : s.guards) exprs.push_back(g);
+        for (const Expr &e : exprs)
+            ir::visit(e, [&](const Expr &n) {
+                if (n->op == Op::FuncCall || n->op == Op::InputCall) fn(*n);
+                return true;
+            });
+    }
+
+    void order_statements() {
+        for (const auto &f : m_.graph.funcs) {
+            auto it = by_func_.find(f.get());
+            if (it == by_func_.end()) continue;
+            for (Statement &s : it->second) m_.statements.push_back(std::move(s));
+        }
+    }
+
+    // ---- The original schedule --------------------------------------------------------------
+
+    void make_original_schedule() {
+        isl::union_set dom = m_.domains();
+        if (m_.statements.empty()) {
+            m_.original = isl::schedule::from_domain(dom);
+            return;
+        }
+        isl::schedule_node node = isl::schedule::from_domain(dom).root().child(0);
+        isl::union_set_list filters(m_.ctx(), int(m_.statements.size()));
+        for (const Statement &s : m_.statements) filters = filters.add(isl::union_set(s.domain));
+        if (m_.statements.size() > 1) node = node.insert_sequence(filters);
+        for (size_t i = 0; i < m_.statements.size(); ++i) {
+            const Statement &s = m_.statements[i];
+            isl::schedule_node leaf = m_.statements.size() > 1 ? node.child(int(i)).child(0) : node;
+            if (!s.dims.empty()) {
+                isl::space dom_space = s.domain.space();
+                isl::map id = isl::manage(isl_map_identity(isl_space_map_from_set(dom_space.copy())));
+                id = isl::manage(isl_map_reset_tuple_id(id.release(), isl_dim_out));
+                isl::multi_union_pw_aff mupa =
+                    isl::manage(isl_multi_union_pw_aff_from_union_map(isl::union_map(id).release()));
+                leaf = leaf.insert_partial_schedule(mupa);
+            }
+            node = m_.statements.size() > 1 ? leaf.parent().parent() : leaf;
+        }
+        m_.original = node.schedule();
+    }
+
+    // ---- Regions as expressions ---------------------------------------------------------------
+
+    void describe_regions() {
+        IdResolver ids = [this](const std::string &id) -> Expr {
+            for (const Parameter &p : m_.params)
+                if (p.name == id) return p.var;
+            internal_error("unknown isl parameter ", id);
+        };
+        for (Array &a : m_.arrays) {
+            a.min.assign(size_t(a.dimensions), Expr());
+            a.extent.assign(size_t(a.dimensions), Expr());
+            if (a.region.is_empty()) continue;
+            for (int j = 0; j < a.dimensions; ++j) {
+                int d = a.dimensions - 1 - j;
+                isl::pw_aff lo = isl::manage(isl_set_dim_min(a.region.copy(), j));
+                isl::pw_aff hi = isl::manage(isl_set_dim_max(a.region.copy(), j));
+                Expr mn = pw_aff_to_expr(lo, m_.context, ids);
+                Expr mx = pw_aff_to_expr(hi, m_.context, ids);
+                a.min[size_t(d)] = mn;
+                a.extent[size_t(d)] = ir::fold_constants(ir::make_binary(
+                    Op::Add, ir::fold_constants(ir::make_binary(Op::Sub, mx, mn)), make_const(Int(32), int64_t(1))));
+            }
+        }
+    }
+
+    Model &m_;
+    std::set<std::string> used_names_;
+    std::map<const FuncContents *, std::vector<Statement>> by_func_;
+};
+
+} // namespace
+
+std::unique_ptr<Model> build_model(const Pipeline &p) {
+    auto m = std::make_unique<Model>();
+    m->pipeline = p;
+    try {
+        ModelBuilder(*m).build();
+    } catch (const isl::exception &e) {
+        internal_error("isl failed while building the model: ", e.what());
+    }
+    return m;
+}
+
+} // namespace tessera::poly

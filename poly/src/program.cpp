@@ -1,0 +1,197 @@
+#include "tessera/poly/program.h"
+
+#include <isl/ast.h>
+#include <isl/ast_build.h>
+#include <isl/options.h>
+
+#include "tessera/poly/isl_expr.h"
+
+namespace tessera::poly {
+
+int Program::exec_statement(const std::string &name) const {
+    for (size_t i = 0; i < statements.size(); ++i)
+        if (statements[i].name == name) return int(i);
+    return -1;
+}
+
+std::vector<Storage> full_storage(const Model &m, std::vector<int> &storage_of_array) {
+    std::vector<Storage> st;
+    storage_of_array.assign(m.arrays.size(), -1);
+    for (size_t i = 0; i < m.arrays.size(); ++i) {
+        const Array &a = m.arrays[i];
+        if (a.kind != Array::Kind::Func) continue;
+        Storage s;
+        s.kind = a.output >= 0 ? Storage::Kind::Output : Storage::Kind::Buffer;
+        s.array = int(i);
+        s.name = a.func->name;
+        s.type = a.type;
+        s.dimensions = a.dimensions;
+        s.output = a.output;
+        s.min = a.min;
+        s.extent = a.extent;
+        storage_of_array[i] = int(st.size());
+        st.push_back(std::move(s));
+    }
+    return st;
+}
+
+Program sequential_program(std::shared_ptr<const Model> model) {
+    Program p;
+    p.model = model;
+    p.schedule = model->original;
+    for (size_t i = 0; i < model->statements.size(); ++i) {
+        const Statement &s = model->statements[i];
+        ExecStatement e;
+        e.name = s.name;
+        e.statement = int(i);
+        e.dims = s.dims;
+        e.domain = s.domain;
+        e.value = s.value;
+        e.store = s.store;
+        e.guards = s.guards;
+        p.statements.push_back(std::move(e));
+    }
+    p.storage = full_storage(*model, p.storage_of_array);
+    Group g;
+    g.name = "sequential";
+    g.kind = Group::Kind::Sequential;
+    for (size_t i = 0; i < model->statements.size(); ++i) g.statements.push_back(int(i));
+    p.groups.push_back(g);
+    build_loop_nest(p);
+    return p;
+}
+
+namespace {
+
+class NestBuilder {
+public:
+    explicit NestBuilder(const Program &p) : p_(p) {}
+
+    LoopNodePtr convert(isl_ast_node *n, bool parallel, bool vectorize) {
+        switch (isl_ast_node_get_type(n)) {
+        case isl_ast_node_for: return convert_for(n, parallel, vectorize);
+        case isl_ast_node_if: {
+            auto r = std::make_shared<LoopNode>();
+            r->kind = LoopNode::Kind::If;
+            r->condition = expr(isl_ast_node_if_get_cond(n));
+            isl_ast_node *t = isl_ast_node_if_get_then_node(n);
+            r->then_case = convert(t, parallel, vectorize);
+            isl_ast_node_free(t);
+            if (isl_ast_node_if_has_else_node(n) == isl_bool_true) {
+                isl_ast_node *e = isl_ast_node_if_get_else_node(n);
+                r->else_case = convert(e, parallel, vectorize);
+                isl_ast_node_free(e);
+            }
+            return r;
+        }
+        case isl_ast_node_block: {
+            auto r = std::make_shared<LoopNode>();
+            r->kind = LoopNode::Kind::Block;
+            isl_ast_node_list *list = isl_ast_node_block_get_children(n);
+            for (int i = 0; i < isl_ast_node_list_n_ast_node(list); ++i) {
+                isl_ast_node *c = isl_ast_node_list_get_ast_node(list, i);
+                r->children.push_back(convert(c, parallel, vectorize));
+                isl_ast_node_free(c);
+            }
+            isl_ast_node_list_free(list);
+            return r;
+        }
+        case isl_ast_node_mark: {
+            auto r = std::make_shared<LoopNode>();
+            r->kind = LoopNode::Kind::Mark;
+            isl_id *id = isl_ast_node_mark_get_id(n);
+            r->mark = isl_id_get_name(id);
+            isl_id_free(id);
+            isl_ast_node *c = isl_ast_node_mark_get_node(n);
+            bool par = parallel || r->mark == "parallel";
+            bool vec = vectorize || r->mark == "vector";
+            r->body = convert(c, par, vec);
+            isl_ast_node_free(c);
+            return r;
+        }
+        case isl_ast_node_user: {
+            auto r = std::make_shared<LoopNode>();
+            r->kind = LoopNode::Kind::Call;
+            isl_ast_expr *call = isl_ast_node_user_get_expr(n);
+            isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
+            isl_id *id = isl_ast_expr_get_id(fn);
+            r->statement_name = isl_id_get_name(id);
+            isl_id_free(id);
+            isl_ast_expr_free(fn);
+            r->statement = p_.exec_statement(r->statement_name);
+            TESSERA_INTERNAL_ASSERT(r->statement >= 0, "unknown statement ", r->statement_name);
+            for (int i = 1; i < int(isl_ast_expr_op_get_n_arg(call)); ++i) r->args.push_back(expr(isl_ast_expr_op_get_arg(call, i)));
+            isl_ast_expr_free(call);
+            return r;
+        }
+        default: internal_error("unexpected isl AST node");
+        }
+    }
+
+private:
+    // An isl loop `for (init; cond; inc)` with cond `it <= e`, `it < e`, or a conjunction of
+    // them, becomes `for (it = init; it <= max; it += inc)`.
+    LoopNodePtr convert_for(isl_ast_node *n, bool parallel, bool vectorize) {
+        auto r = std::make_shared<LoopNode>();
+        r->kind = LoopNode::Kind::For;
+        isl_ast_expr *it = isl_ast_node_for_get_iterator(n);
+        isl_id *id = isl_ast_expr_get_id(it);
+        r->var = "$" + std::string(isl_id_get_name(id));
+        isl_id_free(id);
+        isl_ast_expr_free(it);
+        r->min = expr(isl_ast_node_for_get_init(n));
+        isl_ast_expr *inc = isl_ast_node_for_get_inc(n);
+        isl_val *v = isl_ast_expr_get_val(inc);
+        r->step = isl_val_get_num_si(v);
+        isl_val_free(v);
+        isl_ast_expr_free(inc);
+        r->max = upper_bound(expr(isl_ast_node_for_get_cond(n)), r->var);
+        // A parallel or vector mark applies to the outermost loop below it.
+        r->parallel = parallel;
+        r->vectorize = vectorize;
+        isl_ast_node *body = isl_ast_node_for_get_body(n);
+        r->body = convert(body, false, false);
+        isl_ast_node_free(body);
+        return r;
+    }
+
+    static Expr upper_bound(const Expr &cond, const std::string &var) {
+        if (cond->op == Op::And)
+            return ir::fold_constants(ir::make_binary(Op::Min, upper_bound(cond->args[0], var), upper_bound(cond->args[1], var)));
+        if ((cond->op == Op::LE || cond->op == Op::LT) && cond->args[0]->op == Op::Var && cond->args[0]->name == var) {
+            if (cond->op == Op::LE) return cond->args[1];
+            return ir::fold_constants(ir::make_binary(Op::Sub, cond->args[1], make_const(Int(32), int64_t(1))));
+        }
+        internal_error("unexpected loop condition ", cond, " for ", var);
+    }
+
+    Expr expr(isl_ast_expr *e) {
+        Expr r = from_ast_expr(isl::manage(e), [this](const std::string &id) -> Expr {
+            for (const Parameter &prm : p_.model->params)
+                if (prm.name == id) return prm.var;
+            return ir::make_var("$" + id);
+        });
+        return r;
+    }
+
+    const Program &p_;
+};
+
+} // namespace
+
+void build_loop_nest(Program &p) {
+    isl_ctx *ctx = p.model->ctx().get();
+    isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
+    isl_options_set_ast_build_detect_min_max(ctx, 1);
+    isl_ast_build *build = isl_ast_build_from_context(p.model->context.copy());
+    isl_ast_node *root = isl_ast_build_node_from_schedule(build, p.schedule.copy());
+    isl_ast_build_free(build);
+    if (!root) internal_error("isl could not build the AST of the schedule");
+    char *c = isl_ast_node_to_C_str(root);
+    p.ast_c = c ? c : "";
+    free(c);
+    p.nest = NestBuilder(p).convert(root, false, false);
+    isl_ast_node_free(root);
+}
+
+} // namespace tessera::poly
