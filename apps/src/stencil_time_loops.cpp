@@ -1,6 +1,7 @@
-// Time-iterated stencils from PolyBench. jacobi_2d alternates between two planes of one Func
-// (s = t mod 2); seidel_2d updates its single plane in place, so each point reads values
-// already updated in the same time step (Gauss-Seidel order: y outer, x inner).
+// Time-iterated stencils from PolyBench. jacobi_2d keeps one plane per time step of a 3-D Func
+// (plane t + 1 is computed from plane t); seidel_2d updates its single plane in place, so each
+// point reads values already updated in the same time step (Gauss-Seidel order: y outer, x
+// inner).
 #include "tessera_apps/app.h"
 
 namespace tessera::apps {
@@ -19,12 +20,13 @@ public:
                            S(r.x + 1, r.y) + S(r.x - 1, r.y + 1) + S(r.x, r.y + 1) + S(r.x + 1, r.y + 1)) / 9.0f;
             pipeline_ = Pipeline(S);
         } else {
-            Func J("jacobi_planes"), out("jacobi_2d");
+            // One plane per time step: step t + 1 reads only plane t, so the dependences are
+            // uniform (the two-array PolyBench form, expanded in time).
+            Func J("jacobi_steps"), out("jacobi_2d");
             J(x, y, s) = in(x, y);
-            Expr src = r.z % 2, dst = (r.z + 1) % 2;
-            J(r.x, r.y, dst) = 0.2f * (J(r.x, r.y, src) + J(r.x - 1, r.y, src) + J(r.x + 1, r.y, src) +
-                                       J(r.x, r.y + 1, src) + J(r.x, r.y - 1, src));
-            out(x, y) = J(x, y, steps_ % 2);
+            J(r.x, r.y, r.z + 1) = 0.2f * (J(r.x, r.y, r.z) + J(r.x - 1, r.y, r.z) + J(r.x + 1, r.y, r.z) +
+                                           J(r.x, r.y + 1, r.z) + J(r.x, r.y - 1, r.z));
+            out(x, y) = J(x, y, steps_);
             pipeline_ = Pipeline(out);
         }
     }

@@ -76,6 +76,7 @@ private:
             case Parameter::Kind::InputMin: v.i = prm.input->bound->dims[size_t(prm.dim)].min; break;
             case Parameter::Kind::InputExtent: v.i = prm.input->bound->dims[size_t(prm.dim)].extent; break;
             case Parameter::Kind::Scalar: v = prm.param->value; break;
+            case Parameter::Kind::Region: v = eval(prm.value); break;  // after the parameters it uses
             }
             slots_[size_t(slot(prm.var->name))] = v;
         }

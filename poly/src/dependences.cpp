@@ -20,7 +20,10 @@ Dependences compute_dependences(const Model &m, long max_operations) {
     Dependences d{none, none, none, false};
     try {
         OperationQuota quota(m.ctx(), max_operations);
-        d.flow = flow_between(reads, must, may.subtract(must), m.original);
+        // Flow dependences are memory-based (every earlier write of an element, not only the
+        // last): a superset of the value-based ones, as safe for scheduling, and much cheaper
+        // for isl than finding the last writer.
+        d.flow = flow_between(reads, none, may, m.original);
         d.anti = flow_between(may, none, reads, m.original);
         d.output = flow_between(may, must, may.subtract(must), m.original);
         // A statement instance does not depend on itself (a read-modify-write of one element).

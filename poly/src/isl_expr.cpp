@@ -1,6 +1,7 @@
 #include "tessera/poly/isl_expr.h"
 
 #include <isl/ast.h>
+#include <isl/aff.h>
 #include <isl/ast_build.h>
 
 namespace tessera::poly {
@@ -76,6 +77,41 @@ Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids) {
     default: break;
     }
     internal_error("unsupported isl AST operation ", int(isl_ast_expr_op_get_type(raw)));
+}
+
+Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResolver &params) {
+    isl_aff *aff = a.get();
+    isl_val *den = isl_aff_get_denominator_val(aff);
+    long d = isl_val_get_num_si(den);
+    // Each coefficient times the common denominator is an integer.
+    auto scaled = [&](isl_val *v) {
+        v = isl_val_mul(v, isl_val_copy(den));
+        long r = isl_val_get_num_si(v);
+        isl_val_free(v);
+        return r;
+    };
+    Expr sum = int32(scaled(isl_aff_get_constant_val(aff)));
+    auto add_term = [&](long coef, const Expr &e) {
+        if (coef == 0) return;
+        Expr term = coef == 1 ? e : binary(Op::Mul, int32(coef), e);
+        sum = binary(Op::Add, sum, term);
+    };
+    int n_in = int(isl_aff_dim(aff, isl_dim_in));
+    for (int i = 0; i < n_in; ++i) add_term(scaled(isl_aff_get_coefficient_val(aff, isl_dim_in, i)), dims.at(size_t(i)));
+    int n_param = int(isl_aff_dim(aff, isl_dim_param));
+    for (int i = 0; i < n_param; ++i) {
+        long c = scaled(isl_aff_get_coefficient_val(aff, isl_dim_param, i));
+        if (!c) continue;
+        add_term(c, params(isl_aff_get_dim_name(aff, isl_dim_param, unsigned(i))));
+    }
+    int n_div = int(isl_aff_dim(aff, isl_dim_div));
+    for (int k = 0; k < n_div; ++k) {
+        long c = scaled(isl_aff_get_coefficient_val(aff, isl_dim_div, k));
+        if (!c) continue;
+        add_term(c, aff_to_expr(isl::manage(isl_aff_get_div(aff, k)), dims, params));
+    }
+    isl_val_free(den);
+    return d == 1 ? sum : binary(Op::Div, sum, int32(d));
 }
 
 Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids) {

@@ -1,6 +1,7 @@
 #include "tessera/poly/isl_util.h"
 
 #include <cctype>
+#include <chrono>
 
 namespace tessera::poly {
 
@@ -20,6 +21,20 @@ OperationQuota::OperationQuota(isl::ctx ctx, long max_operations) : ctx_(ctx.get
 OperationQuota::~OperationQuota() {
     isl_ctx_set_max_operations(ctx_, previous_);
     isl_ctx_reset_operations(ctx_);
+}
+
+namespace {
+double now_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+} // namespace
+
+Stopwatch::Stopwatch() : last_(now_ms()) {}
+
+double Stopwatch::lap() {
+    double t = now_ms(), d = t - last_;
+    last_ = t;
+    return d;
 }
 
 std::string isl_name(const std::string &name) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <isl/aff.h>
 #include <isl/map.h>
@@ -138,9 +139,20 @@ private:
                     add_param(p, Int(32));
                 }
             }
+        // Only the input sizes that expressions use are parameters: every extra isl parameter
+        // slows every isl operation down.
+        std::set<std::tuple<const InputContents *, int, int>> used;
+        for (const auto &f : m_.graph.funcs)
+            for (const Definition *def : definitions_of(*f))
+                for (const Expr &e : definition_exprs(*def))
+                    ir::visit(e, [&](const Expr &n) {
+                        if (n->op == Op::BufferDim) used.insert({n->input.get(), n->index, n->which});
+                        return true;
+                    });
         for (const auto &in : m_.graph.inputs)
             for (int d = 0; d < in->dimensions; ++d)
                 for (int which = 0; which < 2; ++which) {
+                    if (!used.count({in.get(), d, which})) continue;
                     Parameter p;
                     p.kind = which == 0 ? Parameter::Kind::InputMin : Parameter::Kind::InputExtent;
                     p.name = unique("in_" + in->name + (which == 0 ? "_min_" : "_extent_") + std::to_string(d));
@@ -240,22 +252,52 @@ private:
 
     // ---- Boxes ------------------------------------------------------------------------------
 
+    // A bound of a region: itself when it is one affine piece, otherwise a Region parameter
+    // whose run-time value is the exact bound.
+    isl::pw_aff simple_bound(isl::pw_aff b, const std::string &array, int dim, bool upper) {
+        b = b.coalesce();
+        if (isl_pw_aff_n_piece(b.get()) <= 1) return b;
+        Parameter p;
+        p.kind = Parameter::Kind::Region;
+        p.name = unique("rg_" + array + (upper ? "_hi_" : "_lo_") + std::to_string(dim));
+        p.dim = dim;
+        p.in_isl = true;
+        p.value = pw_aff_to_expr(b, m_.context, [this](const std::string &id) -> Expr {
+            for (const Parameter &q : m_.params)
+                if (q.name == id) return q.var;
+            internal_error("unknown isl parameter ", id);
+        });
+        add_param(p, Int(32));
+        isl::set params = isl::set::universe(m_.set_space("", 0).params());
+        return isl::manage(isl_pw_aff_param_on_domain_id(params.release(), isl_id_alloc(m_.ctx().get(), p.name.c_str(), nullptr)));
+    }
+
     // The smallest box containing `s` (a set in an array or statement space), with parametric
-    // bounds per dimension.
-    isl::set box_hull(const isl::set &s, const std::string &what) const {
+    // bounds per dimension (see simple_bound).
+    isl::set box_hull(const isl::set &s, const std::string &what) {
         if (s.is_empty()) return s;
         isl::space sp = s.space();
-        isl::set box = isl::set::universe(sp);
         unsigned n = s.tuple_dim();
+        std::string tuple = isl_set_get_tuple_name(s.get()) ? isl_set_get_tuple_name(s.get()) : "set";
+        std::vector<isl::pw_aff> los, his;
         for (unsigned j = 0; j < n; ++j) {
             isl::pw_aff lo = isl::manage(isl_set_dim_min(s.copy(), int(j)));
             isl::pw_aff hi = isl::manage(isl_set_dim_max(s.copy(), int(j)));
             if (isl_pw_aff_involves_nan(lo.get()) || isl_pw_aff_involves_nan(hi.get()))
                 user_error("Cannot bound the region of ", what, " in dimension ", n - 1 - j,
                            ": the polyhedral model finds it unbounded. Clamp the coordinates that read it.");
+            los.push_back(simple_bound(lo, tuple, int(n - 1 - j), false));
+            his.push_back(simple_bound(hi, tuple, int(n - 1 - j), true));
+        }
+        // The box lives in a space that knows every parameter, including new Region ones.
+        sp = m_.set_space(tuple, n);
+        isl::set box = isl::set::universe(sp);
+        for (unsigned j = 0; j < n; ++j) {
+            isl::pw_aff lo = los[j], hi = his[j];
             isl::pw_aff var = isl::manage(isl_pw_aff_var_on_domain(isl_local_space_from_space(sp.copy()), isl_dim_set, j));
-            isl::pw_aff lo_on = isl::manage(isl_pw_aff_insert_domain(lo.copy(), sp.copy()));
-            isl::pw_aff hi_on = isl::manage(isl_pw_aff_insert_domain(hi.copy(), sp.copy()));
+            isl_space *params = isl_space_params(sp.copy());
+            isl::pw_aff lo_on = isl::manage(isl_pw_aff_insert_domain(isl_pw_aff_align_params(lo.copy(), isl_space_copy(params)), sp.copy()));
+            isl::pw_aff hi_on = isl::manage(isl_pw_aff_insert_domain(isl_pw_aff_align_params(hi.copy(), params), sp.copy()));
             box = box.intersect(lo_on.le_set(var)).intersect(var.le_set(hi_on));
         }
         return box.coalesce();
@@ -414,8 +456,9 @@ private:
             isl::pw_aff hi = isl::manage(isl_set_dim_max(required.copy(), j));
             isl::pw_aff var = *to_pw_aff(ir::make_var(s.dims[q]), sp);
             isl::space ssp = sp.universe.space();
-            isl::pw_aff lo_on = isl::manage(isl_pw_aff_insert_domain(lo.copy(), ssp.copy()));
-            isl::pw_aff hi_on = isl::manage(isl_pw_aff_insert_domain(hi.copy(), ssp.copy()));
+            isl_space *params = isl_space_params(ssp.copy());
+            isl::pw_aff lo_on = isl::manage(isl_pw_aff_insert_domain(isl_pw_aff_align_params(lo.copy(), isl_space_copy(params)), ssp.copy()));
+            isl::pw_aff hi_on = isl::manage(isl_pw_aff_insert_domain(isl_pw_aff_align_params(hi.copy(), params), ssp.copy()));
             dom = dom.intersect(lo_on.le_set(var)).intersect(var.le_set(hi_on));
         }
         if (u.rdom) {
@@ -504,11 +547,9 @@ private:
                 int d = a.dimensions - 1 - j;
                 isl::pw_aff lo = isl::manage(isl_set_dim_min(a.region.copy(), j));
                 isl::pw_aff hi = isl::manage(isl_set_dim_max(a.region.copy(), j));
-                Expr mn = pw_aff_to_expr(lo, m_.context, ids);
-                Expr mx = pw_aff_to_expr(hi, m_.context, ids);
-                a.min[size_t(d)] = mn;
-                a.extent[size_t(d)] = ir::fold_constants(ir::make_binary(
-                    Op::Add, ir::fold_constants(ir::make_binary(Op::Sub, mx, mn)), make_const(Int(32), int64_t(1))));
+                isl::pw_aff one = isl::manage(isl_pw_aff_val_on_domain(lo.domain().release(), isl_val_one(m_.ctx().get())));
+                a.min[size_t(d)] = pw_aff_to_expr(lo, m_.context, ids);
+                a.extent[size_t(d)] = pw_aff_to_expr(hi.sub(lo).add(one), m_.context, ids);
             }
         }
     }

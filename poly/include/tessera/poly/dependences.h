@@ -8,7 +8,7 @@
 namespace tessera::poly {
 
 struct Dependences {
-    isl::union_map flow;    // RAW: write instance → read instance that may see its value
+    isl::union_map flow;    // RAW (memory-based): write instance → later read of the element
     isl::union_map anti;    // WAR: read instance → later write of the same element
     isl::union_map output;  // WAW: write instance → later write of the same element
     bool computed = false;  // false when the analysis ran out of its quota

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <tessera/ir.h>
 
@@ -17,6 +18,10 @@ using IdResolver = std::function<Expr(const std::string &id)>;
 // Floor divisions and remainders map to the DSL's Euclidean / and %, which agree with isl's for
 // the positive divisors isl emits.
 Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids);
+
+// An affine function of set dimensions `dims` (Exprs standing for them) and the parameters,
+// as an Expr; rational parts become floor divisions, as isl defines them.
+Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResolver &params);
 
 // A piecewise affine function of the parameters only, as an Expr valid under `context`.
 Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids);

@@ -37,6 +37,16 @@ private:
     unsigned long previous_;
 };
 
+// Measures wall-clock milliseconds since construction (or the last lap).
+class Stopwatch {
+public:
+    Stopwatch();
+    double lap();  // milliseconds since the previous lap
+
+private:
+    double last_;
+};
+
 // A name isl's parser accepts: letters, digits and underscores, not starting with a digit.
 std::string isl_name(const std::string &name);
 

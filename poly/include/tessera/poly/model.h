@@ -10,7 +10,7 @@
 // Regions are inferred from the outputs, consumers first, by composing access relations: a
 // Func is computed over the box hull of what its consumers read plus what its own updates
 // write and read (as in the reference interpreter), exactly and parametrically for affine
-// accesses. A data-dependent index is over-approximated by its affine bounds (clamps, types,
+// accesses. A bound of that box that is piecewise becomes a Region parameter (see Parameter). A data-dependent index is over-approximated by its affine bounds (clamps, types,
 // remainders; see affine.h) and recorded as a may-access.
 #pragma once
 
@@ -27,8 +27,14 @@
 namespace tessera::poly {
 
 // A symbolic value of the pipeline: an isl parameter when it is an integer.
+//
+// Region parameters stand for a bound of a Func's region that is the minimum or maximum of
+// affine bounds isl cannot order (say the output's box and an update's footprint over the input
+// size). Keeping such a bound as one parameter keeps every domain a single box; its exact value
+// (`value`, over the parameters before it) is computed before the pipeline runs, like Halide's
+// bounds inference.
 struct Parameter {
-    enum class Kind { OutputMin, OutputExtent, InputMin, InputExtent, Scalar };
+    enum class Kind { OutputMin, OutputExtent, InputMin, InputExtent, Scalar, Region };
     Kind kind;
     std::string name;  // isl name, e.g. out_blur_y_extent_0, in_input_min_1, p_steps
     Expr var;          // the Var standing for it in lowered expressions: "$" + name
@@ -37,6 +43,7 @@ struct Parameter {
     std::shared_ptr<ParamContents> param;
     int dim = 0;
     bool in_isl = false;  // integer parameters are isl parameters
+    Expr value;           // Region: the exact bound, over earlier parameters
 };
 
 // An array read or written by statements: a Func's storage or an input buffer.

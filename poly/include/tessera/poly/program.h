@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/poly/loop_nest.h"
@@ -61,9 +62,20 @@ struct Program {
     std::vector<Group> groups;
     LoopNodePtr nest;
     std::string ast_c;  // isl's pseudo-C of the same AST
+    // Milliseconds spent in each phase that produced this program, in order.
+    std::vector<std::pair<std::string, double>> timings;
 
     int exec_statement(const std::string &name) const;
 };
+
+// Derives the program a schedule tree describes. The tree's domain names model statements
+// ("S_blur_x_0") and the copies that overlapped group k computes in each tile
+// ("G0_S_blur_x_0"), whose first dimensions are the tile coordinates. A Func whose statements
+// and readers all lie in one overlapped group lives in a per-tile scratchpad sized by the fixed
+// box hull of its footprint; its stores and reads are rewritten to local coordinates. Every
+// other Func gets a full buffer (or the output buffer). `groups` describes the grouping (empty:
+// derived from the names). Throws a UserError when the tree does not fit the model.
+Program program_from_tree(std::shared_ptr<const Model> model, const isl::schedule &schedule, std::vector<Group> groups);
 
 // Builds the AST of `p.schedule` and converts it into p.nest (and p.ast_c).
 void build_loop_nest(Program &p);

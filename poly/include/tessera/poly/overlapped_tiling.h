@@ -1,0 +1,47 @@
+// Overlapped tiling of a group of pure stencil stages (PolyMage style).
+//
+// The root (the group's last stage) is tiled with rectangular tiles. Each producer's footprint
+// per tile is derived by composing the access relations of its consumers in the group, from the
+// root's tile back: F_P(t) = ∪_C A_{C→P}(F_C(t)) ∩ Dom(P). Each stage X becomes the statement
+// G<k>_X whose instances are [t, i] with i ∈ F_X(t): a producer instance needed by two tiles is
+// computed by both (recomputation instead of synchronization), so every tile is independent and
+// the tile loops are parallel. A producer computes the rectangular box of its footprint (its
+// fixed box hull, clipped to its domain), which keeps each per-tile domain a single box.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/poly/model.h"
+
+namespace tessera::poly {
+
+struct OverlappedTiling {
+    isl::schedule schedule;       // over the G<k>_ copies of the stages
+    std::vector<int> tile_sizes;  // per root dimension, tuple order (outermost first)
+    std::vector<int> tile_order;  // the root dimensions in the order of the tile loops
+    // Per stage (in `stages` order): the box of its footprint per tile, tuple order; empty when
+    // the footprint has no fixed size.
+    std::vector<std::vector<long>> footprint_sizes;
+    // Per stage: isl's text of the footprint's offset per tile (a function of the tile).
+    std::vector<std::string> footprint_offsets;
+};
+
+// The footprints alone (no schedule tree): per stage, the fixed box of what one tile needs, or
+// nullopt with `why_not` when a producer's footprint has no fixed size.
+std::optional<std::vector<std::vector<long>>> footprint_sizes(const Model &m, const std::vector<int> &stages,
+                                                              const std::vector<int> &tile_sizes, std::string &why_not);
+
+// Builds the overlapped tiling of group k; `stages` are model statements of pure definitions in
+// producer-first order, the last being the root. Returns nullopt with `why_not` set when a
+// producer's footprint per tile has no fixed size (a data-dependent or unbounded access).
+std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const std::vector<int> &stages,
+                                                  const std::vector<int> &tile_sizes, bool parallel, bool vector,
+                                                  std::string &why_not);
+
+// The order of the tile loops: the outermost dimension whose tile is larger than 1 first (so the
+// parallel loop has many iterations), then the others in their order.
+std::vector<int> tile_loop_order(const std::vector<int> &tile_sizes);
+
+} // namespace tessera::poly

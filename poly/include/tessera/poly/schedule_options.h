@@ -1,0 +1,44 @@
+// The options that steer automatic scheduling.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera::poly {
+
+enum class Fusion {
+    None,   // every Func is its own group
+    Smart,  // fuse stencil stages while the recomputation and working set stay within limits
+    Max,    // fuse every stencil stage into its consumer's group when overlapped tiling applies
+};
+
+struct ScheduleOptions {
+    Fusion fusion = Fusion::Smart;
+    // Tile sizes per dimension, dimension 0 (innermost, x) first; dimensions not listed get 1
+    // for overlapped groups and 32 for affine bands. Empty: chosen by the tile-size model.
+    std::vector<int> tile_sizes;
+    bool parallel = true;
+    // Elements per vector of the widest type in a stage (8 floats for AVX2, 16 for AVX-512).
+    int vector_width = 16;
+    // isl operation quota for dependence analysis and for each call of the isl scheduler;
+    // beyond it Tessera falls back to a simpler legal schedule (docs/schedule-json.md).
+    long max_operations = 2000000;
+    // Smart fusion: the largest fraction of extra (recomputed) work merging may add to a group.
+    double max_recompute = 0.4;
+    // The working set one tile of a fused group should fit in (about a core's L2).
+    int64_t cache_bytes = 512 * 1024;
+    // Fused groups stop growing at this many stages.
+    int max_group_stages = 48;
+    // GPU targets: ask isl for outer parallelism.
+    bool outer_coincidence = false;
+    // Check the produced schedule against the dependences with isl (tests and imported
+    // schedules always do; compilation can skip it, the scheduler being correct by construction).
+    bool verify = false;
+};
+
+const char *fusion_name(Fusion f);
+// Parses "none", "smart" or "max"; throws a UserError naming the option otherwise.
+Fusion parse_fusion(const std::string &s);
+
+} // namespace tessera::poly

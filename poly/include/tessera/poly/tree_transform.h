@@ -1,0 +1,34 @@
+// Small named edits of isl schedule trees (after Polly's ScheduleTreeTransform): each takes a
+// node and returns the node at the corresponding position of the edited tree.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tessera/poly/isl_util.h"
+
+namespace tessera::poly {
+
+// Inserts a mark node named `name` above `node`; returns the mark.
+isl::schedule_node insert_named_mark(const isl::schedule_node &node, const std::string &name);
+
+// Splits the band at `node` after its first `pos` members; returns the outer band.
+isl::schedule_node split_band(const isl::schedule_node &node, int pos);
+
+// Tiles the band at `node` with one size per member; returns the tile band, whose child is
+// the point band. isl scales tile loops to tile indices (tile_scale_tile_loops off).
+isl::schedule_node tile_band(const isl::schedule_node &node, const std::vector<int> &sizes);
+
+// Marks every member of the band at `node` coincident (parallel) and the band permutable;
+// the caller guarantees it (e.g. the tile loops of an overlapped group).
+isl::schedule_node set_band_parallel(const isl::schedule_node &node);
+
+// Inserts a "parallel" mark above the band at `node` if its first member is coincident, and
+// a "vector" mark above its innermost member if that one is coincident (splitting the band so
+// each mark stands directly above its loop). Returns the topmost node of the edited band.
+isl::schedule_node mark_parallel_and_vector(const isl::schedule_node &node, bool parallel, bool vector);
+
+// Whether a node is a band with at least one member.
+bool is_band(const isl::schedule_node &node);
+
+} // namespace tessera::poly

@@ -1,0 +1,149 @@
+#include "tessera/poly/affine_schedule.h"
+
+#include <isl/aff.h>
+#include <isl/options.h>
+#include <isl/schedule.h>
+#include <isl/schedule_node.h>
+
+#include "tessera/poly/tree_transform.h"
+
+namespace tessera::poly {
+namespace {
+
+// The original order of the statements: a sequence of identity bands, no marks.
+isl::schedule original_order(const Model &m, const std::vector<int> &statements) {
+    isl::union_set dom = isl::union_set::empty(m.ctx());
+    for (int s : statements) dom = dom.unite(isl::union_set(m.statements[size_t(s)].domain));
+    return isl::manage(isl_schedule_intersect_domain(m.original.copy(), dom.copy()));
+}
+
+// Whether some member of the band combines several loop variables (a skewed band, as for time
+// tiling): a second level of tiles does not pay there and makes the AST expensive.
+bool skewed(const isl::schedule_node &band) {
+    isl::multi_union_pw_aff mupa = isl::manage(isl_schedule_node_band_get_partial_schedule(band.get()));
+    bool result = false;
+    int n = int(isl_multi_union_pw_aff_dim(mupa.get(), isl_dim_set));
+    for (int i = 0; i < n && !result; ++i) {
+        isl_union_pw_aff *upa = isl_multi_union_pw_aff_get_at(mupa.get(), i);
+        isl_union_pw_aff_foreach_pw_aff(
+            upa,
+            [](isl_pw_aff *pa, void *user) {
+                isl_pw_aff_foreach_piece(
+                    pa,
+                    [](isl_set *set, isl_aff *aff, void *u) {
+                        int vars = 0;
+                        for (int d = 0; d < int(isl_aff_dim(aff, isl_dim_in)); ++d) {
+                            isl_val *c = isl_aff_get_coefficient_val(aff, isl_dim_in, d);
+                            if (!isl_val_is_zero(c)) ++vars;
+                            isl_val_free(c);
+                        }
+                        if (vars > 1) *static_cast<bool *>(u) = true;
+                        isl_set_free(set);
+                        isl_aff_free(aff);
+                        return isl_stat_ok;
+                    },
+                    user);
+                isl_pw_aff_free(pa);
+                return isl_stat_ok;
+            },
+            &result);
+        isl_union_pw_aff_free(upa);
+    }
+    return result;
+}
+
+class BandEditor {
+public:
+    BandEditor(const ScheduleOptions &o, std::vector<std::vector<int>> &tiles) : o_(o), tiles_(tiles) {}
+
+    // Edits the band at n (tiling, marks), then the subtree below it; returns the node at n's
+    // position.
+    isl::schedule_node visit(isl::schedule_node n, bool allow_parallel) {
+        if (!is_band(n)) {
+            int children = isl_schedule_node_n_children(n.get());
+            for (int i = 0; i < children; ++i) n = visit(n.child(i), allow_parallel).parent();
+            return n;
+        }
+        int members = int(isl_schedule_node_band_n_member(n.get()));
+        bool permutable = isl_schedule_node_band_get_permutable(n.get()) == isl_bool_true;
+        bool parallel = allow_parallel && o_.parallel &&
+                        isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
+        bool tiled = permutable && members >= 2;
+        int chain_members = members;
+        if (tiled) {
+            std::vector<int> sizes(size_t(members), 32);
+            for (int i = 0; i < members && i < int(o_.tile_sizes.size()); ++i)
+                sizes[size_t(members - 1 - i)] = o_.tile_sizes[size_t(i)];
+            tiles_.push_back(sizes);
+            isl::schedule_node tile = tile_band(n, sizes);
+            chain_members += members;
+            if (members >= 3 && !skewed(n)) {
+                // A second level of tiles (4 first-level tiles per dimension) for the outer cache.
+                tile = tile_band(tile, std::vector<int>(size_t(members), 4));
+                chain_members += members;
+            }
+            // The point band lies below the tile band(s); mark its innermost member vector, then
+            // climb back (edits below a node leave its ancestors in place).
+            isl::schedule_node point = tile;
+            int steps = 0;
+            for (int seen = 0; seen < chain_members - members; ++steps) {
+                seen += int(isl_schedule_node_band_n_member(point.get()));
+                point = point.child(0);
+            }
+            point = mark_parallel_and_vector(point, false, true);
+            for (int i = 0; i < steps; ++i) point = point.parent();
+            n = mark_parallel_and_vector(point, parallel, false);
+        } else {
+            n = mark_parallel_and_vector(n, parallel, members > 0);
+        }
+        // Descend past the edited chain of bands and marks to the band's original child.
+        int steps = 0;
+        for (int seen = 0;;) {
+            if (is_band(n)) seen += int(isl_schedule_node_band_n_member(n.get()));
+            n = n.child(0);
+            ++steps;
+            if (seen >= chain_members) break;
+        }
+        n = visit(n, allow_parallel && !parallel);
+        for (int i = 0; i < steps; ++i) n = n.parent();
+        return n;
+    }
+
+private:
+    const ScheduleOptions &o_;
+    std::vector<std::vector<int>> &tiles_;
+};
+
+} // namespace
+
+AffineGroupSchedule affine_group_schedule(const Model &m, const std::vector<int> &statements, const Dependences &d,
+                                          const ScheduleOptions &o) {
+    AffineGroupSchedule r;
+    r.schedule = original_order(m, statements);
+    isl::union_set dom = isl::union_set::empty(m.ctx());
+    for (int s : statements) dom = dom.unite(isl::union_set(m.statements[size_t(s)].domain));
+    isl::union_map deps = d.all().intersect_domain(dom).intersect_range(dom);
+
+    isl_ctx *ctx = m.ctx().get();
+    isl_options_set_schedule_outer_coincidence(ctx, o.outer_coincidence ? 1 : 0);
+    isl_options_set_schedule_maximize_band_depth(ctx, 1);
+    isl_options_set_schedule_max_coefficient(ctx, 20);
+    isl_options_set_schedule_max_constant_term(ctx, 20);
+    isl_options_set_schedule_serialize_sccs(ctx, o.fusion == Fusion::None ? 1 : 0);
+    isl::schedule computed;
+    try {
+        OperationQuota quota(m.ctx(), o.max_operations);
+        isl::schedule_constraints sc = isl::schedule_constraints::on_domain(dom);
+        sc = sc.set_context(m.context).set_validity(deps).set_coincidence(deps).set_proximity(deps);
+        computed = sc.compute_schedule();
+    } catch (const isl::exception_quota &) {
+        r.note = "isl's scheduler exceeded its operation quota (max_operations); kept the original order";
+        return r;
+    }
+    BandEditor editor(o, r.tile_sizes);
+    isl::schedule_node root = computed.root();
+    r.schedule = editor.visit(root, true).schedule();
+    return r;
+}
+
+} // namespace tessera::poly

@@ -1,0 +1,220 @@
+// Legality of a schedule. Every check maps statement instances to points of the schedule's
+// single time space and intersects with the lexicographic order there, which keeps the isl work
+// per dependence relation small.
+#include "tessera/poly/legality.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <isl/map.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+
+namespace tessera::poly {
+namespace {
+
+std::vector<isl::map> maps_of(const isl::union_map &u) {
+    std::vector<isl::map> v;
+    isl_union_map_foreach_map(
+        u.get(),
+        [](isl_map *m, void *user) {
+            static_cast<std::vector<isl::map> *>(user)->push_back(isl::manage(m));
+            return isl_stat_ok;
+        },
+        &v);
+    return v;
+}
+
+std::string coords(isl_point *p, isl_dim_type type, int first, int n) {
+    std::ostringstream s;
+    s << "[";
+    for (int i = 0; i < n; ++i) {
+        isl_val *v = isl_point_get_coordinate_val(p, type, first + i);
+        s << (i ? ", " : "") << isl_val_get_num_si(v);
+        isl_val_free(v);
+    }
+    s << "]";
+    return s.str();
+}
+
+// The map from one executed copy to the model instance it computes.
+isl::map copy_to_instance(const Program &p, const ExecStatement &e) {
+    const Statement &s = p.model->statements[size_t(e.statement)];
+    unsigned n = unsigned(isl_set_dim(e.domain.get(), isl_dim_set));
+    unsigned tiles = n - unsigned(s.dims.size());
+    isl_map *m = isl_map_identity(isl_space_map_from_set(isl_set_get_space(e.domain.get())));
+    m = isl_map_project_out(m, isl_dim_out, 0, tiles);
+    m = isl_map_set_tuple_name(m, isl_dim_out, s.name.c_str());
+    return isl::manage(isl_map_intersect_domain(m, e.domain.copy()));
+}
+
+// The schedule as a map into one time space (shorter ranges padded with zeros).
+isl::union_map time_map(const Program &p, int &time_dims) {
+    std::vector<isl::map> maps = maps_of(p.schedule.map());
+    time_dims = 0;
+    for (const isl::map &m : maps) time_dims = std::max(time_dims, int(isl_map_dim(m.get(), isl_dim_out)));
+    isl::union_map u = isl::union_map::empty(p.model->ctx());
+    for (const isl::map &m : maps) {
+        int n = int(isl_map_dim(m.get(), isl_dim_out));
+        isl_map *x = isl_map_add_dims(m.copy(), isl_dim_out, unsigned(time_dims - n));
+        for (int i = n; i < time_dims; ++i) x = isl_map_fix_si(x, isl_dim_out, unsigned(i), 0);
+        u = u.unite(isl::union_map(isl::manage(isl_map_reset_tuple_id(x, isl_dim_out))));
+    }
+    return u;
+}
+
+// { a -> b : a >=lex b } on the time space.
+isl::union_map not_before(isl::ctx ctx, const isl::union_map &time, int time_dims) {
+    isl::union_set range = time.range();
+    isl_space *params = isl_union_set_get_space(range.get());
+    isl_space *sp = isl_space_set_from_params(params);
+    sp = isl_space_add_dims(sp, isl_dim_set, unsigned(time_dims));
+    return isl::union_map(isl::manage(isl_map_lex_ge(sp)));
+}
+
+struct Checker {
+    const Program &p;
+    const Model &m;
+    isl::union_map time;       // exec copy -> time point
+    isl::union_map inst_time;  // model instance -> time points of its copies
+    isl::union_map ge;         // time -> time, not strictly later
+    Legality r;
+
+    explicit Checker(const Program &prog) : p(prog), m(*prog.model) {
+        int dims = 0;
+        time = time_map(p, dims);
+        isl::union_map to_instance = isl::union_map::empty(m.ctx());
+        for (const ExecStatement &e : p.statements) to_instance = to_instance.unite(isl::union_map(copy_to_instance(p, e)));
+        inst_time = to_instance.reverse().apply_range(time);
+        ge = not_before(m.ctx(), time, dims);
+    }
+
+    void fail(const std::string &s) {
+        if (r.legal) {
+            r.legal = false;
+            r.violation = s;
+        }
+    }
+
+    // Pairs of instances ordered by `deps` must have every copy of the source before every copy
+    // of the sink.
+    void check_order(const isl::union_map &deps, const char *kind, const char *meaning) {
+        if (!r.legal || deps.is_empty()) return;
+        isl::union_map bad_time = deps.apply_domain(inst_time).apply_range(inst_time).intersect(ge);
+        if (bad_time.is_empty()) return;
+        for (const isl::map &d : maps_of(deps)) {
+            isl::union_map ud(d);
+            isl::union_map bad = ud.apply_domain(inst_time).apply_range(inst_time).intersect(ge);
+            if (bad.is_empty()) continue;
+            // Back from time points to an example pair of instances.
+            isl::union_map inst =
+                ud.intersect(isl::manage(isl_union_map_from_domain_and_range(bad.domain().apply(inst_time.reverse()).release(),
+                                                                             bad.range().apply(inst_time.reverse()).release())));
+            std::vector<isl::map> examples = maps_of(inst.is_empty() ? ud : inst);
+            const isl::map &ex = examples.front();
+            const char *src = isl_map_get_tuple_name(ex.get(), isl_dim_in);
+            const char *dst = isl_map_get_tuple_name(ex.get(), isl_dim_out);
+            int n_in = int(isl_map_dim(ex.get(), isl_dim_in)), n_out = int(isl_map_dim(ex.get(), isl_dim_out));
+            std::ostringstream s;
+            s << "The schedule violates the " << kind << " dependence from " << src << " to " << dst;
+            if (n_in == n_out) {
+                isl_point *dp = isl_set_sample_point(isl_map_deltas(ex.copy()));
+                s << " (distance " << coords(dp, isl_dim_set, 0, n_in) << ")";
+                isl_point_free(dp);
+            }
+            isl_point *pt = isl_set_sample_point(isl_map_wrap(ex.copy()));
+            s << ": " << src << coords(pt, isl_dim_set, 0, n_in) << " must run before " << dst
+              << coords(pt, isl_dim_set, n_in, n_out) << " (" << meaning << "), but the schedule runs it after.";
+            isl_point_free(pt);
+            fail(s.str());
+            return;
+        }
+        fail(std::string("The schedule violates a ") + kind + " dependence.");
+    }
+
+    // Every model instance has a copy; those writing full buffers or outputs have exactly one.
+    void check_coverage() {
+        for (const Statement &s : m.statements) {
+            if (!r.legal) return;
+            isl::union_map mine = inst_time.intersect_domain(isl::union_set(s.domain));
+            if (!isl::union_set(s.domain).is_subset(mine.domain())) {
+                fail("The schedule does not compute every instance of " + s.name + " (Func " + s.func->name + ").");
+                return;
+            }
+            int st = p.storage_of_array[size_t(m.array_of(s.func))];
+            if (p.storage[size_t(st)].kind == Storage::Kind::Scratch) continue;
+            if (!mine.is_single_valued())
+                fail("The schedule computes some instances of " + s.name + " (Func " + s.func->name +
+                     ") more than once, but they write a full buffer; only per-tile scratchpads may be recomputed.");
+        }
+    }
+
+    // Inside an overlapped group, a read of a scratchpad must find the element written in the
+    // same tile, earlier.
+    void check_tiles() {
+        for (const Storage &st : p.storage) {
+            if (!r.legal || st.kind != Storage::Kind::Scratch) continue;
+            const Array &arr = m.arrays[size_t(st.array)];
+            isl::union_map writes = isl::union_map::empty(m.ctx()), reads = writes;
+            for (const ExecStatement &e : p.statements) {
+                const Statement &s = m.statements[size_t(e.statement)];
+                unsigned n = unsigned(isl_set_dim(e.domain.get(), isl_dim_set));
+                unsigned tiles = n - unsigned(s.dims.size());
+                auto tile_local = [&](const isl::map &access) {
+                    isl_map *a = isl_map_apply_range(copy_to_instance(p, e).release(), access.copy());
+                    isl_map *tile = isl_map_identity(isl_space_map_from_set(isl_set_get_space(e.domain.get())));
+                    tile = isl_map_project_out(tile, isl_dim_out, tiles, n - tiles);
+                    tile = isl_map_reset_tuple_id(tile, isl_dim_out);
+                    a = isl_map_flatten_range(isl_map_range_product(tile, a));
+                    return isl::union_map(isl::manage(isl_map_set_tuple_name(a, isl_dim_out, arr.name.c_str())));
+                };
+                if (s.write.array == st.array) writes = writes.unite(tile_local(s.write.relation));
+                for (const Access &a : s.reads)
+                    if (a.array == st.array) reads = reads.unite(tile_local(a.relation));
+            }
+            if (!reads.range().is_subset(writes.range())) {
+                fail("The schedule lets a stage of its overlapped group read " + arr.func->name +
+                     " where the tile does not compute it (the footprint of " + arr.func->name + " is too small).");
+                return;
+            }
+            isl::union_map flow = writes.apply_range(reads.reverse());  // writer copy -> reader copy
+            if (!flow.apply_domain(time).apply_range(time).intersect(ge).is_empty())
+                fail("The schedule lets a stage of its overlapped group read " + arr.func->name +
+                     " before the tile computes it (the flow dependence inside the tile is not respected).");
+        }
+    }
+};
+
+} // namespace
+
+Legality check_legality(const Program &p, const Dependences &d) {
+    Checker c(p);
+    // Instances of one overlapped group are recomputed per tile, not ordered across tiles:
+    // their mutual dependences are checked tile by tile (check_tiles).
+    std::map<int, isl::union_set> group_domain;
+    for (const ExecStatement &e : p.statements) {
+        if (e.name[0] != 'G') continue;
+        int k = std::stoi(e.name.substr(1));
+        const isl::set &dom = p.model->statements[size_t(e.statement)].domain;
+        auto it = group_domain.find(k);
+        if (it == group_domain.end()) group_domain.emplace(k, isl::union_set(dom));
+        else it->second = it->second.unite(isl::union_set(dom));
+    }
+    isl::union_map same_group = isl::union_map::empty(p.model->ctx());
+    for (const auto &kv : group_domain)
+        same_group = same_group.unite(isl::manage(isl_union_map_from_domain_and_range(kv.second.copy(), kv.second.copy())));
+    isl::union_set dom = p.model->domains();
+    auto prepared = [&](const isl::union_map &deps) {
+        return deps.intersect_domain(dom).intersect_range(dom).subtract(same_group);
+    };
+    c.check_order(prepared(d.flow), "flow (read-after-write)", "it writes a value the other reads");
+    c.check_order(prepared(d.anti), "anti (write-after-read)", "it reads a value the other overwrites");
+    c.check_order(prepared(d.output), "output (write-after-write)", "both write the same element, in this order");
+    c.check_coverage();
+    c.check_tiles();
+    return c.r;
+}
+
+} // namespace tessera::poly

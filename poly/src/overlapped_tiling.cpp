@@ -1,0 +1,222 @@
+#include "tessera/poly/overlapped_tiling.h"
+
+#include <isl/fixed_box.h>
+#include <isl/map.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+
+#include "tessera/poly/affine.h"
+#include "tessera/poly/tree_transform.h"
+
+namespace tessera::poly {
+namespace {
+
+// { S[i] -> [t] : t_j = floor(i_j / T_j) } for the root statement.
+isl::map tile_map(const Model &m, const Statement &root, const std::vector<int> &sizes) {
+    AffineSpace sp;
+    sp.universe = isl::set::universe(root.domain.space());
+    for (size_t j = 0; j < root.dims.size(); ++j) sp.var_dims[root.dims[j]] = int(j);
+    sp.param_id = [&m](const std::string &v) { return m.param_id(v); };
+    isl_map *r = nullptr;
+    for (size_t j = 0; j < root.dims.size(); ++j) {
+        Expr t = ir::make_var(root.dims[j]) / sizes[j];
+        isl_map *dim = isl_map_from_pw_aff(to_pw_aff(t, sp)->release());
+        r = r ? isl_map_flat_range_product(r, dim) : dim;
+    }
+    if (!r) r = isl_map_from_domain(root.domain.copy());
+    r = isl_map_reset_tuple_id(r, isl_dim_out);
+    return isl::manage(r);
+}
+
+// The flat set of [t, i] pairs of a footprint relation [t] -> S[i], named `name`.
+isl::set expanded_domain(const isl::map &footprint, const std::string &name) {
+    isl_set *s = isl_set_flatten(isl_map_wrap(footprint.copy()));
+    return isl::manage(isl_set_set_tuple_name(s, name.c_str()));
+}
+
+// { D[t, i] -> [t_order[0], t_order[1], ...] } (tile band) or { D[t, i] -> [i] } (point band).
+isl::union_map projection(const isl::set &d, unsigned n_tile, const std::vector<int> *order) {
+    unsigned n = unsigned(isl_set_dim(d.get(), isl_dim_set));
+    isl_map *id = isl_map_identity(isl_space_map_from_set(isl_set_get_space(d.get())));
+    if (order) {
+        id = isl_map_project_out(id, isl_dim_out, n_tile, n - n_tile);
+        id = isl_map_reset_tuple_id(id, isl_dim_out);
+        std::string perm = "{ [";
+        for (unsigned j = 0; j < n_tile; ++j) perm += (j ? ", t" : "t") + std::to_string(j);
+        perm += "] -> [";
+        for (size_t q = 0; q < order->size(); ++q) perm += (q ? ", t" : "t") + std::to_string((*order)[q]);
+        perm += "] }";
+        id = isl_map_apply_range(id, isl_map_read_from_str(isl_set_get_ctx(d.get()), perm.c_str()));
+    } else {
+        id = isl_map_project_out(id, isl_dim_out, 0, n_tile);
+        id = isl_map_reset_tuple_id(id, isl_dim_out);
+    }
+    id = isl_map_intersect_domain(id, d.copy());
+    return isl::union_map(isl::manage(id));
+}
+
+isl::multi_union_pw_aff to_mupa(const isl::union_map &u) {
+    return isl::manage(isl_multi_union_pw_aff_from_union_map(u.copy()));
+}
+
+isl::schedule_node up_to(isl::schedule_node n, isl_schedule_node_type type) {
+    while (isl_schedule_node_get_type(n.get()) != type) n = n.parent();
+    return n;
+}
+
+} // namespace
+
+std::vector<int> tile_loop_order(const std::vector<int> &tile_sizes) {
+    std::vector<int> order;
+    int first = -1;
+    for (size_t j = 0; j < tile_sizes.size(); ++j)
+        if (tile_sizes[j] > 1) {
+            first = int(j);
+            break;
+        }
+    if (first >= 0) order.push_back(first);
+    for (size_t j = 0; j < tile_sizes.size(); ++j)
+        if (int(j) != first) order.push_back(int(j));
+    return order;
+}
+
+namespace {
+
+struct Footprints {
+    std::vector<isl::map> boxes;           // per stage: [t] -> S[i], what one tile computes
+    std::vector<std::vector<long>> sizes;  // per stage: box size, tuple order (empty for the root)
+    std::vector<std::string> offsets;      // per stage: isl's text of the box offset
+};
+
+// { [t] -> S[i] : off(t) <= i < off(t) + size } for a fixed box.
+isl_map *box_map(isl_multi_aff *off, isl_multi_val *size, const std::string &tuple) {
+    isl_ctx *ctx = isl_multi_aff_get_ctx(off);
+    isl_map *r = nullptr;
+    int n = int(isl_multi_aff_dim(off, isl_dim_out));
+    for (int j = 0; j < n; ++j) {
+        isl_val *v = isl_multi_val_get_at(size, j);
+        long sz = isl_val_get_num_si(v);
+        isl_val_free(v);
+        std::string range = "{ [o] -> [v] : o <= v <= o + " + std::to_string(sz - 1) + " }";
+        isl_map *dim = isl_map_from_aff(isl_multi_aff_get_at(off, j));
+        dim = isl_map_apply_range(dim, isl_map_read_from_str(ctx, range.c_str()));
+        r = r ? isl_map_flat_range_product(r, dim) : dim;
+    }
+    return isl_map_set_tuple_name(r, isl_dim_out, tuple.c_str());
+}
+
+// Footprints of every stage per tile, consumers first, each producer widened to its fixed box
+// hull (PolyMage's rectangular footprints), which keeps its per-tile domain a single box.
+std::optional<Footprints> compute_footprints(const Model &m, const std::vector<int> &stages,
+                                             const std::vector<int> &tile_sizes, std::string &why_not) {
+    const Statement &root = m.statements[size_t(stages.back())];
+    TESSERA_INTERNAL_ASSERT(tile_sizes.size() == root.dims.size(), "tile sizes for ", root.name);
+    // (optional: a null isl object cannot be copied)
+    std::vector<std::optional<isl::map>> footprint(stages.size());
+    footprint.back() = tile_map(m, root, tile_sizes).reverse().intersect_range(root.domain);
+    Footprints r;
+    r.sizes.resize(stages.size());
+    r.offsets.resize(stages.size());
+    for (int si = int(stages.size()) - 2; si >= 0; --si) {
+        const Statement &p = m.statements[size_t(stages[size_t(si)])];
+        int parray = m.array_of(p.func);
+        isl_map *f = nullptr;
+        for (size_t ci = size_t(si) + 1; ci < stages.size(); ++ci) {
+            const Statement &c = m.statements[size_t(stages[ci])];
+            for (const Access &a : c.reads) {
+                if (a.array != parray) continue;
+                isl_map *reads = isl_map_apply_range(footprint[ci]->copy(), a.relation.copy());
+                f = f ? isl_map_union(f, reads) : reads;
+            }
+        }
+        if (!f) {
+            why_not = "stage " + p.func->name + " is not read by the rest of the group";
+            return std::nullopt;
+        }
+        f = isl_map_set_tuple_name(f, isl_dim_out, p.name.c_str());
+        f = isl_map_intersect_range(f, p.domain.copy());
+        isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(f);
+        isl_map_free(f);
+        if (isl_fixed_box_is_valid(box) != isl_bool_true) {
+            isl_fixed_box_free(box);
+            why_not = "the part of " + p.func->name + " one tile needs has no fixed size (a data-dependent or unbounded access)";
+            return std::nullopt;
+        }
+        isl_multi_val *size = isl_fixed_box_get_size(box);
+        isl_multi_aff *off = isl_fixed_box_get_offset(box);
+        for (int j = 0; j < int(isl_multi_val_dim(size, isl_dim_set)); ++j) {
+            isl_val *v = isl_multi_val_get_at(size, j);
+            r.sizes[size_t(si)].push_back(isl_val_get_num_si(v));
+            isl_val_free(v);
+        }
+        char *str = isl_multi_aff_to_str(off);
+        r.offsets[size_t(si)] = str;
+        free(str);
+        isl_map *b = box_map(off, size, p.name);
+        footprint[size_t(si)] = isl::manage(isl_map_intersect_range(b, p.domain.copy()));
+        isl_multi_val_free(size);
+        isl_multi_aff_free(off);
+        isl_fixed_box_free(box);
+    }
+    for (auto &f : footprint) r.boxes.push_back(*f);
+    return r;
+}
+
+} // namespace
+
+std::optional<std::vector<std::vector<long>>> footprint_sizes(const Model &m, const std::vector<int> &stages,
+                                                              const std::vector<int> &tile_sizes, std::string &why_not) {
+    auto f = compute_footprints(m, stages, tile_sizes, why_not);
+    if (!f) return std::nullopt;
+    return f->sizes;
+}
+
+std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const std::vector<int> &stages,
+                                                  const std::vector<int> &tile_sizes, bool parallel, bool vector,
+                                                  std::string &why_not) {
+    const Statement &root = m.statements[size_t(stages.back())];
+    auto fp = compute_footprints(m, stages, tile_sizes, why_not);
+    if (!fp) return std::nullopt;
+    OverlappedTiling r;
+    r.tile_sizes = tile_sizes;
+    r.tile_order = tile_loop_order(tile_sizes);
+    r.footprint_sizes = fp->sizes;
+    r.footprint_offsets = fp->offsets;
+    unsigned n_tile = unsigned(root.dims.size());
+
+    // The tree: tile band (parallel), a "tile_body" mark, then each stage over its footprint.
+    std::vector<isl::set> domains;
+    isl::union_set all = isl::union_set::empty(m.ctx());
+    isl::union_map tile_schedule = isl::union_map::empty(m.ctx());
+    for (size_t si = 0; si < stages.size(); ++si) {
+        std::string name = "G" + std::to_string(k) + "_" + m.statements[size_t(stages[si])].name;
+        isl::set d = expanded_domain(fp->boxes[si], name);
+        domains.push_back(d);
+        all = all.unite(isl::union_set(d));
+        tile_schedule = tile_schedule.unite(projection(d, n_tile, &r.tile_order));
+    }
+    isl::schedule_node node = isl::schedule::from_domain(all).root().child(0);
+    node = node.insert_partial_schedule(to_mupa(tile_schedule));
+    node = set_band_parallel(node);
+    node = insert_named_mark(node.child(0), "tile_body").child(0);
+    if (stages.size() > 1) {
+        isl::union_set_list filters(m.ctx(), int(stages.size()));
+        for (const isl::set &d : domains) filters = filters.add(isl::union_set(d));
+        node = node.insert_sequence(filters);
+    }
+    for (size_t si = 0; si < stages.size(); ++si) {
+        if (m.statements[size_t(stages[si])].dims.empty()) continue;
+        isl::schedule_node leaf = stages.size() > 1 ? node.child(int(si)).child(0) : node;
+        leaf = leaf.insert_partial_schedule(to_mupa(projection(domains[si], n_tile, nullptr)));
+        leaf = set_band_parallel(leaf);
+        leaf = mark_parallel_and_vector(leaf, false, vector);
+        node = stages.size() > 1 ? up_to(leaf, isl_schedule_node_sequence) : leaf;
+    }
+    node = node.root().child(0);  // the tile band
+    node = mark_parallel_and_vector(node, parallel, false);
+    r.schedule = node.schedule();
+    return r;
+}
+
+} // namespace tessera::poly

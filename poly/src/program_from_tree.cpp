@@ -1,0 +1,195 @@
+// A Program from a schedule tree: statements, scratchpads and local indexing, loop nest.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <isl/fixed_box.h>
+#include <isl/map.h>
+#include <isl/set.h>
+#include <isl/union_set.h>
+
+#include "tessera/poly/isl_expr.h"
+#include "tessera/poly/program.h"
+
+namespace tessera::poly {
+namespace {
+
+std::vector<isl::set> sets_of(const isl::union_set &u) {
+    std::vector<isl::set> v;
+    isl_union_set_foreach_set(
+        u.get(),
+        [](isl_set *s, void *user) {
+            static_cast<std::vector<isl::set> *>(user)->push_back(isl::manage(s));
+            return isl_stat_ok;
+        },
+        &v);
+    return v;
+}
+
+std::string tuple_name(const isl::set &s) {
+    const char *n = isl_set_get_tuple_name(s.get());
+    return n ? n : "";
+}
+
+// Splits "G<k>_<statement>" into k and the statement name.
+bool parse_group_copy(const std::string &name, int &group, std::string &statement) {
+    if (name.size() < 3 || name[0] != 'G' || !std::isdigit(static_cast<unsigned char>(name[1]))) return false;
+    size_t us = name.find('_');
+    if (us == std::string::npos) return false;
+    for (size_t i = 1; i < us; ++i)
+        if (!std::isdigit(static_cast<unsigned char>(name[i]))) return false;
+    group = std::stoi(name.substr(1, us - 1));
+    statement = name.substr(us + 1);
+    return true;
+}
+
+std::string tile_var(int j) { return "$tile" + std::to_string(j); }
+
+bool calls(const ExecStatement &e, const FuncContents *f) {
+    std::vector<Expr> exprs = e.store;
+    exprs.push_back(e.value);
+    for (const Expr &g : e.guards) exprs.push_back(g);
+    for (const Expr &x : exprs)
+        if (ir::contains_call_to(x, f)) return true;
+    return false;
+}
+
+Expr rewrite_calls(const Expr &e, const FuncContents *f, const std::vector<Expr> &offset) {
+    return ir::transform(e, [&](const Expr &n) {
+        if (n->op != Op::FuncCall || n->func_ptr != f) return n;
+        std::vector<Expr> args;
+        for (size_t d = 0; d < n->args.size(); ++d)
+            args.push_back(ir::fold_constants(ir::make_binary(Op::Sub, n->args[d], offset[d])));
+        return ir::rebuild(n, std::move(args));
+    });
+}
+
+} // namespace
+
+Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &schedule, std::vector<Group> groups) {
+    Program p;
+    p.model = m;
+    p.schedule = schedule;
+    std::vector<int> group_of;  // per exec statement: overlapped group, or -1
+    std::vector<int> n_tile;
+    for (const isl::set &set : sets_of(schedule.domain())) {
+        std::string name = tuple_name(set);
+        int k = -1;
+        std::string base = name;
+        int si = m->statement_index(name);
+        if (si < 0 && parse_group_copy(name, k, base)) si = m->statement_index(base);
+        if (si < 0) {
+            std::string known;
+            for (const Statement &s : m->statements) known += (known.empty() ? "" : ", ") + s.name;
+            user_error("The schedule names the statement ", name, ", which the pipeline does not have. Its statements are ",
+                       known, ", and G<k>_<statement> for their copies in the tiles of overlapped group k.");
+        }
+        const Statement &ms = m->statements[size_t(si)];
+        int dims = int(isl_set_dim(set.get(), isl_dim_set));
+        int tiles = dims - int(ms.dims.size());
+        if ((k < 0 && tiles != 0) || (k >= 0 && tiles < 0))
+            user_error("The schedule's statement ", name, " has ", dims, " dimensions, but ", base, " has ", ms.dims.size(),
+                       k >= 0 ? " (plus the tile coordinates of its group)." : ".");
+        ExecStatement e;
+        e.name = name;
+        e.statement = si;
+        for (int j = 0; j < tiles; ++j) e.dims.push_back(tile_var(j));
+        for (const std::string &d : ms.dims) e.dims.push_back(d);
+        e.domain = set;
+        e.value = ms.value;
+        e.store = ms.store;
+        e.guards = ms.guards;
+        p.statements.push_back(e);
+        group_of.push_back(k);
+        n_tile.push_back(tiles);
+    }
+    p.storage = full_storage(*m, p.storage_of_array);
+
+    IdResolver params = [&](const std::string &id) -> Expr {
+        for (const Parameter &prm : m->params)
+            if (prm.name == id) return prm.var;
+        internal_error("unknown isl parameter ", id);
+    };
+
+    for (size_t ai = 0; ai < m->arrays.size(); ++ai) {
+        const Array &a = m->arrays[ai];
+        if (a.kind != Array::Kind::Func || a.output >= 0) continue;
+        std::vector<size_t> writers, readers;
+        for (size_t i = 0; i < p.statements.size(); ++i) {
+            if (m->statements[size_t(p.statements[i].statement)].func == a.func) writers.push_back(i);
+            if (calls(p.statements[i], a.func)) readers.push_back(i);
+        }
+        if (writers.size() != 1) continue;
+        int k = group_of[writers[0]];
+        if (k < 0) continue;
+        bool local = std::all_of(readers.begin(), readers.end(), [&](size_t r) { return group_of[r] == k; });
+        if (!local) continue;
+        size_t w = writers[0];
+        // The writer's instances as a function of its tile: [t] -> [i]; its fixed box hull is
+        // the scratchpad (offset per tile, constant size).
+        isl_map *per_tile = isl_map_from_range(p.statements[w].domain.copy());
+        per_tile = isl_map_move_dims(per_tile, isl_dim_in, 0, isl_dim_out, 0, unsigned(n_tile[w]));
+        isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(per_tile);
+        isl_map_free(per_tile);
+        bool valid = isl_fixed_box_is_valid(box) == isl_bool_true;
+        if (!valid) {
+            isl_fixed_box_free(box);
+            user_error("Func ", a.func->name, " is computed in the tiles of overlapped group ", k,
+                       ", but the part of it one tile needs has no fixed size. Use fixed tile sizes or fuse less.");
+        }
+        isl_multi_aff *offset = isl_fixed_box_get_offset(box);
+        isl_multi_val *size = isl_fixed_box_get_size(box);
+        std::vector<Expr> tiles;
+        for (int j = 0; j < n_tile[w]; ++j) tiles.push_back(ir::make_var(tile_var(j)));
+        Storage &st = p.storage[size_t(p.storage_of_array[ai])];
+        st.kind = Storage::Kind::Scratch;
+        st.group = k;
+        std::vector<Expr> off(size_t(a.dimensions));
+        for (int j = 0; j < a.dimensions; ++j) {
+            int d = a.dimensions - 1 - j;
+            isl_val *v = isl_multi_val_get_at(size, j);
+            st.extent[size_t(d)] = make_const(Int(32), int64_t(isl_val_get_num_si(v)));
+            isl_val_free(v);
+            st.min[size_t(d)] = make_const(Int(32), int64_t(0));
+            off[size_t(d)] = aff_to_expr(isl::manage(isl_multi_aff_get_at(offset, j)), tiles, params);
+        }
+        isl_multi_aff_free(offset);
+        isl_multi_val_free(size);
+        isl_fixed_box_free(box);
+        for (size_t i = 0; i < p.statements.size(); ++i) {
+            if (group_of[i] != k) continue;
+            ExecStatement &e = p.statements[i];
+            e.value = rewrite_calls(e.value, a.func, off);
+            for (Expr &g : e.guards) g = rewrite_calls(g, a.func, off);
+            for (Expr &s : e.store) s = rewrite_calls(s, a.func, off);
+            if (i == w)
+                for (size_t d = 0; d < e.store.size(); ++d)
+                    e.store[d] = ir::fold_constants(ir::make_binary(Op::Sub, e.store[d], off[d]));
+        }
+    }
+
+    if (groups.empty()) {
+        std::map<int, Group> by_group;
+        Group rest;
+        rest.name = "imported";
+        rest.kind = Group::Kind::Affine;
+        for (size_t i = 0; i < p.statements.size(); ++i) {
+            int k = group_of[i];
+            Group &g = k >= 0 ? by_group[k] : rest;
+            if (k >= 0) {
+                g.name = "G" + std::to_string(k);
+                g.kind = Group::Kind::OverlappedTiles;
+            }
+            g.statements.push_back(p.statements[i].statement);
+            FuncContents *f = m->statements[size_t(p.statements[i].statement)].func;
+            if (std::find(g.funcs.begin(), g.funcs.end(), f) == g.funcs.end()) g.funcs.push_back(f);
+        }
+        for (auto &kv : by_group) groups.push_back(kv.second);
+        if (!rest.statements.empty()) groups.push_back(rest);
+    }
+    p.groups = std::move(groups);
+    build_loop_nest(p);
+    return p;
+}
+
+} // namespace tessera::poly

@@ -1,0 +1,110 @@
+#include "tessera/poly/scheduler.h"
+
+#include <isl/schedule.h>
+
+#include "tessera/poly/affine_schedule.h"
+#include "tessera/poly/grouping.h"
+#include "tessera/poly/legality.h"
+#include "tessera/poly/overlapped_tiling.h"
+
+namespace tessera::poly {
+
+const char *fusion_name(Fusion f) {
+    switch (f) {
+    case Fusion::None: return "none";
+    case Fusion::Smart: return "smart";
+    case Fusion::Max: return "max";
+    }
+    return "?";
+}
+
+Fusion parse_fusion(const std::string &s) {
+    if (s == "none") return Fusion::None;
+    if (s == "smart") return Fusion::Smart;
+    if (s == "max") return Fusion::Max;
+    user_error("Schedule option 'fusion' is '", s, "'; use none, smart or max.");
+}
+
+Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions &o) {
+    const Model &m = *model;
+    Stopwatch watch;
+    std::vector<std::pair<std::string, double>> timings;
+    Dependences deps = compute_dependences(m, o.max_operations);
+    timings.emplace_back("dependences", watch.lap());
+    if (!deps.computed) {
+        Program p = sequential_program(model);
+        p.groups[0].note = "dependence analysis exceeded its operation quota (max_operations); the pipeline runs in "
+                           "its original sequential order";
+        return p;
+    }
+    if (m.statements.empty()) return sequential_program(model);
+
+    std::vector<GroupPlan> plans = plan_groups(m, o);
+    timings.emplace_back("grouping", watch.lap());
+    std::vector<Group> groups;
+    isl_schedule *full = nullptr;
+    for (size_t k = 0; k < plans.size(); ++k) {
+        const GroupPlan &plan = plans[k];
+        Group g;
+        g.statements = plan.statements;
+        g.funcs = plan.funcs;
+        g.note = plan.note;
+        g.name = "G" + std::to_string(k);
+        isl::schedule sched;
+        bool done = false;
+        if (plan.overlapped) {
+            std::vector<int> stages;
+            for (int s : plan.statements) stages.push_back(s);
+            std::string why;
+            auto ot = overlapped_tiling(m, int(k), stages, plan.tile_sizes, o.parallel, true, why);
+            if (ot) {
+                sched = ot->schedule;
+                g.kind = Group::Kind::OverlappedTiles;
+                g.tile_sizes = ot->tile_sizes;
+                done = true;
+            } else {
+                g.note = "overlapped tiling does not apply: " + why;
+            }
+        }
+        if (!done) {
+            // A Func's pure definition runs before its updates: isl would otherwise fuse the
+            // initialization into the updates' (possibly skewed) band for no gain.
+            std::vector<int> pure, updates;
+            for (int s : plan.statements) (m.statements[size_t(s)].definition == 0 ? pure : updates).push_back(s);
+            isl_schedule *seq = nullptr;
+            g.kind = Group::Kind::Affine;
+            for (const std::vector<int> *part : {&pure, &updates}) {
+                if (part->empty()) continue;
+                AffineGroupSchedule a = affine_group_schedule(m, *part, deps, o);
+                seq = seq ? isl_schedule_sequence(seq, a.schedule.release()) : a.schedule.release();
+                if (!a.tile_sizes.empty()) g.tile_sizes = a.tile_sizes.back();
+                if (!a.note.empty()) g.note = a.note;
+            }
+            sched = isl::manage(seq);
+            if (g.note.empty()) g.note = "isl scheduler";
+        }
+        full = full ? isl_schedule_sequence(full, sched.release()) : sched.release();
+        groups.push_back(g);
+    }
+    timings.emplace_back("group schedules", watch.lap());
+    Program p = program_from_tree(model, isl::manage(full), groups);
+    timings.emplace_back("storage and AST", watch.lap());
+    if (o.verify) {
+        Legality l = check_legality(p, deps);
+        if (!l.legal) internal_error("the automatic schedule is illegal: ", l.violation);
+        timings.emplace_back("legality check", watch.lap());
+    }
+    p.timings = timings;
+    return p;
+}
+
+Program schedule_pipeline(const Pipeline &pl, const ScheduleOptions &o) {
+    Stopwatch watch;
+    std::shared_ptr<const Model> m = build_model(pl);
+    double model_ms = watch.lap();
+    Program p = schedule_model(m, o);
+    p.timings.insert(p.timings.begin(), {"model", model_ms});
+    return p;
+}
+
+} // namespace tessera::poly

@@ -1,0 +1,59 @@
+#include "tessera/poly/tree_transform.h"
+
+#include <isl/schedule_node.h>
+
+namespace tessera::poly {
+
+bool is_band(const isl::schedule_node &node) {
+    return isl_schedule_node_get_type(node.get()) == isl_schedule_node_band &&
+           isl_schedule_node_band_n_member(node.get()) > 0;
+}
+
+isl::schedule_node insert_named_mark(const isl::schedule_node &node, const std::string &name) {
+    return node.insert_mark(isl::id(node.ctx(), name));
+}
+
+isl::schedule_node split_band(const isl::schedule_node &node, int pos) {
+    return isl::manage(isl_schedule_node_band_split(node.copy(), pos));
+}
+
+isl::schedule_node tile_band(const isl::schedule_node &node, const std::vector<int> &sizes) {
+    isl_ctx *ctx = node.ctx().get();
+    isl_space *space = isl_schedule_node_band_get_space(node.get());
+    isl_multi_val *mv = isl_multi_val_zero(space);
+    for (size_t i = 0; i < sizes.size(); ++i) mv = isl_multi_val_set_val(mv, int(i), isl_val_int_from_si(ctx, sizes[i]));
+    isl_options_set_tile_scale_tile_loops(ctx, 0);
+    isl_options_set_tile_shift_point_loops(ctx, 1);
+    return isl::manage(isl_schedule_node_band_tile(node.copy(), mv));
+}
+
+isl::schedule_node set_band_parallel(const isl::schedule_node &node) {
+    isl_schedule_node *n = node.copy();
+    int members = int(isl_schedule_node_band_n_member(n));
+    n = isl_schedule_node_band_set_permutable(n, 1);
+    for (int i = 0; i < members; ++i) n = isl_schedule_node_band_member_set_coincident(n, i, 1);
+    return isl::manage(n);
+}
+
+isl::schedule_node mark_parallel_and_vector(const isl::schedule_node &node, bool parallel, bool vector) {
+    isl::schedule_node n = node;
+    int members = int(isl_schedule_node_band_n_member(n.get()));
+    bool par = parallel && isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
+    bool vec = vector && isl_schedule_node_band_member_get_coincident(n.get(), members - 1) == isl_bool_true &&
+               !(par && members == 1);
+    if (vec) {
+        if (members > 1) {
+            n = split_band(n, members - 1).child(0);
+            n = insert_named_mark(n, "vector").parent();
+        } else {
+            n = insert_named_mark(n, "vector");
+        }
+    }
+    if (par) {
+        if (isl_schedule_node_band_n_member(n.get()) > 1) n = split_band(n, 1);
+        n = insert_named_mark(n, "parallel");
+    }
+    return n;
+}
+
+} // namespace tessera::poly
