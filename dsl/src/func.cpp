@@ -103,6 +103,7 @@ void define_pure(FuncContents &f, const std::vector<Expr> &args, const Expr &val
         user_error("The pure definition of Func ", f.name, " calls ", f.name,
                    " itself: a recursive pure definition is not allowed. Give ", f.name,
                    " a pure definition first and express the recursion as an update definition.");
+    detail::bump_definitions_epoch();
     f.pure_args = names;
     f.type = value.type();
     f.pure.args = args;
@@ -170,6 +171,7 @@ void define_update(FuncContents &f, std::vector<Expr> args, Expr value) {
     d.args = std::move(args);
     d.value = without_self_ownership(value, &f);
     d.rdom = rdoms.empty() ? nullptr : rdoms[0];
+    detail::bump_definitions_epoch();
     f.updates.push_back(std::move(d));
 }
 

@@ -43,6 +43,15 @@ std::atomic<RealizeHook> g_realize_hook{nullptr};
 void set_realize_hook(RealizeHook hook) { g_realize_hook = hook; }
 RealizeHook realize_hook() { return g_realize_hook; }
 
+namespace {
+ScheduleHooks g_schedule_hooks;
+std::atomic<uint64_t> g_epoch{0};
+} // namespace
+
+void set_schedule_hooks(ScheduleHooks hooks) { g_schedule_hooks = hooks; }
+uint64_t definitions_epoch() { return g_epoch.load(); }
+void bump_definitions_epoch() { ++g_epoch; }
+
 std::vector<Buffer<void>> allocate_outputs(const Pipeline &p, const std::vector<int> &sizes) {
     if (p.outputs().empty()) user_error("Pipeline::realize: the pipeline has no outputs.");
     std::vector<Buffer<void>> out;
@@ -93,5 +102,29 @@ void Pipeline::realize(const std::vector<Buffer<void>> &outputs) const {
 }
 
 void Pipeline::realize(const Buffer<void> &output) const { realize(std::vector<Buffer<void>>{output}); }
+
+namespace {
+void require_scheduler(const char *what) {
+    if (!detail::g_schedule_hooks.to_json)
+        user_error("Pipeline::", what, " needs Tessera's scheduler: include <tessera/tessera.h> and link Tessera::tessera.");
+}
+} // namespace
+
+std::string Pipeline::schedule_json() const {
+    require_scheduler("schedule_json");
+    return detail::g_schedule_hooks.to_json(*this);
+}
+
+void Pipeline::set_schedule_json(const std::string &json) const {
+    require_scheduler("set_schedule_json");
+    detail::g_schedule_hooks.check(*this, json);
+    std::lock_guard<std::mutex> lock(c_->mutex);
+    c_->schedule_override = json;
+}
+
+void Pipeline::clear_schedule_json() const {
+    std::lock_guard<std::mutex> lock(c_->mutex);
+    c_->schedule_override.clear();
+}
 
 } // namespace tessera

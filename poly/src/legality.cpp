@@ -187,7 +187,51 @@ struct Checker {
     }
 };
 
+// Visits every band directly below a "parallel" or "vector" mark.
+void marked_bands(isl_schedule_node *n, std::vector<std::pair<std::string, isl::schedule_node>> &out) {
+    if (isl_schedule_node_get_type(n) == isl_schedule_node_mark) {
+        isl_id *id = isl_schedule_node_mark_get_id(n);
+        std::string name = isl_id_get_name(id);
+        isl_id_free(id);
+        isl_schedule_node *c = isl_schedule_node_get_child(n, 0);
+        if ((name == "parallel" || name == "vector") && isl_schedule_node_get_type(c) == isl_schedule_node_band)
+            out.emplace_back(name, isl::manage_copy(c));
+        isl_schedule_node_free(c);
+    }
+    int k = int(isl_schedule_node_n_children(n));
+    for (int i = 0; i < k; ++i) {
+        isl_schedule_node *c = isl_schedule_node_get_child(n, i);
+        marked_bands(c, out);
+        isl_schedule_node_free(c);
+    }
+}
+
 } // namespace
+
+// A marked loop must not carry `deps` (pairs of executed copies): pairs that agree on every
+// loop around it must agree on it.
+static void check_marks(const Program &p, const isl::union_map &deps, Checker &c) {
+    std::vector<std::pair<std::string, isl::schedule_node>> bands;
+    isl::schedule_node root = p.schedule.root();
+    marked_bands(root.get(), bands);
+    for (const auto &[mark, band] : bands) {
+        if (!c.r.legal) return;
+        isl::union_map outer = isl::manage(isl_schedule_node_get_prefix_schedule_union_map(band.get()));
+        isl::multi_union_pw_aff mupa = isl::manage(isl_schedule_node_band_get_partial_schedule(band.get()));
+        isl::union_map member = isl::manage(
+            isl_union_map_from_union_pw_aff(isl_multi_union_pw_aff_get_at(mupa.get(), 0)));
+        isl::union_map same_outer = outer.apply_range(outer.reverse());
+        isl::union_map same_member = member.apply_range(member.reverse());
+        isl::union_map carried = deps.intersect(same_outer).intersect_domain(member.domain()).subtract(same_member);
+        if (!carried.is_empty()) {
+            std::vector<isl::map> ex = maps_of(carried);
+            c.fail(detail::str_cat("The loop marked ", mark, " around ", isl_map_get_tuple_name(ex.front().get(), isl_dim_in),
+                                   " carries a dependence (from ", isl_map_get_tuple_name(ex.front().get(), isl_dim_in), " to ",
+                                   isl_map_get_tuple_name(ex.front().get(), isl_dim_out),
+                                   "): its iterations may not run in parallel. Remove the mark."));
+        }
+    }
+}
 
 Legality check_legality(const Program &p, const Dependences &d) {
     Checker c(p);
@@ -214,6 +258,20 @@ Legality check_legality(const Program &p, const Dependences &d) {
     c.check_order(prepared(d.output), "output (write-after-write)", "both write the same element, in this order");
     c.check_coverage();
     c.check_tiles();
+    if (c.r.legal) {
+        // Dependences between executed copies (recomputed copies inside a group excluded).
+        isl::union_map to_instance = isl::union_map::empty(p.model->ctx());
+        for (const ExecStatement &e : p.statements) to_instance = to_instance.unite(isl::union_map(copy_to_instance(p, e)));
+        isl::union_map to_copies = to_instance.reverse();
+        isl::union_map all = d.all().intersect_domain(dom).intersect_range(dom);
+        isl::union_map copies = all.apply_domain(to_copies).apply_range(to_copies);
+        isl::union_map same_copy_group = isl::union_map::empty(p.model->ctx());
+        for (const auto &kv : group_domain) {
+            isl::union_set g = kv.second.apply(to_copies);
+            same_copy_group = same_copy_group.unite(isl::manage(isl_union_map_from_domain_and_range(g.copy(), g.copy())));
+        }
+        check_marks(p, copies.subtract(same_copy_group), c);
+    }
     return c.r;
 }
 

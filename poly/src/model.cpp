@@ -339,9 +339,9 @@ private:
             const Expr &e = args[size_t(arr.dimensions - 1 - j)];
             AffineBounds b = affine_bounds(e, space);
             if (!b.lo || !b.hi)
-                user_error("Cannot bound the region of ", arr.kind == Array::Kind::Func ? "Func " : "input ", what,
-                           " read or written by ", s.func->name, ": coordinate ", arr.dimensions - 1 - j, " (", e,
-                           ") may take any value. Clamp it to the valid range, e.g. clamp(e, 0, n - 1).");
+                user_error("Cannot bound the region of ", what, " read by ", s.func->name, ": coordinate ",
+                           arr.dimensions - 1 - j, " (", e, ") may take any value. Clamp it to the valid range, e.g. "
+                           "clamp(e, 0, n - 1), or use a BoundaryConditions function.");
             isl::map dim_rel;
             if (b.exact) {
                 dim_rel = isl::manage(isl_map_from_pw_aff(b.lo->copy()));

@@ -153,6 +153,7 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
             st.min[size_t(d)] = make_const(Int(32), int64_t(0));
             off[size_t(d)] = aff_to_expr(isl::manage(isl_multi_aff_get_at(offset, j)), tiles, params);
         }
+        st.offset = off;
         isl_multi_aff_free(offset);
         isl_multi_val_free(size);
         isl_fixed_box_free(box);

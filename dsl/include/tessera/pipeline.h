@@ -4,6 +4,7 @@
 #include <memory>
 #include <initializer_list>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "tessera/buffer.h"
@@ -33,6 +34,8 @@ private:
 
 struct PipelineContents {
     std::vector<Func> outputs;
+    // An imported schedule (JSON) that replaces the automatic one, or empty.
+    std::string schedule_override;
     // State owned by the layer that executes the pipeline (e.g. compiled code), created on
     // first use and guarded by `mutex`.
     std::mutex mutex;
@@ -54,6 +57,15 @@ public:
     void realize(const std::vector<Buffer<void>> &outputs) const;
     void realize(const Buffer<void> &output) const;
 
+    // The schedule realize() uses, as JSON (docs/schedule-json.md): groups, schedule tree,
+    // storage, footprints, loop nest.
+    std::string schedule_json() const;
+    // Replaces the automatic schedule by an (edited) JSON schedule. Throws a UserError naming
+    // the violated dependence (both statements and the distance) if it is illegal.
+    void set_schedule_json(const std::string &json) const;
+    // Returns to the automatic schedule.
+    void clear_schedule_json() const;
+
     const std::shared_ptr<PipelineContents> &contents() const { return c_; }
 
 private:
@@ -72,6 +84,18 @@ void check_output_buffers(const Pipeline &p, const std::vector<Buffer<void>> &ou
 using RealizeHook = void (*)(const Pipeline &, const std::vector<Buffer<void>> &);
 void set_realize_hook(RealizeHook hook);
 RealizeHook realize_hook();
+
+// How schedules are produced and checked; installed by the runtime layer.
+struct ScheduleHooks {
+    std::string (*to_json)(const Pipeline &) = nullptr;
+    void (*check)(const Pipeline &, const std::string &json) = nullptr;
+};
+void set_schedule_hooks(ScheduleHooks hooks);
+
+// Incremented by every new Func definition, so caches keyed on a pipeline's structure can tell
+// when it changed.
+uint64_t definitions_epoch();
+void bump_definitions_epoch();
 } // namespace detail
 
 } // namespace tessera

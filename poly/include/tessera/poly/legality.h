@@ -8,6 +8,8 @@
 //     transformed program in which no read of a Func is left without a source.
 //  3. Every statement instance of the model is executed, and the ones that write full buffers
 //     or outputs are executed exactly once.
+//  4. No loop marked "parallel" or "vector" carries a dependence: two dependent instances that
+//     share the loops around it share its iteration too.
 #pragma once
 
 #include <string>

@@ -28,6 +28,9 @@ struct Storage {
     // Buffer: the box, over parameter Vars, Halide order. Scratch: min 0 and constant extents.
     std::vector<Expr> min, extent;
     int group = -1;  // Scratch: the group whose tiles own it
+    // Scratch: the global coordinates of its element 0 in each tile, over the tile coordinates
+    // ("$tile0", ...), Halide order: where the tile's footprint starts.
+    std::vector<Expr> offset;
 };
 
 // A statement as the schedule executes it: a model statement, or the copy of one inside the

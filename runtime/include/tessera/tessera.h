@@ -12,5 +12,12 @@
 #include "tessera/param.h"
 #include "tessera/pipeline.h"
 #include "tessera/reduction.h"
+#include "tessera/runtime/executor.h"
 #include "tessera/type.h"
 #include "tessera/var.h"
+
+namespace tessera::detail {
+// Installs the runtime's executor in every program that includes this header, so that
+// Pipeline::realize runs scheduled code and Pipeline::schedule_json works.
+inline const bool runtime_installed = (runtime::install_executor(), true);
+} // namespace tessera::detail

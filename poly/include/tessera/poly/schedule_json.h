@@ -1,0 +1,26 @@
+// The schedule of a pipeline as JSON (format: docs/schedule-json.md).
+//
+// Export describes everything the schedule decides: groups and their stages, the schedule tree
+// (bands with their members, coincidence and permutability, marks), storage with scratchpad
+// sizes, per-tile footprints, the parameters, and the loop nest as pseudo-C. Import reads back
+// the authoritative part, "schedule_tree" (isl's text of the tree, editable), re-derives storage
+// and the loop nest from it, and checks it against the dependences: an illegal edit is rejected
+// with a UserError naming the violated dependence.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "tessera/poly/program.h"
+#include "tessera/poly/schedule_options.h"
+
+namespace tessera::poly {
+
+constexpr int kScheduleSchemaVersion = 1;
+
+std::string schedule_to_json(const Program &p, const ScheduleOptions *options = nullptr, int indent = 2);
+
+// Builds the program an (edited) JSON schedule describes, for the model of the same pipeline.
+Program schedule_from_json(std::shared_ptr<const Model> model, const std::string &json, long max_operations = 2000000);
+
+} // namespace tessera::poly
