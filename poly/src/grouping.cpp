@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "tessera/poly/overlapped_tiling.h"
@@ -26,30 +28,40 @@ struct Estimate {
     std::string why_not;
 };
 
+struct PlanState {
+    GroupPlan plan;
+    std::optional<Footprints> probe;  // footprints at the probe tile sizes (overlapped groups)
+};
+
 class Planner {
 public:
     Planner(const Model &m, const ScheduleOptions &o) : m_(m), o_(o) {}
 
     std::vector<GroupPlan> plan() {
         for (const auto &f : m_.graph.funcs) {
-            GroupPlan g;
-            g.funcs.push_back(f.get());
+            PlanState g;
+            g.plan.funcs.push_back(f.get());
             for (size_t i = 0; i < m_.statements.size(); ++i)
-                if (m_.statements[i].func == f.get()) g.statements.push_back(int(i));
-            if (g.statements.empty()) continue;  // computed nowhere (an empty region)
-            g.overlapped = f->updates.empty() && f->dimensions() >= 1;
+                if (m_.statements[i].func == f.get()) g.plan.statements.push_back(int(i));
+            if (g.plan.statements.empty()) continue;  // computed nowhere (an empty region)
+            g.plan.overlapped = f->updates.empty() && f->dimensions() >= 1;
             groups_.push_back(g);
         }
         if (o_.fusion != Fusion::None) merge_groups();
-        for (GroupPlan &g : groups_)
-            if (g.overlapped) choose_tiles(g);
-        return groups_;
+        std::vector<GroupPlan> result;
+        for (PlanState &g : groups_) {
+            if (g.plan.overlapped) choose_tiles(g);
+            result.push_back(g.plan);
+        }
+        return result;
     }
 
 private:
     int group_of(const FuncContents *f) const {
-        for (size_t i = 0; i < groups_.size(); ++i)
-            if (std::find(groups_[i].funcs.begin(), groups_[i].funcs.end(), f) != groups_[i].funcs.end()) return int(i);
+        for (size_t i = 0; i < groups_.size(); ++i) {
+            const auto &fs = groups_[i].plan.funcs;
+            if (std::find(fs.begin(), fs.end(), f) != fs.end()) return int(i);
+        }
         return -1;
     }
 
@@ -57,8 +69,10 @@ private:
         return std::any_of(g.funcs.begin(), g.funcs.end(), [&](FuncContents *f) { return m_.graph.is_output(f); });
     }
 
-    // Default tile sizes for a root of `n` dimensions (tuple order): x wide, y 32, others 1, or
-    // the user's sizes (given x first).
+    size_t root_rank(const GroupPlan &g) const { return m_.statements[size_t(g.statements.back())].dims.size(); }
+
+    // Tile sizes for a root of `n` dimensions (tuple order): x wide, y as given, others 1; or the
+    // user's sizes (given x first).
     std::vector<int> tiles_for(size_t n, int y) const {
         std::vector<int> t(n, 1);
         if (!o_.tile_sizes.empty()) {
@@ -70,41 +84,64 @@ private:
         return t;
     }
 
-    Estimate estimate(const std::vector<int> &stages, const std::vector<int> &tiles) const {
+    std::vector<int> probe_tiles(const GroupPlan &g) const { return tiles_for(root_rank(g), 32); }
+
+    // Footprint box sizes at other tile sizes: a dimension that spans at least the probe tile
+    // grows one for one with the tile (its halo stays), the others keep their size.
+    static std::vector<long> scaled(const std::vector<long> &sizes, const std::vector<int> &probe, const std::vector<int> &tiles) {
+        std::vector<long> r = sizes;
+        size_t offset = sizes.size() >= probe.size() ? sizes.size() - probe.size() : 0;
+        for (size_t j = 0; j < probe.size() && offset + j < r.size(); ++j)
+            if (r[offset + j] >= probe[j]) r[offset + j] += tiles[j] - probe[j];
+        return r;
+    }
+
+    Estimate estimate(const GroupPlan &g, const Footprints &fp, const std::vector<int> &probe,
+                      const std::vector<int> &tiles) const {
         Estimate e;
-        std::string why;
-        auto sizes = footprint_sizes(m_, stages, tiles, why);
-        if (!sizes) {
-            e.why_not = why;
-            return e;
-        }
         e.feasible = true;
         double tile_volume = 1;
         for (int t : tiles) tile_volume *= t;
         double useful = 0, done = 0;
-        size_t root_rank = tiles.size();
-        for (size_t i = 0; i < stages.size(); ++i) {
-            const Statement &s = m_.statements[size_t(stages[i])];
-            double volume = 1;
-            for (long v : (*sizes)[i]) volume *= double(v);
-            if ((*sizes)[i].empty()) volume = tile_volume;
+        size_t rank = tiles.size();
+        for (size_t i = 0; i < g.statements.size(); ++i) {
+            const Statement &s = m_.statements[size_t(g.statements[i])];
+            double volume = tile_volume;
+            if (i + 1 < g.statements.size()) {
+                volume = 1;
+                for (long v : scaled(fp.sizes[i], probe, tiles)) volume *= double(v);
+                e.working_set += int64_t(volume) * s.func->type.bytes();
+            }
             double c = double(cost_of(s));
             done += c * volume;
-            useful += c * (s.dims.size() == root_rank ? std::min(volume, tile_volume) : volume);
-            if (i + 1 < stages.size()) e.working_set += int64_t(volume) * s.func->type.bytes();
+            useful += c * (s.dims.size() == rank ? std::min(volume, tile_volume) : volume);
         }
         e.recompute = useful > 0 ? done / useful - 1 : 0;
         return e;
     }
 
+    const Footprints *probe_of(PlanState &g) {
+        if (!g.probe) {
+            std::string why;
+            auto fp = compute_footprints(m_, g.plan.statements, probe_tiles(g.plan), why);
+            if (!fp) return nullptr;
+            g.probe = *fp;
+        }
+        return &*g.probe;
+    }
+
+    // Merges a producer group into its only consumer group while overlapped tiling applies and,
+    // for smart fusion, the estimates stay within bounds. A merge computes the footprints of the
+    // producer's stages only; failed merges are remembered.
     void merge_groups() {
+        std::set<std::pair<std::vector<FuncContents *>, std::vector<FuncContents *>>> failed;
         for (bool changed = true; changed;) {
             changed = false;
             for (size_t gi = 0; gi < groups_.size() && !changed; ++gi) {
-                GroupPlan &g = groups_[gi];
-                if (!g.overlapped || has_output(g)) continue;
+                PlanState &g = groups_[gi];
+                if (!g.plan.overlapped || has_output(g.plan)) continue;
                 std::vector<int> consumers;
-                for (FuncContents *f : g.funcs) {
+                for (FuncContents *f : g.plan.funcs) {
                     auto it = m_.graph.consumers.find(f);
                     if (it == m_.graph.consumers.end()) continue;
                     for (FuncContents *c : it->second) {
@@ -114,23 +151,41 @@ private:
                     }
                 }
                 if (consumers.size() != 1) continue;
-                GroupPlan &c = groups_[size_t(consumers[0])];
-                if (!c.overlapped) continue;
-                if (int(g.funcs.size() + c.funcs.size()) > o_.max_group_stages) continue;
-                std::vector<int> stages = g.statements;
-                stages.insert(stages.end(), c.statements.begin(), c.statements.end());
-                std::vector<int> tiles = tiles_for(m_.statements[size_t(stages.back())].dims.size(), 32);
-                Estimate e = estimate(stages, tiles);
-                if (!e.feasible) continue;
-                if (o_.fusion == Fusion::Smart &&
-                    (e.recompute > o_.max_recompute || e.working_set > o_.cache_bytes))
-                    continue;
-                GroupPlan merged;
-                merged.funcs = g.funcs;
-                merged.funcs.insert(merged.funcs.end(), c.funcs.begin(), c.funcs.end());
-                merged.statements = stages;
-                merged.overlapped = true;
                 size_t ci = size_t(consumers[0]);
+                PlanState &c = groups_[ci];
+                if (!c.plan.overlapped) continue;
+                if (int(g.plan.funcs.size() + c.plan.funcs.size()) > o_.max_group_stages) continue;
+                auto key = std::make_pair(g.plan.funcs, c.plan.funcs);
+                if (failed.count(key)) continue;
+                const Footprints *cf = probe_of(c);
+                if (!cf) continue;
+                PlanState merged;
+                merged.plan.funcs = g.plan.funcs;
+                merged.plan.funcs.insert(merged.plan.funcs.end(), c.plan.funcs.begin(), c.plan.funcs.end());
+                merged.plan.statements = g.plan.statements;
+                merged.plan.statements.insert(merged.plan.statements.end(), c.plan.statements.begin(), c.plan.statements.end());
+                merged.plan.overlapped = true;
+                // The consumer group's footprints stay valid: same root, same tiles.
+                Footprints known;
+                known.boxes.resize(g.plan.statements.size());
+                known.sizes.resize(g.plan.statements.size());
+                known.offsets.resize(g.plan.statements.size());
+                known.boxes.insert(known.boxes.end(), cf->boxes.begin(), cf->boxes.end());
+                known.sizes.insert(known.sizes.end(), cf->sizes.begin(), cf->sizes.end());
+                known.offsets.insert(known.offsets.end(), cf->offsets.begin(), cf->offsets.end());
+                std::vector<int> probe = probe_tiles(merged.plan);
+                std::string why;
+                auto fp = compute_footprints(m_, merged.plan.statements, probe, why, &known);
+                if (!fp) {
+                    failed.insert(key);
+                    continue;
+                }
+                Estimate e = estimate(merged.plan, *fp, probe, probe);
+                if (o_.fusion == Fusion::Smart && (e.recompute > o_.max_recompute || e.working_set > o_.cache_bytes)) {
+                    failed.insert(key);
+                    continue;
+                }
+                merged.probe = *fp;
                 groups_[ci] = merged;
                 groups_.erase(groups_.begin() + long(gi));
                 changed = true;
@@ -139,41 +194,44 @@ private:
     }
 
     // Picks the tile sizes of an overlapped group: the largest y tile (64 down to 1) whose
-    // working set fits the cache and, for smart fusion, whose recomputation stays in bounds.
-    void choose_tiles(GroupPlan &g) {
-        size_t n = m_.statements[size_t(g.statements.back())].dims.size();
+    // working set fits the cache and, for smart fusion, whose recomputation stays in bounds,
+    // extrapolated from the probe footprints.
+    void choose_tiles(PlanState &g) {
+        const Footprints *fp = probe_of(g);
+        if (!fp) {
+            g.plan.overlapped = false;
+            g.plan.note = "overlapped tiling does not apply: a footprint per tile has no fixed size";
+            return;
+        }
+        size_t n = root_rank(g.plan);
+        std::vector<int> probe = probe_tiles(g.plan);
         std::vector<int> best;
         Estimate best_e;
         std::vector<int> candidates = o_.tile_sizes.empty() && n >= 2 ? std::vector<int>{64, 32, 16, 8, 4, 2, 1}
                                                                      : std::vector<int>{32};
         for (int y : candidates) {
             std::vector<int> tiles = tiles_for(n, y);
-            Estimate e = estimate(g.statements, tiles);
-            if (!e.feasible) {
-                g.overlapped = false;
-                g.note = "overlapped tiling does not apply: " + e.why_not;
-                return;
-            }
+            Estimate e = estimate(g.plan, *fp, probe, tiles);
             best = tiles;
             best_e = e;
             bool fits = e.working_set <= o_.cache_bytes;
-            bool cheap = o_.fusion != Fusion::Smart || g.funcs.size() == 1 || e.recompute <= o_.max_recompute;
+            bool cheap = o_.fusion != Fusion::Smart || g.plan.funcs.size() == 1 || e.recompute <= o_.max_recompute;
             if (fits && cheap) break;
         }
-        g.tile_sizes = best;
-        g.recompute = best_e.recompute;
-        g.working_set = best_e.working_set;
+        g.plan.tile_sizes = best;
+        g.plan.recompute = best_e.recompute;
+        g.plan.working_set = best_e.working_set;
         std::ostringstream s;
         s << "overlapped tiles";
         for (size_t i = 0; i < best.size(); ++i) s << (i ? " x " : " ") << best[i];
         s << " (outermost first); estimated recomputation " << int(best_e.recompute * 100 + 0.5)
           << "%, working set " << best_e.working_set << " bytes per tile";
-        g.note = s.str();
+        g.plan.note = s.str();
     }
 
     const Model &m_;
     const ScheduleOptions &o_;
-    std::vector<GroupPlan> groups_;
+    std::vector<PlanState> groups_;
 };
 
 } // namespace

@@ -83,12 +83,6 @@ std::vector<int> tile_loop_order(const std::vector<int> &tile_sizes) {
 
 namespace {
 
-struct Footprints {
-    std::vector<isl::map> boxes;           // per stage: [t] -> S[i], what one tile computes
-    std::vector<std::vector<long>> sizes;  // per stage: box size, tuple order (empty for the root)
-    std::vector<std::string> offsets;      // per stage: isl's text of the box offset
-};
-
 // { [t] -> S[i] : off(t) <= i < off(t) + size } for a fixed box.
 isl_map *box_map(isl_multi_aff *off, isl_multi_val *size, const std::string &tuple) {
     isl_ctx *ctx = isl_multi_aff_get_ctx(off);
@@ -106,19 +100,24 @@ isl_map *box_map(isl_multi_aff *off, isl_multi_val *size, const std::string &tup
     return isl_map_set_tuple_name(r, isl_dim_out, tuple.c_str());
 }
 
+} // namespace
+
 // Footprints of every stage per tile, consumers first, each producer widened to its fixed box
 // hull (PolyMage's rectangular footprints), which keeps its per-tile domain a single box.
 std::optional<Footprints> compute_footprints(const Model &m, const std::vector<int> &stages,
-                                             const std::vector<int> &tile_sizes, std::string &why_not) {
+                                             const std::vector<int> &tile_sizes, std::string &why_not,
+                                             const Footprints *known) {
     const Statement &root = m.statements[size_t(stages.back())];
     TESSERA_INTERNAL_ASSERT(tile_sizes.size() == root.dims.size(), "tile sizes for ", root.name);
-    // (optional: a null isl object cannot be copied)
-    std::vector<std::optional<isl::map>> footprint(stages.size());
-    footprint.back() = tile_map(m, root, tile_sizes).reverse().intersect_range(root.domain);
     Footprints r;
+    if (known) r = *known;
+    r.boxes.resize(stages.size());
     r.sizes.resize(stages.size());
     r.offsets.resize(stages.size());
+    if (!r.boxes.back()) r.boxes.back() = tile_map(m, root, tile_sizes).reverse().intersect_range(root.domain);
+    isl::set root_tiles = r.boxes.back()->domain();
     for (int si = int(stages.size()) - 2; si >= 0; --si) {
+        if (r.boxes[size_t(si)]) continue;
         const Statement &p = m.statements[size_t(stages[size_t(si)])];
         int parray = m.array_of(p.func);
         isl_map *f = nullptr;
@@ -126,7 +125,7 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
             const Statement &c = m.statements[size_t(stages[ci])];
             for (const Access &a : c.reads) {
                 if (a.array != parray) continue;
-                isl_map *reads = isl_map_apply_range(footprint[ci]->copy(), a.relation.copy());
+                isl_map *reads = isl_map_apply_range(r.boxes[ci]->copy(), a.relation.copy());
                 f = f ? isl_map_union(f, reads) : reads;
             }
         }
@@ -153,23 +152,15 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
         char *str = isl_multi_aff_to_str(off);
         r.offsets[size_t(si)] = str;
         free(str);
+        // Only tiles that hold part of the root compute anything.
         isl_map *b = box_map(off, size, p.name);
-        footprint[size_t(si)] = isl::manage(isl_map_intersect_range(b, p.domain.copy()));
+        b = isl_map_intersect_domain(b, root_tiles.copy());
+        r.boxes[size_t(si)] = isl::manage(isl_map_intersect_range(b, p.domain.copy()));
         isl_multi_val_free(size);
         isl_multi_aff_free(off);
         isl_fixed_box_free(box);
     }
-    for (auto &f : footprint) r.boxes.push_back(*f);
     return r;
-}
-
-} // namespace
-
-std::optional<std::vector<std::vector<long>>> footprint_sizes(const Model &m, const std::vector<int> &stages,
-                                                              const std::vector<int> &tile_sizes, std::string &why_not) {
-    auto f = compute_footprints(m, stages, tile_sizes, why_not);
-    if (!f) return std::nullopt;
-    return f->sizes;
 }
 
 std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const std::vector<int> &stages,
@@ -191,7 +182,7 @@ std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const s
     isl::union_map tile_schedule = isl::union_map::empty(m.ctx());
     for (size_t si = 0; si < stages.size(); ++si) {
         std::string name = "G" + std::to_string(k) + "_" + m.statements[size_t(stages[si])].name;
-        isl::set d = expanded_domain(fp->boxes[si], name);
+        isl::set d = expanded_domain(*fp->boxes[si], name);
         domains.push_back(d);
         all = all.unite(isl::union_set(d));
         tile_schedule = tile_schedule.unite(projection(d, n_tile, &r.tile_order));

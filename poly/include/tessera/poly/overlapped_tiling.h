@@ -28,10 +28,20 @@ struct OverlappedTiling {
     std::vector<std::string> footprint_offsets;
 };
 
-// The footprints alone (no schedule tree): per stage, the fixed box of what one tile needs, or
-// nullopt with `why_not` when a producer's footprint has no fixed size.
-std::optional<std::vector<std::vector<long>>> footprint_sizes(const Model &m, const std::vector<int> &stages,
-                                                              const std::vector<int> &tile_sizes, std::string &why_not);
+// What one tile of a group computes of each stage, consumers first.
+struct Footprints {
+    std::vector<std::optional<isl::map>> boxes;  // per stage: [t] -> S[i] (optional: null isl objects cannot be copied)
+    std::vector<std::vector<long>> sizes;        // per stage: box size, tuple order (empty for the root)
+    std::vector<std::string> offsets;            // per stage: isl's text of the box offset
+};
+
+// Computes the footprints of `stages` (producers first, root last) for the given tiles. Entries
+// already present in `known` (aligned with `stages`, e.g. a consumer group's footprints before a
+// merge) are reused; the others are derived from their consumers. Returns nullopt with `why_not`
+// when a producer's footprint has no fixed size.
+std::optional<Footprints> compute_footprints(const Model &m, const std::vector<int> &stages,
+                                             const std::vector<int> &tile_sizes, std::string &why_not,
+                                             const Footprints *known = nullptr);
 
 // Builds the overlapped tiling of group k; `stages` are model statements of pure definitions in
 // producer-first order, the last being the root. Returns nullopt with `why_not` set when a

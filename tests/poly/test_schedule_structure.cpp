@@ -1,0 +1,161 @@
+// What the automatic scheduler decides: fusion groups, overlapped tiles and halos, scratchpads,
+// tiled affine bands, marks, and the quota fallbacks.
+#include "poly_test_util.h"
+
+#include <tessera/poly/affine_schedule.h>
+
+using namespace tessera;
+
+namespace {
+
+poly::Program schedule(const std::string &app_name, poly::ScheduleOptions o = {}) {
+    auto app = apps::make_app(app_name);
+    o.verify = true;
+    return poly::schedule_pipeline(app->pipeline(), o);
+}
+
+const poly::Storage &storage_of(const poly::Program &p, const std::string &func) {
+    for (const poly::Storage &s : p.storage)
+        if (s.name == func) return s;
+    FAIL("no storage for " << func);
+    return p.storage[0];
+}
+
+int64_t constant(const Expr &e) { return ir::as_const_int(e).value_or(-1); }
+
+} // namespace
+
+TEST_CASE("blur_x_blur_y becomes one fused group with a halo of 4 along y", "[poly][structure]") {
+    poly::Program p = schedule("blur_x_blur_y");
+    REQUIRE(p.groups.size() == 1);
+    const poly::Group &g = p.groups[0];
+    CHECK(g.kind == poly::Group::Kind::OverlappedTiles);
+    REQUIRE(g.funcs.size() == 2);
+    CHECK(g.funcs[0]->name == "blur_x");
+    CHECK(g.funcs[1]->name == "blur_y");
+    // Tiles over (c, y, x); blur_x lives in a per-tile scratchpad: the tile plus 4 rows.
+    REQUIRE(g.tile_sizes.size() == 3);
+    const poly::Storage &bx = storage_of(p, "blur_x");
+    CHECK(bx.kind == poly::Storage::Kind::Scratch);
+    CHECK(constant(bx.extent[0]) == g.tile_sizes[2]);
+    CHECK(constant(bx.extent[1]) == g.tile_sizes[1] + 4);
+    CHECK(constant(bx.extent[2]) == 1);
+    CHECK(storage_of(p, "blur_y").kind == poly::Storage::Kind::Output);
+    // Both stages sit in one tile loop nest, under one parallel loop.
+    CHECK(p.ast_c.find("G0_S_blur_x_0") != std::string::npos);
+    CHECK(p.ast_c.find("G0_S_blur_y_0") != std::string::npos);
+    std::string nest = poly::to_string(p.nest);
+    CHECK(nest.find("parallel for") != std::string::npos);
+    CHECK(nest.find("vectorized for") != std::string::npos);
+    size_t tile_body = nest.find("// tile_body");
+    REQUIRE(tile_body != std::string::npos);
+    CHECK(nest.find("G0_S_blur_x_0") > tile_body);
+    CHECK(nest.find("G0_S_blur_y_0") > nest.find("G0_S_blur_x_0"));
+}
+
+TEST_CASE("harris (11 stages) and unsharp mask fuse fully", "[poly][structure]") {
+    poly::Program h = schedule("harris");
+    REQUIRE(h.groups.size() == 1);
+    CHECK(h.groups[0].funcs.size() == 11);
+    CHECK(h.groups[0].kind == poly::Group::Kind::OverlappedTiles);
+    poly::Program u = schedule("unsharp_mask");
+    REQUIRE(u.groups.size() == 1);
+    CHECK(u.groups[0].funcs.size() == 4);
+    for (const poly::Storage &s : u.storage)
+        if (s.name != "masked") CHECK(s.kind == poly::Storage::Kind::Scratch);
+}
+
+TEST_CASE("without fusion every Func is its own group with a full buffer", "[poly][structure]") {
+    poly::ScheduleOptions o;
+    o.fusion = poly::Fusion::None;
+    poly::Program p = schedule("blur_x_blur_y", o);
+    CHECK(p.groups.size() == 2);
+    CHECK(storage_of(p, "blur_x").kind == poly::Storage::Kind::Buffer);
+}
+
+TEST_CASE("given tile sizes are used, dimension 0 first", "[poly][structure]") {
+    poly::ScheduleOptions o;
+    o.tile_sizes = {128, 8};
+    poly::Program p = schedule("blur_x_blur_y", o);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(p.groups[0].tile_sizes == std::vector<int>{1, 8, 128});
+    CHECK(constant(storage_of(p, "blur_x").extent[1]) == 12);
+}
+
+TEST_CASE("matmul gets a tiled, parallel band from isl's scheduler", "[poly][structure]") {
+    poly::Program p = schedule("matmul");
+    REQUIRE(!p.groups.empty());
+    const poly::Group &g = p.groups.back();
+    CHECK(g.kind == poly::Group::Kind::Affine);
+    CHECK(!g.tile_sizes.empty());
+    std::string nest = poly::to_string(p.nest);
+    CHECK(nest.find("parallel for") != std::string::npos);
+    // Tile loops step over tiles: the point loops start at a multiple of the tile size.
+    CHECK(nest.find("(32 * $c") != std::string::npos);
+}
+
+TEST_CASE("a scan keeps its loop-carried order and is not marked parallel", "[poly][structure]") {
+    poly::Program p = schedule("prefix_sum");
+    std::string nest = poly::to_string(p.nest);
+    size_t update = nest.find("S_prefix_sum_1");
+    REQUIRE(update != std::string::npos);
+    // The loop around the update must not be parallel (the pure init loop may be).
+    std::string before = nest.substr(0, update);
+    size_t last_for = before.rfind("for (");
+    REQUIRE(last_for != std::string::npos);
+    CHECK(before.substr(before.rfind('\n', last_for) + 1, last_for - before.rfind('\n', last_for) - 1).find("parallel") ==
+          std::string::npos);
+}
+
+TEST_CASE("a tiny quota makes dependence analysis fall back to the original order", "[poly][structure]") {
+    auto app = apps::make_app("jacobi_2d");
+    poly::ScheduleOptions o;
+    o.max_operations = 50;
+    poly::Program p = poly::schedule_pipeline(app->pipeline(), o);
+    REQUIRE(p.groups.size() == 1);
+    CHECK(p.groups[0].note.find("quota") != std::string::npos);
+    app->prepare({13, 11, 3}, 2);
+    poly_test::check_program(p, *app, "quota fallback");
+}
+
+TEST_CASE("a tiny quota makes isl's scheduler keep a group's original order", "[poly][structure]") {
+    auto app = apps::make_app("seidel_2d");
+    std::shared_ptr<const poly::Model> m = poly::build_model(app->pipeline());
+    poly::Dependences d = poly::compute_dependences(*m, 100000000);
+    REQUIRE(d.computed);
+    poly::ScheduleOptions o;
+    o.max_operations = 50;
+    std::vector<int> updates;
+    for (size_t i = 0; i < m->statements.size(); ++i)
+        if (m->statements[i].definition > 0) updates.push_back(int(i));
+    poly::AffineGroupSchedule s = poly::affine_group_schedule(*m, updates, d, o);
+    CHECK(s.note.find("quota") != std::string::npos);
+    CHECK(s.tile_sizes.empty());
+}
+
+TEST_CASE("a parametric schedule built once runs correctly at many sizes and origins", "[poly][structure]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    poly::Program p = poly::schedule_pipeline(app->pipeline(), poly::ScheduleOptions{});
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{5, 5}, {300, 7}, {17, 290}, {64, 64}}) {
+        app->prepare({w, h}, uint32_t(w + h));
+        poly_test::check_program(p, *app, "blur at " + std::to_string(w) + "x" + std::to_string(h));
+    }
+    // A region that does not start at 0.
+    Var x("x"), y("y");
+    InputBuffer<int> in("in", 2);
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * 2 + in(x + 1, y);
+    g(x, y) = f(x, y - 1) + f(x, y + 1);
+    Buffer<int> b(40, 30);
+    b.set_min({-5, -9});
+    for (int yy = -9; yy < 21; ++yy)
+        for (int xx = -5; xx < 35; ++xx) b(xx, yy) = xx * 7 - yy * 3;
+    in.set(b);
+    poly::Program q = poly::schedule_pipeline(Pipeline(g), poly::ScheduleOptions{});
+    Buffer<int> got(20, 10), want(20, 10);
+    got.set_min({-3, -7});
+    want.set_min({-3, -7});
+    poly::execute(q, {got});
+    interpret(Pipeline(g), {want});
+    CHECK(apps::compare(got, want, 0).ok);
+}
