@@ -1,7 +1,9 @@
 // The executable of one app (TESSERA_APP_NAME): builds its pipeline, runs it on random inputs
 // through Pipeline::realize, and checks the result against the app's plain C++ loops.
 //
-//   <app> [--size N ...] [--seed S]
+//   <app> [--size N ...] [--seed S] [--schedule]
+//
+// --schedule prints the schedule JSON the pipeline runs with and exits.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,8 +25,11 @@ int main(int argc, char **argv) {
                 while (i + 1 < argc && argv[i + 1][0] != '-') sizes.push_back(std::atoi(argv[++i]));
             } else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) {
                 seed = uint32_t(std::atoi(argv[++i]));
+            } else if (!std::strcmp(argv[i], "--schedule")) {
+                std::printf("%s\n", app->pipeline().schedule_json().c_str());
+                return 0;
             } else {
-                std::fprintf(stderr, "usage: %s [--size N ...] [--seed S]\n", argv[0]);
+                std::fprintf(stderr, "usage: %s [--size N ...] [--seed S] [--schedule]\n", argv[0]);
                 return 2;
             }
         }

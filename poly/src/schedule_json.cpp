@@ -12,7 +12,7 @@
 namespace tessera::poly {
 namespace {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;
 
 std::string str(const Expr &e) { return e.defined() ? to_string(e) : std::string(); }
 
