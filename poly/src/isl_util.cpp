@@ -3,6 +3,9 @@
 #include <cctype>
 #include <chrono>
 
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+
 namespace tessera::poly {
 
 IslContext::IslContext() : ctx_(isl_ctx_alloc()) {
@@ -35,6 +38,30 @@ double Stopwatch::lap() {
     double t = now_ms(), d = t - last_;
     last_ = t;
     return d;
+}
+
+std::vector<isl::set> sets_of(const isl::union_set &u) {
+    std::vector<isl::set> v;
+    isl_union_set_foreach_set(
+        u.get(),
+        [](isl_set *s, void *user) {
+            static_cast<std::vector<isl::set> *>(user)->push_back(isl::manage(s));
+            return isl_stat_ok;
+        },
+        &v);
+    return v;
+}
+
+std::vector<isl::map> maps_of(const isl::union_map &u) {
+    std::vector<isl::map> v;
+    isl_union_map_foreach_map(
+        u.get(),
+        [](isl_map *m, void *user) {
+            static_cast<std::vector<isl::map> *>(user)->push_back(isl::manage(m));
+            return isl_stat_ok;
+        },
+        &v);
+    return v;
 }
 
 std::string isl_name(const std::string &name) {

@@ -15,18 +15,6 @@
 namespace tessera::poly {
 namespace {
 
-std::vector<isl::map> maps_of(const isl::union_map &u) {
-    std::vector<isl::map> v;
-    isl_union_map_foreach_map(
-        u.get(),
-        [](isl_map *m, void *user) {
-            static_cast<std::vector<isl::map> *>(user)->push_back(isl::manage(m));
-            return isl_stat_ok;
-        },
-        &v);
-    return v;
-}
-
 std::string coords(isl_point *p, isl_dim_type type, int first, int n) {
     std::ostringstream s;
     s << "[";

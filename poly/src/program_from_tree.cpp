@@ -14,18 +14,6 @@
 namespace tessera::poly {
 namespace {
 
-std::vector<isl::set> sets_of(const isl::union_set &u) {
-    std::vector<isl::set> v;
-    isl_union_set_foreach_set(
-        u.get(),
-        [](isl_set *s, void *user) {
-            static_cast<std::vector<isl::set> *>(user)->push_back(isl::manage(s));
-            return isl_stat_ok;
-        },
-        &v);
-    return v;
-}
-
 std::string tuple_name(const isl::set &s) {
     const char *n = isl_set_get_tuple_name(s.get());
     return n ? n : "";

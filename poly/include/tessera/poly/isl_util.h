@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tessera::poly {
 
@@ -46,6 +47,10 @@ public:
 private:
     double last_;
 };
+
+// The sets of a union set and the maps of a union map, as vectors.
+std::vector<isl::set> sets_of(const isl::union_set &u);
+std::vector<isl::map> maps_of(const isl::union_map &u);
 
 // A name isl's parser accepts: letters, digits and underscores, not starting with a digit.
 std::string isl_name(const std::string &name);
