@@ -1,56 +1,70 @@
 #include "tessera/runtime/executor.h"
 
-#include <tessera/poly/ast_interpreter.h>
 #include <tessera/poly/schedule_json.h>
 #include <tessera/poly/scheduler.h>
+
+#include "tessera/runtime/compiled_pipeline.h"
 
 namespace tessera::runtime {
 namespace {
 
-struct CachedProgram {
+// What a pipeline caches: valid for one definitions epoch and one imported schedule.
+struct ExecutorState {
     uint64_t epoch = 0;
     std::string override_json;
     std::shared_ptr<const poly::Program> program;
+    std::shared_ptr<const CallableImpl> compiled;
 };
 
-std::shared_ptr<const poly::Program> build(const Pipeline &p, const std::string &override_json) {
-    std::shared_ptr<const poly::Model> model = poly::build_model(p);
-    if (!override_json.empty())
-        return std::make_shared<const poly::Program>(poly::schedule_from_json(model, override_json));
-    return std::make_shared<const poly::Program>(poly::schedule_model(model, poly::ScheduleOptions{}));
+std::shared_ptr<ExecutorState> state_of(const Pipeline &p) {
+    PipelineContents &c = *p.contents();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto s = std::static_pointer_cast<ExecutorState>(c.executor_state);
+    uint64_t epoch = detail::definitions_epoch();
+    if (!s || s->epoch != epoch || s->override_json != c.schedule_override) {
+        s = std::make_shared<ExecutorState>();
+        s->epoch = epoch;
+        s->override_json = c.schedule_override;
+        c.executor_state = s;
+    }
+    return s;
 }
 
-void realize_scheduled(const Pipeline &p, const std::vector<Buffer<void>> &outputs) {
-    poly::execute(*scheduled_program(p), outputs);
+std::shared_ptr<const CallableImpl> compiled(const Pipeline &p) {
+    auto s = state_of(p);
+    static std::mutex compile_mutex;  // one compilation at a time per process
+    std::lock_guard<std::mutex> lock(compile_mutex);
+    if (!s->compiled) s->compiled = compile_for_host(p, Target::host(), CompileOptions{});
+    return s->compiled;
 }
+
+void realize_compiled(const Pipeline &p, const std::vector<Buffer<void>> &outputs) { compiled(p)->run(nullptr, outputs); }
 
 std::string to_json(const Pipeline &p) {
     poly::ScheduleOptions defaults;
     return poly::schedule_to_json(*scheduled_program(p), &defaults);
 }
 
-void check(const Pipeline &p, const std::string &json) { build(p, json); }
+void check(const Pipeline &p, const std::string &json) { poly::schedule_from_json(poly::build_model(p), json); }
+
+std::shared_ptr<const CallableImpl> compile_hook(const Pipeline &p, const Target &t, const CompileOptions &o) {
+    return compile_for_host(p, t, o);
+}
 
 } // namespace
 
 std::shared_ptr<const poly::Program> scheduled_program(const Pipeline &p) {
-    PipelineContents &c = *p.contents();
-    std::lock_guard<std::mutex> lock(c.mutex);
-    auto cached = std::static_pointer_cast<CachedProgram>(c.executor_state);
-    uint64_t epoch = detail::definitions_epoch();
-    if (!cached || cached->epoch != epoch || cached->override_json != c.schedule_override) {
-        auto fresh = std::make_shared<CachedProgram>();
-        fresh->epoch = epoch;
-        fresh->override_json = c.schedule_override;
-        fresh->program = build(p, c.schedule_override);
-        c.executor_state = fresh;
-        cached = fresh;
+    auto s = state_of(p);
+    if (!s->program) {
+        CompileReport ignored;
+        s->program = program_for(p, CompileOptions{}, ignored);
     }
-    return cached->program;
+    return s->program;
 }
 
 void install_executor() {
-    detail::set_realize_hook(realize_scheduled);
+    detail::set_realize_hook(realize_compiled);
+    detail::set_compile_hook(compile_hook);
     detail::ScheduleHooks h;
     h.to_json = to_json;
     h.check = check;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tessera/buffer.h"
+#include "tessera/callable.h"
 #include "tessera/func.h"
 
 namespace tessera {
@@ -56,6 +57,10 @@ public:
     // Computes every output into the given buffers (one per output, over their regions).
     void realize(const std::vector<Buffer<void>> &outputs) const;
     void realize(const Buffer<void> &output) const;
+
+    // Compiles the pipeline for `target` (docs/architecture.md, "codegen"). One compilation serves
+    // every size unless options.specialize_sizes says otherwise.
+    Callable compile(const Target &target = Target::host(), const CompileOptions &options = {}) const;
 
     // The schedule realize() uses, as JSON (docs/schedule-json.md): groups, schedule tree,
     // storage, footprints, loop nest.

@@ -4,6 +4,7 @@
 
 #include "tessera/boundary.h"
 #include "tessera/buffer.h"
+#include "tessera/callable.h"
 #include "tessera/error.h"
 #include "tessera/expr.h"
 #include "tessera/float16.h"

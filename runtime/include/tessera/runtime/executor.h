@@ -1,5 +1,6 @@
-// How Pipeline::realize executes: the pipeline's schedule (automatic, or the imported JSON one),
-// cached per pipeline until a definition changes.
+// How Pipeline::realize executes: the pipeline compiled for the host (automatic schedule, or
+// the imported JSON one), cached per pipeline until a definition or the imported schedule
+// changes. Pipeline::compile and Pipeline::schedule_json go through here too.
 #pragma once
 
 #include <memory>
@@ -7,16 +8,14 @@
 
 #include <tessera/pipeline.h>
 #include <tessera/poly/program.h>
-#include <tessera/poly/schedule_options.h>
 
 namespace tessera::runtime {
 
-// Makes Pipeline::realize run the scheduled program and Pipeline::schedule_json /
-// set_schedule_json use the scheduler. Idempotent.
+// Makes Pipeline::realize run compiled code, and Pipeline::compile / schedule_json /
+// set_schedule_json work. Idempotent.
 void install_executor();
 
-// The program realize() runs for `p`: its imported schedule if one is set, else the automatic
-// schedule with default options. Cached in the pipeline.
+// The scheduled program realize() compiles for `p` (cached).
 std::shared_ptr<const poly::Program> scheduled_program(const Pipeline &p);
 
 } // namespace tessera::runtime

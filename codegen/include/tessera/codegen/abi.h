@@ -1,0 +1,46 @@
+/* The calling convention of compiled Tessera pipelines (C, shared by the JIT and by AOT headers).
+ *
+ *   int32_t <name>(void **args, tessera_error_t *error);
+ *
+ * args holds one pointer per argument of the pipeline, in its argument order (inputs, then
+ * scalar parameters, then outputs): a tessera_buffer_t * for buffers, a pointer to the value for
+ * scalars. Buffers must have dimension 0 dense (stride 1). The function returns 0, or one of the
+ * TESSERA_ERROR_* codes after filling *error (which may be NULL).
+ */
+#ifndef TESSERA_CODEGEN_ABI_H
+#define TESSERA_CODEGEN_ABI_H
+
+#include <stdint.h>
+
+#define TESSERA_MAX_DIMS 8
+
+typedef struct tessera_dim_t {
+    int64_t min, extent, stride; /* stride in elements */
+} tessera_dim_t;
+
+typedef struct tessera_buffer_t {
+    uint8_t *host; /* the element at the mins */
+    int32_t dimensions;
+    int32_t reserved;
+    tessera_dim_t dim[TESSERA_MAX_DIMS];
+} tessera_buffer_t;
+
+enum {
+    TESSERA_OK = 0,
+    TESSERA_ERROR_INPUT_TOO_SMALL = 1,   /* an input does not cover the region the pipeline reads */
+    TESSERA_ERROR_OUTPUT_TOO_SMALL = 2,  /* an output's computation reaches outside its buffer */
+    TESSERA_ERROR_NOT_DENSE = 3,         /* dimension 0 of a buffer has a stride other than 1 */
+    TESSERA_ERROR_OUT_OF_MEMORY = 4,     /* an intermediate buffer could not be allocated */
+    TESSERA_ERROR_SPECIALIZATION = 5     /* sizes differ from the ones the code was specialized for */
+};
+
+typedef struct tessera_error_t {
+    int32_t code;
+    int32_t argument; /* the argument concerned */
+    int32_t dim;      /* its dimension */
+    int32_t reserved;
+    int64_t need_min, need_max; /* the range needed */
+    int64_t have_min, have_max; /* the range given */
+} tessera_error_t;
+
+#endif

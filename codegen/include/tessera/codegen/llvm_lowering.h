@@ -1,0 +1,39 @@
+// Lowering of a scheduled program to LLVM IR (target-independent part).
+//
+// The program becomes `int32_t <function_name>(void **args, tessera_error_t *error)` (abi.h):
+// it reads its parameters from the argument buffers, checks every input against the region
+// the program reads and every output against the region it writes, allocates intermediate
+// buffers, runs the loop nest and frees them. Statement bodies keep the DSL's exact semantics
+// (scalar_ops.cpp): Euclidean division, wrapping integers, saturating float-to-int casts,
+// float16/bfloat16 rounded once per operation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <tessera/poly/program.h>
+
+namespace llvm {
+class Module;
+}
+
+namespace tessera::codegen {
+
+struct CodegenOptions {
+    std::string function_name = "tessera_pipeline";
+    int threads = 0;         // 0: the OpenMP runtime's default (OMP_NUM_THREADS, else every core)
+    bool fast_math = false;  // allow reassociation and contraction of float arithmetic
+    // Extents of each output the code is specialized for (constants in the code; other sizes are
+    // rejected at entry). Empty: one function for every size.
+    std::vector<std::vector<int64_t>> specialized_extents;
+    // Streaming (non-temporal) stores for outputs written once, in vectorized loops.
+    bool streaming_output_stores = false;
+    // Vectorization factor hint for loops marked vector (0: LLVM chooses).
+    int vector_width = 0;
+};
+
+// Emits the program's function into `module` (whose context and data layout are used).
+void lower_program(const poly::Program &p, llvm::Module &module, const CodegenOptions &options);
+
+} // namespace tessera::codegen

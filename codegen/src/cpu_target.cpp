@@ -1,0 +1,109 @@
+#include "tessera/codegen/cpu_target.h"
+
+#include <mutex>
+
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/PassManager.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <tessera/error.h>
+
+namespace tessera::codegen {
+
+namespace {
+void initialize_llvm() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        llvm::InitializeNativeTarget();
+        llvm::InitializeNativeTargetAsmPrinter();
+        llvm::InitializeNativeTargetAsmParser();
+    });
+}
+} // namespace
+
+CpuTarget host_cpu() {
+    initialize_llvm();
+    CpuTarget t;
+    t.triple = llvm::sys::getProcessTriple();
+    t.cpu = llvm::sys::getHostCPUName().str();
+    std::string f;
+    for (const auto &kv : llvm::sys::getHostCPUFeatures()) f += std::string(f.empty() ? "" : ",") + (kv.second ? "+" : "-") + kv.first().str();
+    t.features = f;
+    return t;
+}
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget &t, bool fast_math) {
+    initialize_llvm();
+    std::string err;
+    const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t.triple, err);
+    if (!target) internal_error("LLVM has no target for ", t.triple, ": ", err);
+    llvm::TargetOptions opts;
+    if (fast_math) {
+        opts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+        opts.UnsafeFPMath = true;
+        opts.NoInfsFPMath = false;
+        opts.NoNaNsFPMath = false;
+    } else {
+        opts.AllowFPOpFusion = llvm::FPOpFusion::Standard;  // only explicit fma
+    }
+    auto *tm = target->createTargetMachine(t.triple, t.cpu, t.features, opts, llvm::Reloc::PIC_, std::nullopt,
+                                           llvm::CodeGenOptLevel::Aggressive);
+    if (!tm) internal_error("LLVM could not create a TargetMachine for ", t.triple, " ", t.cpu);
+    return std::unique_ptr<llvm::TargetMachine>(tm);
+}
+
+void prepare_module(llvm::Module &m, llvm::TargetMachine &tm) {
+    m.setTargetTriple(tm.getTargetTriple().str());
+    m.setDataLayout(tm.createDataLayout());
+}
+
+void optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions pto;
+    pto.LoopVectorization = true;
+    pto.SLPVectorization = true;
+    llvm::PassBuilder pb(&tm, pto);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(m, mam);
+}
+
+namespace {
+void emit(llvm::Module &m, llvm::TargetMachine &tm, llvm::raw_pwrite_stream &out, llvm::CodeGenFileType type) {
+    llvm::legacy::PassManager pm;
+    if (tm.addPassesToEmitFile(pm, out, nullptr, type)) internal_error("LLVM cannot emit this file type for the target");
+    pm.run(m);
+}
+} // namespace
+
+std::string emit_assembly(llvm::Module &m, llvm::TargetMachine &tm) {
+    llvm::SmallVector<char, 0> buffer;
+    llvm::raw_svector_ostream os(buffer);
+    emit(m, tm, os, llvm::CodeGenFileType::AssemblyFile);
+    return std::string(buffer.begin(), buffer.end());
+}
+
+void emit_object(llvm::Module &m, llvm::TargetMachine &tm, const std::string &path) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+    if (ec) user_error("Cannot write the object file ", path, ": ", ec.message());
+    emit(m, tm, out, llvm::CodeGenFileType::ObjectFile);
+}
+
+} // namespace tessera::codegen

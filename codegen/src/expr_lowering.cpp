@@ -1,0 +1,347 @@
+// DSL expressions → LLVM IR, with exactly the semantics of dsl/src/scalar_ops.cpp.
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+
+#include "function_lowering.h"
+
+namespace tessera::codegen {
+
+using llvm::Value;
+
+llvm::Value *FunctionLowering::i32(int64_t v) { return b.getInt32(uint32_t(int32_t(v))); }
+llvm::Value *FunctionLowering::i64(int64_t v) { return b.getInt64(uint64_t(v)); }
+
+llvm::Type *FunctionLowering::value_type(Type t) {
+    if (t.is_bool()) return b.getInt1Ty();
+    if (t.is_int_or_uint()) return b.getIntNTy(unsigned(t.bits));
+    if (t.code == TypeCode::Float && t.bits == 64) return b.getDoubleTy();
+    return b.getFloatTy();  // float32, and float16 / bfloat16 held in float registers
+}
+
+llvm::Type *FunctionLowering::storage_type(Type t) {
+    if (t.is_bool()) return b.getInt8Ty();
+    if (t.code == TypeCode::Float && t.bits == 16) return b.getHalfTy();
+    if (t.code == TypeCode::BFloat) return b.getInt16Ty();
+    return value_type(t);
+}
+
+namespace {
+
+bool narrow_float(Type t) { return t.is_float() && t.bits == 16; }
+
+llvm::Function *intrinsic(llvm::Module &m, llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type *> types) {
+    return llvm::Intrinsic::getDeclaration(&m, id, types);
+}
+
+} // namespace
+
+// Rounds a float register to float16 / bfloat16 (to nearest, ties to even); other types pass.
+Value *FunctionLowering::round_to(Type t, Value *v) {
+    if (t.code == TypeCode::Float && t.bits == 16) return b.CreateFPExt(b.CreateFPTrunc(v, b.getHalfTy()), b.getFloatTy());
+    if (t.code == TypeCode::BFloat) {
+        Value *bits = b.CreateBitCast(v, b.getInt32Ty());
+        Value *lsb = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+        Value *rounded = b.CreateAnd(b.CreateAdd(b.CreateAdd(bits, b.getInt32(0x7fff)), lsb), b.getInt32(0xffff0000u));
+        Value *isnan = b.CreateFCmpUNO(v, v);
+        return b.CreateSelect(isnan, v, b.CreateBitCast(rounded, b.getFloatTy()));
+    }
+    return v;
+}
+
+namespace {
+
+// double → float rounded to odd (truncate, then set the last bit if inexact), so that a second
+// rounding to float16 / bfloat16 is correct: float has more than p + 2 bits for both.
+Value *to_float_round_odd(llvm::IRBuilder<> &b, llvm::Module &m, Value *d) {
+    Value *f = b.CreateFPTrunc(d, b.getFloatTy());
+    Value *back = b.CreateFPExt(f, b.getDoubleTy());
+    llvm::Function *fabs = intrinsic(m, llvm::Intrinsic::fabs, {b.getDoubleTy()});
+    Value *away = b.CreateFCmpOGT(b.CreateCall(fabs, {back}), b.CreateCall(fabs, {d}));
+    Value *bits = b.CreateBitCast(f, b.getInt32Ty());
+    bits = b.CreateSelect(away, b.CreateSub(bits, b.getInt32(1)), bits);
+    Value *inexact = b.CreateFCmpONE(back, d);
+    bits = b.CreateSelect(inexact, b.CreateOr(bits, b.getInt32(1)), bits);
+    return b.CreateBitCast(bits, b.getFloatTy());
+}
+
+} // namespace
+
+Value *FunctionLowering::cast(Type from, Type to, Value *v) {
+    if (from == to) return v;
+    if (to.is_bool()) {
+        if (from.is_float()) return b.CreateFCmpUNE(v, llvm::ConstantFP::get(value_type(from), 0.0));
+        return b.CreateICmpNE(v, llvm::ConstantInt::get(value_type(from), 0));
+    }
+    if (from.is_float()) {
+        if (to.is_int_or_uint()) {
+            auto id = to.is_int() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+            return b.CreateCall(intrinsic(module, id, {value_type(to), v->getType()}), {v});
+        }
+        if (to.code == TypeCode::Float && to.bits == 64) return b.CreateFPExt(v, b.getDoubleTy());
+        if (narrow_float(to)) {
+            if (from.bits == 64) return round_to(to, to_float_round_odd(b, module, v));
+            return round_to(to, v);
+        }
+        // to float32
+        if (from.bits == 64) return b.CreateFPTrunc(v, b.getFloatTy());
+        return v;  // float16 / bfloat16 registers already hold floats
+    }
+    // From an integer or bool.
+    bool is_signed = from.is_int();
+    if (to.is_float()) {
+        if (narrow_float(to)) {
+            Value *d = is_signed ? b.CreateSIToFP(v, b.getDoubleTy()) : b.CreateUIToFP(v, b.getDoubleTy());
+            return round_to(to, to_float_round_odd(b, module, d));
+        }
+        return is_signed ? b.CreateSIToFP(v, value_type(to)) : b.CreateUIToFP(v, value_type(to));
+    }
+    return b.CreateIntCast(v, value_type(to), is_signed);
+}
+
+namespace {
+
+bool const_int(const Expr &e, int64_t &v) {
+    auto c = ir::as_const_int(e);
+    if (!c) return false;
+    v = *c;
+    return true;
+}
+
+bool power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int log2_of(int64_t v) {
+    int k = 0;
+    while ((int64_t(1) << k) < v) ++k;
+    return k;
+}
+
+} // namespace
+
+Value *FunctionLowering::expr(const Expr &e, const Scope &s) {
+    const ExprNode &n = *e;
+    Type t = n.type;
+    auto arg = [&](size_t i) { return expr(n.args[i], s); };
+    switch (n.op) {
+    case Op::IntConst: return llvm::ConstantInt::get(value_type(t), uint64_t(n.int_value), true);
+    case Op::UIntConst: return llvm::ConstantInt::get(value_type(t), n.uint_value, false);
+    case Op::FloatConst: return llvm::ConstantFP::get(value_type(t), n.float_value);
+    case Op::Var: {
+        auto it = s.vars.find(n.name);
+        if (it == s.vars.end()) internal_error("codegen: the variable ", n.name, " is not bound");
+        return it->second;
+    }
+    case Op::RVar:
+    case Op::Param:
+    case Op::BufferDim: internal_error("codegen: unlowered ", op_name(n.op), " ", n.name);
+    case Op::Cast: return cast(n.args[0].type(), t, arg(0));
+    case Op::Likely: return arg(0);
+    case Op::Select: return b.CreateSelect(arg(0), arg(1), arg(2));
+    case Op::Not: return b.CreateNot(arg(0));
+    case Op::BitNot: return b.CreateNot(arg(0));
+    case Op::Abs: {
+        Value *a = arg(0);
+        if (n.args[0].type().is_float())
+            return b.CreateCall(intrinsic(module, llvm::Intrinsic::fabs, {a->getType()}), {a});
+        Value *neg = b.CreateICmpSLT(a, llvm::ConstantInt::get(a->getType(), 0));
+        return b.CreateSelect(neg, b.CreateNeg(a), a);
+    }
+    case Op::Math: {
+        MathFn fn = MathFn(n.index);
+        std::vector<Value *> a;
+        for (size_t i = 0; i < n.args.size(); ++i) a.push_back(arg(i));
+        // Rounding functions are exact in any precision; float16 / bfloat16 math runs in double
+        // and is rounded once, as in the interpreter.
+        bool exact = fn == MathFn::Floor || fn == MathFn::Ceil || fn == MathFn::Trunc || fn == MathFn::Round;
+        bool via_double = narrow_float(t) && !exact;
+        if (via_double)
+            for (Value *&x : a) x = b.CreateFPExt(x, b.getDoubleTy());
+        llvm::Type *ty = a[0]->getType();
+        bool is_double = ty->isDoubleTy();
+        Value *r = nullptr;
+        auto call = [&](llvm::Intrinsic::ID id) { return b.CreateCall(intrinsic(module, id, {ty}), a); };
+        auto libm = [&](const char *f32, const char *f64) {
+            llvm::FunctionCallee f = module.getOrInsertFunction(is_double ? f64 : f32, ty, ty);
+            return b.CreateCall(f, {a[0]});
+        };
+        switch (fn) {
+        case MathFn::Sqrt: r = call(llvm::Intrinsic::sqrt); break;
+        case MathFn::Exp: r = call(llvm::Intrinsic::exp); break;
+        case MathFn::Log: r = call(llvm::Intrinsic::log); break;
+        case MathFn::Pow: r = call(llvm::Intrinsic::pow); break;
+        case MathFn::Sin: r = call(llvm::Intrinsic::sin); break;
+        case MathFn::Cos: r = call(llvm::Intrinsic::cos); break;
+        case MathFn::Tan: r = libm("tanf", "tan"); break;
+        case MathFn::Tanh: r = libm("tanhf", "tanh"); break;
+        case MathFn::Floor: r = call(llvm::Intrinsic::floor); break;
+        case MathFn::Ceil: r = call(llvm::Intrinsic::ceil); break;
+        case MathFn::Round: r = call(llvm::Intrinsic::roundeven); break;
+        case MathFn::Trunc: r = call(llvm::Intrinsic::trunc); break;
+        case MathFn::Fma: r = call(llvm::Intrinsic::fma); break;
+        }
+        if (via_double) return round_to(t, to_float_round_odd(b, module, r));
+        return r;
+    }
+    case Op::FuncCall:
+    case Op::InputCall: {
+        if (n.op == Op::InputCall) return load(inputs.at(n.input.get()), n.args, s);
+        int st = p.storage_of_array[size_t(m.array_of(n.func_ptr))];
+        return load(storage[size_t(st)], n.args, s);
+    }
+    default: break;
+    }
+
+    // Binary operators.
+    Type at = n.args[0].type();
+    Value *a = arg(0), *c = arg(1);
+    bool is_float = at.is_float(), is_int = at.is_int();
+    switch (n.op) {
+    case Op::Add: return is_float ? round_to(t, b.CreateFAdd(a, c)) : b.CreateAdd(a, c);
+    case Op::Sub: return is_float ? round_to(t, b.CreateFSub(a, c)) : b.CreateSub(a, c);
+    case Op::Mul: return is_float ? round_to(t, b.CreateFMul(a, c)) : b.CreateMul(a, c);
+    case Op::Min:
+    case Op::Max: {
+        Value *pick;
+        if (is_float) pick = n.op == Op::Min ? b.CreateFCmpOLT(a, c) : b.CreateFCmpOGT(a, c);
+        else if (is_int) pick = n.op == Op::Min ? b.CreateICmpSLT(a, c) : b.CreateICmpSGT(a, c);
+        else pick = n.op == Op::Min ? b.CreateICmpULT(a, c) : b.CreateICmpUGT(a, c);
+        return b.CreateSelect(pick, a, c);
+    }
+    case Op::EQ: return is_float ? b.CreateFCmpOEQ(a, c) : b.CreateICmpEQ(a, c);
+    case Op::NE: return is_float ? b.CreateFCmpUNE(a, c) : b.CreateICmpNE(a, c);
+    case Op::LT: return is_float ? b.CreateFCmpOLT(a, c) : (is_int ? b.CreateICmpSLT(a, c) : b.CreateICmpULT(a, c));
+    case Op::LE: return is_float ? b.CreateFCmpOLE(a, c) : (is_int ? b.CreateICmpSLE(a, c) : b.CreateICmpULE(a, c));
+    case Op::GT: return is_float ? b.CreateFCmpOGT(a, c) : (is_int ? b.CreateICmpSGT(a, c) : b.CreateICmpUGT(a, c));
+    case Op::GE: return is_float ? b.CreateFCmpOGE(a, c) : (is_int ? b.CreateICmpSGE(a, c) : b.CreateICmpUGE(a, c));
+    case Op::And:
+    case Op::BitAnd: return b.CreateAnd(a, c);
+    case Op::Or:
+    case Op::BitOr: return b.CreateOr(a, c);
+    case Op::BitXor: return b.CreateXor(a, c);
+    default: break;
+    }
+
+    llvm::Type *ty = a->getType();
+    auto k = [&](int64_t v) { return llvm::ConstantInt::get(ty, uint64_t(v), true); };
+    int64_t cv = 0;
+    bool constant = const_int(n.args[1], cv);
+
+    if (n.op == Op::Div || n.op == Op::Mod) {
+        bool div = n.op == Op::Div;
+        if (is_float) {
+            if (div) return round_to(t, b.CreateFDiv(a, c));
+            // a - b * floor(a / b): float32 in float, float64 and float16/bfloat16 in double.
+            Value *x = a, *y = c;
+            if (narrow_float(at)) {
+                x = b.CreateFPExt(a, b.getDoubleTy());
+                y = b.CreateFPExt(c, b.getDoubleTy());
+            }
+            Value *fl = b.CreateCall(intrinsic(module, llvm::Intrinsic::floor, {x->getType()}), {b.CreateFDiv(x, y)});
+            Value *r = b.CreateFSub(x, b.CreateFMul(y, fl));
+            if (narrow_float(at)) return round_to(t, to_float_round_odd(b, module, r));
+            return r;
+        }
+        if (!is_int) {  // unsigned: x / 0 == x % 0 == 0
+            if (constant) {
+                if (cv == 0) return k(0);
+                if (power_of_two(cv)) return div ? b.CreateLShr(a, uint64_t(log2_of(cv))) : b.CreateAnd(a, k(cv - 1));
+                return div ? b.CreateUDiv(a, c) : b.CreateURem(a, c);
+            }
+            Value *zero = b.CreateICmpEQ(c, k(0));
+            Value *safe = b.CreateSelect(zero, k(1), c);
+            return b.CreateSelect(zero, k(0), div ? b.CreateUDiv(a, safe) : b.CreateURem(a, safe));
+        }
+        // Signed: Euclidean division; the remainder is in [0, |b|).
+        if (constant) {
+            if (cv == 0) return k(0);
+            if (cv == -1) return div ? b.CreateNeg(a) : k(0);
+            if (power_of_two(cv)) return div ? b.CreateAShr(a, uint64_t(log2_of(cv))) : b.CreateAnd(a, k(cv - 1));
+            Value *q = b.CreateSDiv(a, c), *r = b.CreateSRem(a, c);
+            Value *neg = b.CreateICmpSLT(r, k(0));
+            // A negative remainder moves the quotient one away from the divisor's sign.
+            if (div) return cv > 0 ? b.CreateSub(q, b.CreateZExt(neg, ty)) : b.CreateAdd(q, b.CreateZExt(neg, ty));
+            return b.CreateSelect(neg, b.CreateAdd(r, k(cv > 0 ? cv : -cv)), r);
+        }
+        Value *zero = b.CreateICmpEQ(c, k(0)), *minus_one = b.CreateICmpEQ(c, k(-1));
+        Value *safe = b.CreateSelect(b.CreateOr(zero, minus_one), k(1), c);
+        Value *q = b.CreateSDiv(a, safe), *r = b.CreateSRem(a, safe);
+        Value *neg = b.CreateICmpSLT(r, k(0));
+        if (div) {
+            Value *adjust = b.CreateSelect(neg, b.CreateSelect(b.CreateICmpSGT(safe, k(0)), k(-1), k(1)), k(0));
+            q = b.CreateAdd(q, adjust);
+            q = b.CreateSelect(minus_one, b.CreateNeg(a), q);
+            return b.CreateSelect(zero, k(0), q);
+        }
+        Value *abs_b = b.CreateSelect(b.CreateICmpSLT(safe, k(0)), b.CreateNeg(safe), safe);
+        r = b.CreateSelect(neg, b.CreateAdd(r, abs_b), r);
+        return b.CreateSelect(b.CreateOr(zero, minus_one), k(0), r);
+    }
+
+    if (n.op == Op::Shl || n.op == Op::Shr) {
+        int bits = at.bits;
+        bool left = n.op == Op::Shl;
+        if (constant && cv > -bits && cv < bits) {
+            if (cv < 0) {
+                left = !left;
+                cv = -cv;
+            }
+            if (left) return b.CreateShl(a, uint64_t(cv));
+            return is_int ? b.CreateAShr(a, uint64_t(cv)) : b.CreateLShr(a, uint64_t(cv));
+        }
+        // A negative amount shifts the other way; past the width gives 0 (or -1 for >> of a
+        // negative signed value).
+        Value *neg = is_int ? b.CreateICmpSLT(c, k(0)) : b.getFalse();
+        Value *mag = b.CreateSelect(neg, b.CreateNeg(c), c);
+        Value *big = b.CreateICmpUGE(mag, k(bits));
+        Value *safe = b.CreateSelect(big, k(0), mag);
+        Value *go_left = left ? b.CreateNot(neg) : neg;
+        Value *l = b.CreateShl(a, safe);
+        Value *r = is_int ? b.CreateAShr(a, safe) : b.CreateLShr(a, safe);
+        Value *res = b.CreateSelect(go_left, l, r);
+        Value *fill = is_int ? b.CreateSelect(b.CreateICmpSLT(a, k(0)), k(-1), k(0)) : k(0);
+        Value *big_res = b.CreateSelect(go_left, k(0), fill);
+        return b.CreateSelect(big, big_res, res);
+    }
+    internal_error("codegen: unsupported operator ", op_name(n.op));
+}
+
+Value *FunctionLowering::address(const StorageView &view, const std::vector<Value *> &coords) {
+    Value *offset = nullptr;
+    for (size_t d = 0; d < coords.size(); ++d) {
+        Value *c = b.CreateSExt(coords[d], b.getInt64Ty());
+        Value *rel = b.CreateSub(c, view.min[d]);
+        // Dimension 0 is dense (stride 1) in every buffer compiled code sees.
+        Value *term = d == 0 ? rel : b.CreateMul(rel, view.stride[d]);
+        offset = offset ? b.CreateAdd(offset, term) : term;
+    }
+    if (!offset) offset = i64(0);
+    return b.CreateInBoundsGEP(storage_type(view.type), view.base, offset);
+}
+
+Value *FunctionLowering::load(const StorageView &view, const std::vector<Expr> &coords, const Scope &s) {
+    std::vector<Value *> c;
+    for (const Expr &e : coords) c.push_back(expr(e, s));
+    Value *addr = address(view, c);
+    llvm::LoadInst *l = b.CreateLoad(storage_type(view.type), addr);
+    if (access_group) l->setMetadata(llvm::LLVMContext::MD_access_group, access_group);
+    Type t = view.type;
+    if (t.is_bool()) return b.CreateTrunc(l, b.getInt1Ty());
+    if (t.code == TypeCode::Float && t.bits == 16) return b.CreateFPExt(l, b.getFloatTy());
+    if (t.code == TypeCode::BFloat)
+        return b.CreateBitCast(b.CreateShl(b.CreateZExt(l, b.getInt32Ty()), 16), b.getFloatTy());
+    return l;
+}
+
+void FunctionLowering::store(const StorageView &view, const std::vector<Value *> &coords, Value *v, bool streaming) {
+    Type t = view.type;
+    if (t.is_bool()) v = b.CreateZExt(v, b.getInt8Ty());
+    else if (t.code == TypeCode::Float && t.bits == 16) v = b.CreateFPTrunc(v, b.getHalfTy());
+    else if (t.code == TypeCode::BFloat) v = b.CreateTrunc(b.CreateLShr(b.CreateBitCast(v, b.getInt32Ty()), 16), b.getInt16Ty());
+    llvm::StoreInst *st = b.CreateStore(v, address(view, coords));
+    if (access_group) st->setMetadata(llvm::LLVMContext::MD_access_group, access_group);
+    if (streaming) {
+        llvm::MDNode *one = llvm::MDNode::get(ctx, llvm::ConstantAsMetadata::get(b.getInt32(1)));
+        st->setMetadata(llvm::LLVMContext::MD_nontemporal, one);
+    }
+}
+
+} // namespace tessera::codegen

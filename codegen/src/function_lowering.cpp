@@ -1,0 +1,277 @@
+// The entry function of a compiled pipeline: arguments, checks, storage, loop nest.
+#include <functional>
+#include <set>
+
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "function_lowering.h"
+#include "tessera/codegen/abi.h"
+
+namespace tessera::codegen {
+
+using llvm::Value;
+
+FunctionLowering::FunctionLowering(const poly::Program &prog, llvm::Module &mod, const CodegenOptions &o)
+    : p(prog), m(*prog.model), module(mod), options(o), ctx(mod.getContext()), b(mod.getContext()) {}
+
+namespace {
+
+// Scratchpads up to this many bytes per thread live on the stack; larger ones on the heap.
+constexpr int64_t kStackScratchBytes = 256 * 1024;
+
+// Field offsets in tessera_buffer_t.
+constexpr int kHostField = 0, kDimsBase = 16;
+int64_t dim_field(int d, int which) { return kDimsBase + d * 24 + which * 8; }  // 0 min, 1 extent, 2 stride
+
+} // namespace
+
+// Allocates the scratchpads of overlapped group `group` (all groups when -1) in the entry block
+// of the current function: one set per thread when called inside an outlined parallel body.
+void FunctionLowering::allocate_scratch(int group) {
+    llvm::IRBuilder<> eb(&function->getEntryBlock(), function->getEntryBlock().begin());
+    int64_t total = 0;
+    for (size_t i = 0; i < p.storage.size(); ++i) {
+        const poly::Storage &st = p.storage[i];
+        if (st.kind != poly::Storage::Kind::Scratch || (group >= 0 && st.group != group)) continue;
+        int64_t elems = 1;
+        for (const Expr &e : st.extent) elems *= ir::as_const_int(e).value_or(1);
+        total += elems * st.type.bytes();
+    }
+    bool heap = total > kStackScratchBytes;
+    for (size_t i = 0; i < p.storage.size(); ++i) {
+        const poly::Storage &st = p.storage[i];
+        if (st.kind != poly::Storage::Kind::Scratch || (group >= 0 && st.group != group)) continue;
+        StorageView &v = storage[i];
+        v.type = st.type;
+        v.scratch = true;
+        v.min.assign(size_t(st.dimensions), i64(0));
+        v.stride.clear();
+        int64_t stride = 1;
+        for (const Expr &e : st.extent) {
+            v.stride.push_back(i64(stride));
+            stride *= ir::as_const_int(e).value_or(1);
+        }
+        int64_t bytes = std::max<int64_t>(stride * st.type.bytes(), 1);
+        if (heap) {
+            llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty());
+            Value *ptr = b.CreateCall(alloc, {i64(64), i64((bytes + 63) / 64 * 64)});
+            heap_allocations.push_back(ptr);
+            v.base = ptr;
+        } else {
+            llvm::AllocaInst *a = eb.CreateAlloca(b.getInt8Ty(), i64(bytes), st.name + ".scratch");
+            a->setAlignment(llvm::Align(64));
+            v.base = a;
+        }
+    }
+}
+
+void FunctionLowering::run() {
+    arguments = pipeline_arguments(m);
+    llvm::PointerType *ptr = b.getPtrTy();
+    llvm::FunctionType *fty = llvm::FunctionType::get(b.getInt32Ty(), {ptr, ptr}, false);
+    function = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, options.function_name, module);
+    function->addFnAttr(llvm::Attribute::NoUnwind);
+    Value *args = function->getArg(0);
+    error_arg = function->getArg(1);
+    llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx, "entry", function);
+    b.SetInsertPoint(entry);
+
+    auto arg_ptr = [&](size_t i) { return b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, args, i)); };
+    auto field = [&](Value *desc, int64_t offset, llvm::Type *t) {
+        return b.CreateLoad(t, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), desc, uint64_t(offset)));
+    };
+    std::vector<Value *> desc(arguments.size(), nullptr);
+    for (size_t i = 0; i < arguments.size(); ++i)
+        if (arguments[i].kind != Argument::Kind::Param) desc[i] = arg_ptr(i);
+    auto arg_of_input = [&](const InputContents *in) {
+        for (size_t i = 0; i < arguments.size(); ++i)
+            if (arguments[i].input.get() == in) return i;
+        internal_error("codegen: no argument for input ", in->name);
+    };
+    auto arg_of_output = [&](int o) {
+        for (size_t i = 0; i < arguments.size(); ++i)
+            if (arguments[i].kind == Argument::Kind::Output && arguments[i].output == o) return i;
+        internal_error("codegen: no argument for output ", o);
+    };
+
+    // Returns `code` after filling *error when `bad` holds.
+    auto fail_if = [&](Value *bad, int code, size_t argument, int dim, Value *need_min, Value *need_max, Value *have_min,
+                       Value *have_max) {
+        llvm::BasicBlock *fail = llvm::BasicBlock::Create(ctx, "fail", function);
+        llvm::BasicBlock *ok = llvm::BasicBlock::Create(ctx, "ok", function);
+        b.CreateCondBr(bad, fail, ok);
+        b.SetInsertPoint(fail);
+        llvm::BasicBlock *fill = llvm::BasicBlock::Create(ctx, "fill", function);
+        llvm::BasicBlock *ret = llvm::BasicBlock::Create(ctx, "ret", function);
+        b.CreateCondBr(b.CreateIsNull(error_arg), ret, fill);
+        b.SetInsertPoint(fill);
+        auto put = [&](int64_t offset, Value *v) { b.CreateStore(v, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), error_arg, uint64_t(offset))); };
+        put(0, b.getInt32(uint32_t(code)));
+        put(4, b.getInt32(uint32_t(argument)));
+        put(8, b.getInt32(uint32_t(dim)));
+        put(16, need_min ? need_min : i64(0));
+        put(24, need_max ? need_max : i64(0));
+        put(32, have_min ? have_min : i64(0));
+        put(40, have_max ? have_max : i64(0));
+        b.CreateBr(ret);
+        b.SetInsertPoint(ret);
+        b.CreateRet(b.getInt32(uint32_t(code)));
+        b.SetInsertPoint(ok);
+    };
+
+    // Dimension 0 of every buffer must be dense.
+    for (size_t i = 0; i < arguments.size(); ++i) {
+        if (arguments[i].kind == Argument::Kind::Param || arguments[i].dimensions == 0) continue;
+        Value *stride = field(desc[i], dim_field(0, 2), b.getInt64Ty());
+        fail_if(b.CreateICmpNE(stride, i64(1)), TESSERA_ERROR_NOT_DENSE, i, 0, nullptr, nullptr, stride, stride);
+    }
+
+    // Parameters, in order (region parameters use the ones before them).
+    Scope scope;
+    for (const poly::Parameter &prm : m.params) {
+        Value *v = nullptr;
+        switch (prm.kind) {
+        case poly::Parameter::Kind::OutputMin:
+        case poly::Parameter::Kind::OutputExtent: {
+            Value *d = desc[arg_of_output(prm.output)];
+            int which = prm.kind == poly::Parameter::Kind::OutputMin ? 0 : 1;
+            v = b.CreateTrunc(field(d, dim_field(prm.dim, which), b.getInt64Ty()), b.getInt32Ty());
+            if (which == 1 && prm.output < int(options.specialized_extents.size()) &&
+                prm.dim < int(options.specialized_extents[size_t(prm.output)].size())) {
+                int64_t want = options.specialized_extents[size_t(prm.output)][size_t(prm.dim)];
+                Value *have = b.CreateSExt(v, b.getInt64Ty());
+                fail_if(b.CreateICmpNE(have, i64(want)), TESSERA_ERROR_SPECIALIZATION, arg_of_output(prm.output), prm.dim,
+                        i64(want), i64(want), have, have);
+                v = i32(want);
+            }
+            break;
+        }
+        case poly::Parameter::Kind::InputMin:
+        case poly::Parameter::Kind::InputExtent: {
+            Value *d = desc[arg_of_input(prm.input.get())];
+            int which = prm.kind == poly::Parameter::Kind::InputMin ? 0 : 1;
+            v = b.CreateTrunc(field(d, dim_field(prm.dim, which), b.getInt64Ty()), b.getInt32Ty());
+            break;
+        }
+        case poly::Parameter::Kind::Scalar: {
+            size_t ai = 0;
+            for (size_t i = 0; i < arguments.size(); ++i)
+                if (arguments[i].param == prm.param) ai = i;
+            Type t = prm.param->type;
+            v = b.CreateLoad(storage_type(t), arg_ptr(ai));
+            if (t.is_bool()) v = b.CreateTrunc(v, b.getInt1Ty());
+            else if (t.code == TypeCode::Float && t.bits == 16) v = b.CreateFPExt(v, b.getFloatTy());
+            else if (t.code == TypeCode::BFloat)
+                v = b.CreateBitCast(b.CreateShl(b.CreateZExt(v, b.getInt32Ty()), 16), b.getFloatTy());
+            break;
+        }
+        case poly::Parameter::Kind::Region: v = expr(prm.value, scope); break;
+        }
+        scope.vars[prm.var->name] = v;
+    }
+
+    // Nothing to compute for an empty output (the model assumes extents of at least 1).
+    for (const poly::Parameter &prm : m.params)
+        if (prm.kind == poly::Parameter::Kind::OutputExtent) {
+            llvm::BasicBlock *empty = llvm::BasicBlock::Create(ctx, "empty", function);
+            llvm::BasicBlock *go = llvm::BasicBlock::Create(ctx, "nonempty", function);
+            b.CreateCondBr(b.CreateICmpSLE(scope.vars[prm.var->name], i32(0)), empty, go);
+            b.SetInsertPoint(empty);
+            b.CreateRet(b.getInt32(0));
+            b.SetInsertPoint(go);
+        }
+
+    // Inputs must cover what is read; outputs what their computation touches.
+    for (const poly::Array &a : m.arrays) {
+        if (a.region.is_empty()) continue;
+        bool input = a.kind == poly::Array::Kind::Input;
+        if (!input && a.output < 0) continue;
+        size_t ai = input ? arg_of_input(a.input.get()) : arg_of_output(a.output);
+        for (int d = 0; d < a.dimensions; ++d) {
+            Value *mn = b.CreateSExt(expr(a.min[size_t(d)], scope), b.getInt64Ty());
+            Value *ext = b.CreateSExt(expr(a.extent[size_t(d)], scope), b.getInt64Ty());
+            Value *mx = b.CreateSub(b.CreateAdd(mn, ext), i64(1));
+            Value *have_min = field(desc[ai], dim_field(d, 0), b.getInt64Ty());
+            Value *have_max = b.CreateSub(b.CreateAdd(have_min, field(desc[ai], dim_field(d, 1), b.getInt64Ty())), i64(1));
+            Value *bad = b.CreateAnd(b.CreateICmpSGT(ext, i64(0)),
+                                     b.CreateOr(b.CreateICmpSLT(mn, have_min), b.CreateICmpSGT(mx, have_max)));
+            fail_if(bad, input ? TESSERA_ERROR_INPUT_TOO_SMALL : TESSERA_ERROR_OUTPUT_TOO_SMALL, ai, d, mn, mx, have_min,
+                    have_max);
+        }
+    }
+
+    // Views of inputs and outputs.
+    auto view_of = [&](Value *d, Type t, int dims) {
+        StorageView v;
+        v.type = t;
+        v.base = field(d, kHostField, ptr);
+        for (int k = 0; k < dims; ++k) {
+            v.min.push_back(field(d, dim_field(k, 0), b.getInt64Ty()));
+            v.stride.push_back(field(d, dim_field(k, 2), b.getInt64Ty()));
+        }
+        return v;
+    };
+    for (const auto &in : m.graph.inputs) inputs[in.get()] = view_of(desc[arg_of_input(in.get())], in->type, in->dimensions);
+    storage.assign(p.storage.size(), StorageView{});
+    llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", ptr, b.getInt64Ty(), b.getInt64Ty());
+    for (size_t i = 0; i < p.storage.size(); ++i) {
+        const poly::Storage &st = p.storage[i];
+        const FuncContents *f = m.arrays[size_t(st.array)].func;
+        if (st.kind == poly::Storage::Kind::Output) {
+            storage[i] = view_of(desc[arg_of_output(st.output)], st.type, st.dimensions);
+            storage[i].output = f->updates.empty();
+        } else if (st.kind == poly::Storage::Kind::Buffer) {
+            // A dense buffer over the Func's region: sizes from the parameters.
+            StorageView v;
+            v.type = st.type;
+            Value *elems = i64(1);
+            for (int d = 0; d < st.dimensions; ++d) {
+                Value *ext = b.CreateSExt(expr(st.extent[size_t(d)], scope), b.getInt64Ty());
+                ext = b.CreateSelect(b.CreateICmpSGT(ext, i64(0)), ext, i64(0));
+                v.min.push_back(b.CreateSExt(expr(st.min[size_t(d)], scope), b.getInt64Ty()));
+                v.stride.push_back(elems);
+                elems = b.CreateMul(elems, ext);
+            }
+            Value *bytes = b.CreateMul(elems, i64(st.type.bytes()));
+            bytes = b.CreateAnd(b.CreateAdd(bytes, i64(127)), i64(~int64_t(63)));
+            v.base = b.CreateCall(alloc, {i64(64), bytes}, st.name + ".buffer");
+            fail_if(b.CreateIsNull(v.base), TESSERA_ERROR_OUT_OF_MEMORY, 0, 0, bytes, bytes, nullptr, nullptr);
+            heap_allocations.push_back(v.base);
+            storage[i] = v;
+        }
+    }
+    // Scratchpads of groups that run outside parallel loops live in this function (the others
+    // are allocated per thread by the outlined bodies).
+    std::set<int> groups;
+    std::function<void(const poly::LoopNodePtr &, bool)> visit = [&](const poly::LoopNodePtr &n, bool par) {
+        if (!n) return;
+        par = par || (n->kind == poly::LoopNode::Kind::For && n->parallel);
+        if (n->kind == poly::LoopNode::Kind::Call && !par) {
+            const std::string &name = p.statements[size_t(n->statement)].name;
+            if (name[0] == 'G') groups.insert(std::stoi(name.substr(1)));
+        }
+        for (const auto &c : n->children) visit(c, par);
+        visit(n->body, par);
+        visit(n->then_case, par);
+        visit(n->else_case, par);
+    };
+    visit(p.nest, false);
+    for (int g : groups) allocate_scratch(g);
+
+    node(p.nest, scope);
+
+    llvm::FunctionCallee free_fn = module.getOrInsertFunction("free", b.getVoidTy(), ptr);
+    for (Value *h : heap_allocations) b.CreateCall(free_fn, {h});
+    b.CreateRet(b.getInt32(0));
+}
+
+void lower_program(const poly::Program &p, llvm::Module &module, const CodegenOptions &options) {
+    FunctionLowering f(p, module, options);
+    f.run();
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    if (llvm::verifyModule(module, &os)) internal_error("codegen produced invalid LLVM IR: ", os.str());
+}
+
+} // namespace tessera::codegen

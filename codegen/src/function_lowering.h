@@ -1,0 +1,77 @@
+// Private to codegen: the state of lowering one program into one LLVM function (and the
+// functions outlined from it for parallel loops).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "tessera/codegen/arguments.h"
+#include "tessera/codegen/llvm_lowering.h"
+
+namespace tessera::codegen {
+
+// DSL variable name → its LLVM value (i32 coordinates, typed scalars).
+struct Scope {
+    std::map<std::string, llvm::Value *> vars;
+};
+
+// How to address one array: element (c_0, ...) lives at base + sum_d (c_d - min_d) * stride_d.
+struct StorageView {
+    Type type;
+    llvm::Value *base = nullptr;
+    std::vector<llvm::Value *> min, stride;  // i64 per dimension (Halide order)
+    bool output = false;                     // written once by its statements (streaming stores)
+    bool scratch = false;
+};
+
+class FunctionLowering {
+public:
+    FunctionLowering(const poly::Program &p, llvm::Module &m, const CodegenOptions &o);
+    void run();
+
+    // ---- Expressions (expr_lowering.cpp) ----
+    llvm::Value *expr(const Expr &e, const Scope &s);
+    llvm::Type *value_type(Type t);    // type of values in registers
+    llvm::Type *storage_type(Type t);  // type of values in memory
+    llvm::Value *cast(Type from, Type to, llvm::Value *v);
+    llvm::Value *round_to(Type t, llvm::Value *v);  // float16/bfloat16: round a float once
+    llvm::Value *load(const StorageView &view, const std::vector<Expr> &coords, const Scope &s);
+    void store(const StorageView &view, const std::vector<llvm::Value *> &coords, llvm::Value *v, bool streaming);
+    llvm::Value *address(const StorageView &view, const std::vector<llvm::Value *> &coords);
+    llvm::Value *i32(int64_t v);
+    llvm::Value *i64(int64_t v);
+
+    // ---- Loop nest (loop_lowering.cpp) ----
+    void node(const poly::LoopNodePtr &n, Scope &s);
+    void serial_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, bool vector);
+    void call(const poly::LoopNode &n, Scope &s);
+
+    // ---- Parallel loops (openmp.cpp) ----
+    void parallel_for(const poly::LoopNode &n, Scope &s);
+
+    // ---- Entry (function_lowering.cpp) ----
+    void allocate_scratch(int group_or_all);
+
+    const poly::Program &p;
+    const poly::Model &m;
+    llvm::Module &module;
+    const CodegenOptions &options;
+    llvm::LLVMContext &ctx;
+    llvm::IRBuilder<> b;
+    std::vector<Argument> arguments;
+    std::vector<StorageView> storage;  // per p.storage
+    std::map<const InputContents *, StorageView> inputs;
+    llvm::Function *function = nullptr;  // the function being emitted into (entry or outlined)
+    llvm::BasicBlock *error_exit = nullptr;
+    llvm::Value *error_arg = nullptr;
+    llvm::MDNode *access_group = nullptr;  // set inside loops marked vector
+    int parallel_depth = 0;
+    std::vector<llvm::Value *> heap_allocations;  // freed before returning
+};
+
+} // namespace tessera::codegen

@@ -1,0 +1,116 @@
+// The loop nest → LLVM IR: loops, conditionals, marks and statement instances.
+#include "function_lowering.h"
+
+namespace tessera::codegen {
+
+using llvm::Value;
+
+void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
+    if (!n) return;
+    switch (n->kind) {
+    case poly::LoopNode::Kind::Block:
+        for (const auto &c : n->children) node(c, s);
+        return;
+    case poly::LoopNode::Kind::Mark: node(n->body, s); return;
+    case poly::LoopNode::Kind::If: {
+        Value *c = expr(n->condition, s);
+        llvm::BasicBlock *then_bb = llvm::BasicBlock::Create(ctx, "then", function);
+        llvm::BasicBlock *else_bb = n->else_case ? llvm::BasicBlock::Create(ctx, "else", function) : nullptr;
+        llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "endif", function);
+        b.CreateCondBr(c, then_bb, else_bb ? else_bb : done);
+        b.SetInsertPoint(then_bb);
+        node(n->then_case, s);
+        b.CreateBr(done);
+        if (else_bb) {
+            b.SetInsertPoint(else_bb);
+            node(n->else_case, s);
+            b.CreateBr(done);
+        }
+        b.SetInsertPoint(done);
+        return;
+    }
+    case poly::LoopNode::Kind::For:
+        if (n->parallel && parallel_depth == 0) {
+            parallel_for(*n, s);
+        } else {
+            Value *lo = expr(n->min, s), *hi = expr(n->max, s);
+            serial_for(*n, s, lo, hi, n->vectorize);
+        }
+        return;
+    case poly::LoopNode::Kind::Call: call(*n, s); return;
+    }
+}
+
+// for (var = lo; var <= hi; var += step) body, with the vectorizer's metadata when `vector`:
+// its accesses form one access group declared parallel (the vector mark was checked to carry no
+// dependence), so LLVM vectorizes without runtime alias checks.
+void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi, bool vector) {
+    llvm::BasicBlock *pre = b.GetInsertBlock();
+    llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx, n.var + ".head", function);
+    llvm::BasicBlock *body = llvm::BasicBlock::Create(ctx, n.var + ".body", function);
+    llvm::BasicBlock *latch = llvm::BasicBlock::Create(ctx, n.var + ".latch", function);
+    llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx, n.var + ".exit", function);
+    b.CreateBr(head);
+    b.SetInsertPoint(head);
+    llvm::PHINode *i = b.CreatePHI(b.getInt32Ty(), 2, n.var);
+    i->addIncoming(lo, pre);
+    b.CreateCondBr(b.CreateICmpSLE(i, hi), body, exit);
+
+    b.SetInsertPoint(body);
+    llvm::MDNode *saved_group = access_group;
+    if (vector) access_group = llvm::MDNode::getDistinct(ctx, {});
+    Value *saved = s.vars.count(n.var) ? s.vars[n.var] : nullptr;
+    s.vars[n.var] = i;
+    node(n.body, s);
+    if (saved) s.vars[n.var] = saved;
+    else s.vars.erase(n.var);
+    b.CreateBr(latch);
+
+    b.SetInsertPoint(latch);
+    Value *next = b.CreateAdd(i, b.getInt32(uint32_t(n.step)), n.var + ".next", false, true);
+    i->addIncoming(next, latch);
+    llvm::BranchInst *back = b.CreateBr(head);
+    if (vector) {
+        std::vector<llvm::Metadata *> md = {nullptr};
+        md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                                             llvm::ConstantAsMetadata::get(b.getTrue())}));
+        md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), access_group}));
+        if (options.vector_width > 0)
+            md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.width"),
+                                                 llvm::ConstantAsMetadata::get(b.getInt32(uint32_t(options.vector_width)))}));
+        llvm::MDNode *loop = llvm::MDNode::getDistinct(ctx, md);
+        loop->replaceOperandWith(0, loop);
+        back->setMetadata(llvm::LLVMContext::MD_loop, loop);
+    }
+    access_group = saved_group;
+    b.SetInsertPoint(exit);
+}
+
+// One statement instance: bind its dimensions, test its guards, store its value.
+void FunctionLowering::call(const poly::LoopNode &n, Scope &s) {
+    const poly::ExecStatement &e = p.statements[size_t(n.statement)];
+    const poly::Statement &ms = m.statements[size_t(e.statement)];
+    Scope body = s;
+    for (size_t i = 0; i < e.dims.size(); ++i) body.vars[e.dims[i]] = expr(n.args[i], s);
+    llvm::BasicBlock *done = nullptr;
+    if (!e.guards.empty()) {
+        Value *ok = b.getTrue();
+        for (const Expr &g : e.guards) ok = b.CreateAnd(ok, expr(g, body));
+        llvm::BasicBlock *run = llvm::BasicBlock::Create(ctx, "guarded", function);
+        done = llvm::BasicBlock::Create(ctx, "unguarded", function);
+        b.CreateCondBr(ok, run, done);
+        b.SetInsertPoint(run);
+    }
+    std::vector<Value *> coords;
+    for (const Expr &c : e.store) coords.push_back(expr(c, body));
+    Value *v = expr(e.value, body);
+    const StorageView &view = storage[size_t(p.storage_of_array[size_t(m.array_of(ms.func))])];
+    bool streaming = options.streaming_output_stores && view.output && access_group != nullptr;
+    store(view, coords, v, streaming);
+    if (done) {
+        b.CreateBr(done);
+        b.SetInsertPoint(done);
+    }
+}
+
+} // namespace tessera::codegen

@@ -1,0 +1,111 @@
+// Compiled pipelines: Pipeline::compile(target, options) returns a Callable.
+//
+//   Callable blur = pipeline.compile();              // host CPU, automatic schedule
+//   blur.realize(out);                               // reads the InputBuffers' / Params' values
+//   blur.run(Bindings().set(input, img), {out});     // explicit values: safe from many threads
+//
+// One compilation serves every input and output size unless CompileOptions::specialize_sizes
+// asks otherwise. Inputs are checked against the region the pipeline reads before any access.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/buffer.h"
+#include "tessera/ir.h"
+#include "tessera/param.h"
+
+namespace tessera {
+
+class Pipeline;
+class Realization;
+
+// Where code runs.
+struct Target {
+    enum class Arch { Host };
+    Arch arch = Arch::Host;
+    std::string cpu;       // empty: the host CPU
+    std::string features;  // empty: the host CPU's features
+    static Target host() { return Target{}; }
+};
+
+struct CompileOptions {
+    int threads = 0;                // parallel loops' threads; 0: OMP_NUM_THREADS, else every core
+    bool fast_math = false;         // allow reassociation / contraction of float arithmetic
+    std::string fusion = "smart";   // none | smart | max
+    std::vector<int> tile_sizes;    // dimension 0 first; empty: chosen by the tile-size model
+    bool parallel = true;           // parallel loops (OpenMP)
+    bool vectorize = true;          // vector loops
+    std::vector<int> specialize_sizes;  // output extents to specialize for (all outputs); empty: any size
+    bool keep_assembly = false;     // keep the optimized IR and the assembly for inspection
+};
+
+// Time spent in each compilation phase, and the generated code when asked for.
+struct CompileReport {
+    std::vector<std::pair<std::string, double>> phase_ms;  // model, schedule, AST, lowering, optimization, machine code
+    double total_ms = 0;
+    std::string llvm_ir, assembly;  // with CompileOptions::keep_assembly
+};
+
+// Values for a pipeline's InputBuffers and Params, passed explicitly to Callable::run.
+class Bindings {
+public:
+    Bindings &set(const InputBuffer<void> &input, const Buffer<void> &buffer);
+    template <typename T>
+    Bindings &set(const Param<T> &p, T value) {
+        Param<T> tmp(p.name());  // reuse the conversion in Param<T>::set
+        tmp.set(value);
+        params_[p.contents().get()] = tmp.contents()->value;
+        return *this;
+    }
+    const std::map<const InputContents *, Buffer<void>> &inputs() const { return inputs_; }
+    const std::map<const ParamContents *, Value> &params() const { return params_; }
+
+private:
+    std::map<const InputContents *, Buffer<void>> inputs_;
+    std::map<const ParamContents *, Value> params_;
+};
+
+// Implemented by the runtime layer.
+class CallableImpl {
+public:
+    virtual ~CallableImpl() = default;
+    // Runs with `bindings`, or with the InputBuffers' and Params' current values when null.
+    virtual void run(const Bindings *bindings, const std::vector<Buffer<void>> &outputs) const = 0;
+    virtual const CompileReport &report() const = 0;
+    virtual const Pipeline &pipeline() const = 0;
+};
+
+class Callable {
+public:
+    Callable() = default;
+    explicit Callable(std::shared_ptr<const CallableImpl> impl) : impl_(std::move(impl)) {}
+    bool defined() const { return impl_ != nullptr; }
+
+    // Computes the outputs into the given buffers, reading the InputBuffers' and Params' current
+    // values. Do not call set() on them concurrently.
+    void realize(const std::vector<Buffer<void>> &outputs) const;
+    void realize(const Buffer<void> &output) const { realize(std::vector<Buffer<void>>{output}); }
+    Realization realize(const std::vector<int> &sizes) const;
+    Realization realize(std::initializer_list<int> sizes) const;
+    // Computes the outputs with explicit values; safe to call from many threads at once.
+    void run(const Bindings &bindings, const std::vector<Buffer<void>> &outputs) const;
+    const CompileReport &report() const;
+
+private:
+    void check() const;
+    std::shared_ptr<const CallableImpl> impl_;
+};
+
+namespace detail {
+using CompileHook = std::shared_ptr<const CallableImpl> (*)(const Pipeline &, const Target &, const CompileOptions &);
+void set_compile_hook(CompileHook hook);
+CompileHook compile_hook();
+} // namespace detail
+
+} // namespace tessera

@@ -1,0 +1,256 @@
+#include "tessera/runtime/compiled_pipeline.h"
+
+#include <atomic>
+#include <cstring>
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <tessera/codegen/abi.h>
+#include <tessera/codegen/arguments.h>
+#include <tessera/codegen/cpu_target.h>
+#include <tessera/eval.h>
+#include <tessera/poly/schedule_json.h>
+#include <tessera/poly/scheduler.h>
+
+#include "tessera/runtime/jit.h"
+
+namespace tessera::runtime {
+
+poly::ScheduleOptions schedule_options(const CompileOptions &o) {
+    poly::ScheduleOptions s;
+    s.fusion = poly::parse_fusion(o.fusion);
+    s.tile_sizes = o.tile_sizes;
+    s.parallel = o.parallel;
+    return s;
+}
+
+codegen::CodegenOptions codegen_options(const CompileOptions &o, const std::string &function_name) {
+    codegen::CodegenOptions c;
+    c.function_name = function_name;
+    c.threads = o.threads;
+    c.fast_math = o.fast_math;
+    return c;
+}
+
+std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const CompileOptions &o, CompileReport &report) {
+    poly::Stopwatch w;
+    std::shared_ptr<const poly::Model> model = poly::build_model(p);
+    report.phase_ms.emplace_back("model", w.lap());
+    std::string imported;
+    {
+        std::lock_guard<std::mutex> lock(p.contents()->mutex);
+        imported = p.contents()->schedule_override;
+    }
+    std::shared_ptr<const poly::Program> program;
+    if (!imported.empty()) {
+        program = std::make_shared<const poly::Program>(poly::schedule_from_json(model, imported));
+        report.phase_ms.emplace_back("schedule (imported)", w.lap());
+        return program;
+    }
+    program = std::make_shared<const poly::Program>(poly::schedule_model(model, schedule_options(o)));
+    w.lap();
+    double ast = 0, schedule = 0;
+    for (const auto &[phase, ms] : program->timings) (phase == "storage and AST" ? ast : schedule) += ms;
+    report.phase_ms.emplace_back("schedule", schedule);
+    report.phase_ms.emplace_back("AST", ast);
+    return program;
+}
+
+namespace {
+
+std::atomic<int> g_counter{0};
+
+// Values of scalar arguments laid out as their C types.
+struct ScalarSlot {
+    alignas(8) unsigned char bytes[8] = {};
+};
+
+void fill_scalar(ScalarSlot &slot, Type t, Value v) {
+    store_scalar(t, slot.bytes, v);
+}
+
+tessera_buffer_t descriptor(const BufferImpl &b) {
+    tessera_buffer_t d{};
+    d.host = b.host;
+    d.dimensions = int32_t(b.dims.size());
+    for (size_t i = 0; i < b.dims.size() && i < TESSERA_MAX_DIMS; ++i) d.dim[i] = {b.dims[i].min, b.dims[i].extent, b.dims[i].stride};
+    return d;
+}
+
+bool dense0(const Buffer<void> &b) { return b.dimensions() == 0 || b.stride(0) == 1 || b.extent(0) <= 1; }
+
+class CompiledPipeline : public CallableImpl {
+public:
+    CompiledPipeline(Pipeline p, std::shared_ptr<const poly::Program> program, std::unique_ptr<JitCode> code,
+                     CompileReport report)
+        : pipeline_(std::move(p)), program_(std::move(program)), code_(std::move(code)), report_(std::move(report)),
+          arguments_(codegen::pipeline_arguments(*program_->model)) {}
+
+    const CompileReport &report() const override { return report_; }
+    const Pipeline &pipeline() const override { return pipeline_; }
+
+    void run(const Bindings *bindings, const std::vector<Buffer<void>> &outputs) const override {
+        const poly::Model &m = *program_->model;
+        if (!bindings) check_bindings(m.graph);
+        std::vector<tessera_buffer_t> desc(arguments_.size());
+        std::vector<ScalarSlot> scalars(arguments_.size());
+        std::vector<void *> argv(arguments_.size());
+        std::vector<Buffer<void>> keep;                             // dense copies of inputs
+        std::vector<std::pair<Buffer<void>, Buffer<void>>> copy_back;  // dense output → user's
+        for (size_t i = 0; i < arguments_.size(); ++i) {
+            const codegen::Argument &a = arguments_[i];
+            switch (a.kind) {
+            case codegen::Argument::Kind::Input: {
+                Buffer<void> b = bound(a, bindings);
+                if (!dense0(b)) {
+                    b = b.copy();
+                    keep.push_back(b);
+                }
+                desc[i] = descriptor(*b.impl());
+                argv[i] = &desc[i];
+                break;
+            }
+            case codegen::Argument::Kind::Param: {
+                Value v = a.param->value;
+                bool have = a.param->is_set;
+                if (bindings) {
+                    auto it = bindings->params().find(a.param.get());
+                    if (it != bindings->params().end()) {
+                        v = it->second;
+                        have = true;
+                    }
+                }
+                if (!have) user_error("Param ", a.name, " has no value. Call ", a.name, ".set(value) or pass it in Bindings.");
+                fill_scalar(scalars[i], a.type, v);
+                argv[i] = scalars[i].bytes;
+                break;
+            }
+            case codegen::Argument::Kind::Output: {
+                Buffer<void> b = outputs[size_t(a.output)];
+                if (!dense0(b)) {
+                    Buffer<void> dense = b.copy();
+                    copy_back.emplace_back(dense, b);
+                    b = dense;
+                }
+                desc[i] = descriptor(*b.impl());
+                argv[i] = &desc[i];
+                break;
+            }
+            }
+        }
+        tessera_error_t err{};
+        auto fn = reinterpret_cast<int32_t (*)(void **, tessera_error_t *)>(code_->address());
+        int32_t rc = fn(argv.data(), &err);
+        if (rc != TESSERA_OK) report_error(err);
+        for (auto &[dense, user] : copy_back) copy_into(dense, user);
+    }
+
+private:
+    Buffer<void> bound(const codegen::Argument &a, const Bindings *bindings) const {
+        if (bindings) {
+            auto it = bindings->inputs().find(a.input.get());
+            if (it != bindings->inputs().end()) return it->second;
+        }
+        if (!a.input->bound)
+            user_error("InputBuffer ", a.name, " is not bound to a buffer. Call ", a.name,
+                       ".set(buffer) or pass it in Bindings before running the pipeline.");
+        struct Access : Buffer<void> {
+            explicit Access(std::shared_ptr<BufferImpl> i) : Buffer<void>(std::move(i)) {}
+        };
+        return Access(a.input->bound);
+    }
+
+    static void copy_into(const Buffer<void> &from, const Buffer<void> &to) {
+        int d = from.dimensions();
+        std::vector<int64_t> c(static_cast<size_t>(d));
+        for (int i = 0; i < d; ++i) {
+            if (from.extent(i) <= 0) return;
+            c[size_t(i)] = from.min(i);
+        }
+        size_t bytes = size_t(from.type().bytes());
+        while (true) {
+            std::memcpy(to.address_of(c), from.address_of(c), bytes);
+            int i = 0;
+            for (; i < d; ++i) {
+                if (++c[size_t(i)] < from.min(i) + from.extent(i)) break;
+                c[size_t(i)] = from.min(i);
+            }
+            if (i == d) return;
+        }
+    }
+
+    [[noreturn]] void report_error(const tessera_error_t &e) const {
+        const codegen::Argument &a = arguments_.at(size_t(e.argument));
+        switch (e.code) {
+        case TESSERA_ERROR_INPUT_TOO_SMALL:
+            user_error(a.input->is_parameter ? "InputBuffer " : "Buffer ", a.name, " is too small: dimension ", e.dim,
+                       " needs [", e.need_min, ", ", e.need_max, "] but the buffer covers [", e.have_min, ", ", e.have_max,
+                       "]. Provide a buffer that covers the region the pipeline reads, or apply a BoundaryConditions "
+                       "function to the input.");
+        case TESSERA_ERROR_OUTPUT_TOO_SMALL:
+            user_error("Func ", a.name, " is an output, and computing it needs dimension ", e.dim, " over [", e.need_min, ", ",
+                       e.need_max, "] (read by its consumers or its own update definitions), but its output buffer covers [",
+                       e.have_min, ", ", e.have_max, "]. Realize over a larger region or keep the accesses inside it.");
+        case TESSERA_ERROR_SPECIALIZATION:
+            user_error("The pipeline was compiled for output ", a.name, " of extent ", e.need_min, " in dimension ", e.dim,
+                       " (CompileOptions::specialize_sizes) but is run with extent ", e.have_min,
+                       ". Compile without specialize_sizes to accept every size.");
+        case TESSERA_ERROR_OUT_OF_MEMORY:
+            user_error("The pipeline could not allocate an intermediate buffer of ", e.need_min, " bytes.");
+        default: internal_error("compiled pipeline returned error code ", e.code);
+        }
+    }
+
+    Pipeline pipeline_;
+    std::shared_ptr<const poly::Program> program_;
+    std::unique_ptr<JitCode> code_;
+    CompileReport report_;
+    std::vector<codegen::Argument> arguments_;
+};
+
+} // namespace
+
+std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o) {
+    if (!t.cpu.empty() || !t.features.empty())
+        user_error("Target: only the host CPU is supported for now; leave Target::cpu and features empty.");
+    poly::Stopwatch total;
+    CompileReport report;
+    std::shared_ptr<const poly::Program> program = program_for(p, o, report);
+    poly::Stopwatch w;
+    std::string name = "tessera_pipeline_" + std::to_string(g_counter++);
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto module = std::make_unique<llvm::Module>(name, *context);
+    std::unique_ptr<llvm::TargetMachine> tm = jit_target_machine();
+    codegen::prepare_module(*module, *tm);
+    codegen::CodegenOptions co = codegen_options(o, name);
+    if (!o.specialize_sizes.empty()) {
+        for (const Func &f : p.outputs()) {
+            if (int(o.specialize_sizes.size()) != f.dimensions())
+                user_error("CompileOptions::specialize_sizes has ", o.specialize_sizes.size(), " sizes but output ", f.name(),
+                           " has ", f.dimensions(), " dimensions.");
+            co.specialized_extents.emplace_back(o.specialize_sizes.begin(), o.specialize_sizes.end());
+        }
+    }
+    if (!o.vectorize) co.vector_width = 1;
+    codegen::lower_program(*program, *module, co);
+    report.phase_ms.emplace_back("LLVM IR", w.lap());
+    codegen::optimize_module(*module, *tm);
+    report.phase_ms.emplace_back("LLVM optimization", w.lap());
+    if (o.keep_assembly) {
+        llvm::raw_string_ostream ir(report.llvm_ir);
+        module->print(ir, nullptr);
+        auto copy = llvm::CloneModule(*module);
+        report.assembly = codegen::emit_assembly(*copy, *tm);
+        w.lap();
+    }
+    std::unique_ptr<JitCode> code = jit_add(std::move(module), std::move(context), name);
+    report.phase_ms.emplace_back("machine code", w.lap());
+    report.total_ms = total.lap();
+    return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report));
+}
+
+} // namespace tessera::runtime
