@@ -77,29 +77,18 @@ int compare_values(Type t, Value a, Value b, bool &unordered) {
     return a.u < b.u ? -1 : (a.u > b.u ? 1 : 0);
 }
 
-Value shift_left(Type t, Value a, int64_t amount);
-
-Value shift_right(Type t, Value a, int64_t amount) {
-    if (amount < 0) return shift_left(t, a, -amount);
+// Shifts by `magnitude` bits, left or right; a magnitude of at least the width gives 0 (or -1
+// for a right shift of a negative signed value).
+Value shift(Type t, Value a, bool left, uint64_t magnitude) {
     Value r;
-    if (amount >= t.bits) {
-        if (t.is_int()) r.i = a.i < 0 ? -1 : 0;
+    if (magnitude >= uint64_t(t.bits)) {
+        if (!left && t.is_int()) r.i = a.i < 0 ? -1 : 0;
         else r.u = 0;
         return r;
     }
-    if (t.is_int()) r.i = a.i >> amount;
-    else r.u = a.u >> amount;
-    return normalize(t, r);
-}
-
-Value shift_left(Type t, Value a, int64_t amount) {
-    if (amount < 0) return shift_right(t, a, -amount);
-    Value r;
-    if (amount >= t.bits) {
-        r.u = 0;
-        return r;
-    }
-    r.u = a.u << amount;
+    if (left) r.u = a.u << magnitude;
+    else if (t.is_int()) r.i = a.i >> magnitude;
+    else r.u = a.u >> magnitude;
     return normalize(t, r);
 }
 
@@ -197,10 +186,11 @@ Value eval_binary(Op op, Type t, Value a, Value b) {
     case Op::BitXor: r.u = a.u ^ b.u; return normalize(t, r);
     case Op::Shl:
     case Op::Shr: {
-        int64_t amount;
-        if (t.is_int()) amount = b.i;
-        else amount = b.u > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(b.u);
-        return op == Op::Shl ? shift_left(t, a, amount) : shift_right(t, a, amount);
+        // A negative (signed) amount shifts the other way; its magnitude is computed unsigned so
+        // that the most negative amount is well defined.
+        bool negative = t.is_int() && b.i < 0;
+        uint64_t magnitude = negative ? uint64_t(0) - b.u : b.u;
+        return shift(t, a, (op == Op::Shl) != negative, magnitude);
     }
     default: break;
     }

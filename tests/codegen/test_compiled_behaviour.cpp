@@ -1,0 +1,138 @@
+// Behaviour of compiled pipelines: argument checks, vector code, concurrency, strided buffers,
+// specialization, the compile report.
+#include "../test_util.h"
+
+#include <regex>
+#include <thread>
+
+#include "tessera_apps/app.h"
+
+using namespace tessera;
+
+TEST_CASE("compiled code rejects an input smaller than the region it reads", "[codegen][errors]") {
+    Var x("x"), y("y");
+    InputBuffer<float> in("input", 2);
+    Func blur("blur");
+    blur(x, y) = in(x - 1, y) + in(x + 1, y + 2);
+    Callable c = Pipeline(blur).compile();
+    in.set(Buffer<float>(10, 10));
+    REQUIRE_USER_ERROR(c.realize({10, 6}), "InputBuffer input", "too small", "dimension 0", "needs [-1, 10]",
+                       "covers [0, 9]");
+    Buffer<float> shifted(12, 10);
+    shifted.set_min({-1, 0});
+    in.set(shifted);
+    CHECK_NOTHROW(c.realize({10, 6}));
+    REQUIRE_USER_ERROR(c.realize({10, 9}), "InputBuffer input", "dimension 1", "needs [0, 10]", "covers [0, 9]");
+}
+
+TEST_CASE("compiled code rejects unbound inputs and params", "[codegen][errors]") {
+    Var x("x");
+    InputBuffer<int> in("image", 1);
+    Param<int> gain("gain");
+    Func f("f");
+    f(x) = in(x) * gain;
+    Callable c = Pipeline(f).compile();
+    REQUIRE_USER_ERROR(c.realize({4}), "InputBuffer image", "not bound");
+    in.set(Buffer<int>(4));
+    REQUIRE_USER_ERROR(c.realize({4}), "Param gain", "no value");
+}
+
+TEST_CASE("code specialized for a size rejects other sizes", "[codegen][errors]") {
+    Var x("x");
+    Func f("f");
+    f(x) = x * 3;
+    CompileOptions o;
+    o.specialize_sizes = {16};
+    Callable c = Pipeline(f).compile(Target::host(), o);
+    Buffer<int> out = c.realize({16})[0];
+    CHECK(out(15) == 45);
+    REQUIRE_USER_ERROR(c.realize({17}), "specialize_sizes", "extent 17");
+}
+
+TEST_CASE("the blur's inner loops compile to vector instructions", "[codegen][vector]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    CompileOptions o;
+    o.keep_assembly = true;
+    Callable c = app->pipeline().compile(Target::host(), o);
+    const std::string &ir = c.report().llvm_ir, &asm_ = c.report().assembly;
+    CHECK(std::regex_search(ir, std::regex("<(8|16) x float>")));
+    // AVX2 ymm or AVX-512 zmm arithmetic on packed floats.
+    CHECK(std::regex_search(asm_, std::regex("v(add|mul|fmadd[0-9]*)ps\\s+[^\\n]*%[yz]mm")));
+    CHECK(asm_.find("__kmpc_fork_call") != std::string::npos);
+}
+
+TEST_CASE("one compiled callable runs from several threads at once", "[codegen][threads]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    InputBuffer<float> input("input", 3);
+    // The app's pipeline reads its own InputBuffer; rebuild an equivalent one we can bind.
+    Var x("x"), y("y"), c("c");
+    Func bx("bx"), by("by");
+    bx(x, y, c) = (input(x, y, c) + 2.f * input(x + 1, y, c) + input(x + 2, y, c)) / 4.f;
+    by(x, y, c) = (bx(x, y, c) + 2.f * bx(x, y + 1, c) + bx(x, y + 2, c)) / 4.f;
+    Pipeline p(by);
+    Callable callable = p.compile();
+    std::vector<std::thread> threads;
+    std::vector<int> ok(6, 0);
+    for (int t = 0; t < 6; ++t)
+        threads.emplace_back([&, t] {
+            int w = 40 + 7 * t, h = 30 + 5 * t;
+            Buffer<float> in(w, h, 3);
+            for (int k = 0; k < 3; ++k)
+                for (int j = 0; j < h; ++j)
+                    for (int i = 0; i < w; ++i) in(i, j, k) = float((i * 13 + j * 7 + k * 3 + t) % 17);
+            Buffer<float> out(w - 2, h - 2, 3);
+            for (int rep = 0; rep < 5; ++rep) callable.run(Bindings().set(input, in), {out});
+            bool good = true;
+            for (int k = 0; k < 3; ++k)
+                for (int j = 0; j < h - 2; ++j)
+                    for (int i = 0; i < w - 2; ++i) {
+                        auto bxv = [&](int ii, int jj) { return (in(ii, jj, k) + 2.f * in(ii + 1, jj, k) + in(ii + 2, jj, k)) / 4.f; };
+                        float want = (bxv(i, j) + 2.f * bxv(i, j + 1) + bxv(i, j + 2)) / 4.f;
+                        good &= out(i, j, k) == want;
+                    }
+            ok[size_t(t)] = good;
+        });
+    for (auto &t : threads) t.join();
+    for (int t = 0; t < 6; ++t) CHECK(ok[size_t(t)] == 1);
+}
+
+TEST_CASE("compiled pipelines accept strided buffers", "[codegen][buffers]") {
+    Var x("x"), y("y");
+    InputBuffer<int> in("in", 2);
+    Func f("f");
+    f(x, y) = in(x, y) * 10 + in(x + 1, y);
+    std::vector<int> storage(9 * 8);
+    for (size_t i = 0; i < storage.size(); ++i) storage[i] = int(i);
+    // A transposed view: x steps 8 elements.
+    Buffer<int> t(storage.data(), std::vector<BufferDim>{{0, 9, 8}, {0, 8, 1}});
+    in.set(t);
+    std::vector<int> out_storage(8 * 8, 0);
+    Buffer<int> out(out_storage.data(), std::vector<BufferDim>{{0, 8, 8}, {0, 8, 1}});
+    Callable c = Pipeline(f).compile();
+    c.realize(out);
+    for (int yy = 0; yy < 8; ++yy)
+        for (int xx = 0; xx < 8; ++xx) CHECK(out(xx, yy) == t(xx, yy) * 10 + t(xx + 1, yy));
+}
+
+TEST_CASE("the compile report splits the time by phase", "[codegen][report]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    Callable c = app->pipeline().compile();
+    const CompileReport &r = c.report();
+    std::vector<std::string> phases;
+    for (const auto &p : r.phase_ms) phases.push_back(p.first);
+    CHECK(phases == std::vector<std::string>{"model", "schedule", "AST", "LLVM IR", "LLVM optimization", "machine code"});
+    CHECK(r.total_ms > 0);
+}
+
+TEST_CASE("realize compiles once and reuses the code until a definition changes", "[codegen][cache]") {
+    Var x("x");
+    Func f("f");
+    f(x) = x + 1;
+    Pipeline p(f);
+    Buffer<int> a = p.realize({4})[0];
+    CHECK(a(3) == 4);
+    RDom r(0, 4);
+    f(r) = f(r) * 2;  // a new definition: the next realize recompiles
+    Buffer<int> b = p.realize({4})[0];
+    CHECK(b(3) == 8);
+}
