@@ -1,35 +1,71 @@
-// The executable of one app (TESSERA_APP_NAME): builds its pipeline, runs it on random inputs
-// through Pipeline::realize, and checks the result against the app's plain C++ loops.
+// The executable of one app (TESSERA_APP_NAME): compiles its pipeline for the host, runs it on
+// random inputs, reports compile time, run time and bandwidth, and checks the result against
+// the app's plain C++ loops.
 //
-//   <app> [--size N ...] [--seed S] [--schedule]
+//   <app> [--size N ...] [--seed S] [--runs R] [--threads T] [--schedule]
 //
 // --schedule prints the schedule JSON the pipeline runs with and exits.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
+#include <sstream>
+
+#include <tessera/runtime/executor.h>
 
 #include "tessera_apps/app.h"
 
 using namespace tessera;
+
+namespace {
+
+std::string schedule_summary(const poly::Program &p) {
+    std::ostringstream s;
+    for (const poly::Group &g : p.groups) {
+        s << "  " << g.name << " ("
+          << (g.kind == poly::Group::Kind::OverlappedTiles ? "overlapped tiles" : g.kind == poly::Group::Kind::Affine ? "isl schedule" : "sequential")
+          << "): ";
+        for (size_t i = 0; i < g.funcs.size(); ++i) s << (i ? ", " : "") << g.funcs[i]->name;
+        if (!g.tile_sizes.empty()) {
+            s << "; tiles";
+            for (size_t i = 0; i < g.tile_sizes.size(); ++i) s << (i ? " x " : " ") << g.tile_sizes[i];
+        }
+        s << "\n";
+    }
+    for (const poly::Storage &st : p.storage)
+        if (st.kind == poly::Storage::Kind::Scratch) {
+            s << "  " << st.name << " lives in a per-tile scratchpad of";
+            for (size_t i = 0; i < st.extent.size(); ++i) s << (i ? " x " : " ") << st.extent[i];
+            s << " " << st.type << "\n";
+        }
+    return s.str();
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
     try {
         auto app = apps::make_app(TESSERA_APP_NAME);
         std::vector<int> sizes = app->default_sizes();
         uint32_t seed = 1;
+        int runs = 7;
+        CompileOptions options;
         for (int i = 1; i < argc; ++i) {
             if (!std::strcmp(argv[i], "--size")) {
                 sizes.clear();
                 while (i + 1 < argc && argv[i + 1][0] != '-') sizes.push_back(std::atoi(argv[++i]));
             } else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) {
                 seed = uint32_t(std::atoi(argv[++i]));
+            } else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) {
+                runs = std::max(1, std::atoi(argv[++i]));
+            } else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
+                options.threads = std::atoi(argv[++i]);
             } else if (!std::strcmp(argv[i], "--schedule")) {
                 std::printf("%s\n", app->pipeline().schedule_json().c_str());
                 return 0;
             } else {
-                std::fprintf(stderr, "usage: %s [--size N ...] [--seed S] [--schedule]\n", argv[0]);
+                std::fprintf(stderr, "usage: %s [--size N ...] [--seed S] [--runs R] [--threads T] [--schedule]\n", argv[0]);
                 return 2;
             }
         }
@@ -44,12 +80,28 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < sizes.size(); ++i) std::printf("%s%s=%d", i ? ", " : "", names[i].c_str(), sizes[i]);
         std::printf(")\n");
 
+        Callable compiled = app->pipeline().compile(Target::host(), options);
+        const CompileReport &r = compiled.report();
+        std::printf("compile: %.1f ms (", r.total_ms);
+        for (size_t i = 0; i < r.phase_ms.size(); ++i)
+            std::printf("%s%s %.1f", i ? ", " : "", r.phase_ms[i].first.c_str(), r.phase_ms[i].second);
+        std::printf(")\nschedule:\n%s", schedule_summary(*runtime::scheduled_program(app->pipeline())).c_str());
+
         app->prepare(sizes, seed);
         std::vector<Buffer<void>> outputs = app->make_outputs();
-        auto t0 = std::chrono::steady_clock::now();
-        app->pipeline().realize(outputs);
-        auto t1 = std::chrono::steady_clock::now();
-        std::printf("realize: %.1f ms\n", std::chrono::duration<double, std::milli>(t1 - t0).count());
+        std::vector<double> times;
+        for (int k = 0; k < runs; ++k) {
+            auto t0 = std::chrono::steady_clock::now();
+            compiled.realize(outputs);
+            auto t1 = std::chrono::steady_clock::now();
+            times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        }
+        std::sort(times.begin(), times.end());
+        double median = times[times.size() / 2];
+        double bytes = app->minimum_bytes();
+        std::printf("run: median %.2f ms over %d runs", median, runs);
+        if (bytes > 0) std::printf(" (%.1f GB/s over the %.1f MB that must move)", bytes / median / 1e6, bytes / 1e6);
+        std::printf("\n");
 
         std::vector<Buffer<void>> expected = app->make_outputs();
         app->reference(expected);

@@ -18,7 +18,7 @@ public:
     }
 
     std::vector<std::string> size_names() const override { return {"width", "height"}; }
-    std::vector<int> default_sizes() const override { return {1024, 1024}; }
+    std::vector<int> default_sizes() const override { return {4096, 4096}; }
 
     void prepare(const std::vector<int> &sizes, uint32_t seed) override {
         std::mt19937 rng(seed);

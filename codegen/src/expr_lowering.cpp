@@ -11,11 +11,24 @@ using llvm::Value;
 llvm::Value *FunctionLowering::i32(int64_t v) { return b.getInt32(uint32_t(int32_t(v))); }
 llvm::Value *FunctionLowering::i64(int64_t v) { return b.getInt64(uint64_t(v)); }
 
-llvm::Type *FunctionLowering::value_type(Type t) {
-    if (t.is_bool()) return b.getInt1Ty();
-    if (t.is_int_or_uint()) return b.getIntNTy(unsigned(t.bits));
-    if (t.code == TypeCode::Float && t.bits == 64) return b.getDoubleTy();
-    return b.getFloatTy();  // float32, and float16 / bfloat16 held in float registers
+llvm::Type *FunctionLowering::value_type(Type t, int lanes) {
+    llvm::Type *e;
+    if (t.is_bool()) e = b.getInt1Ty();
+    else if (t.is_int_or_uint()) e = b.getIntNTy(unsigned(t.bits));
+    else if (t.code == TypeCode::Float && t.bits == 64) e = b.getDoubleTy();
+    else e = b.getFloatTy();  // float32, and float16 / bfloat16 held in float registers
+    return lanes > 1 ? llvm::FixedVectorType::get(e, unsigned(lanes)) : e;
+}
+
+int lanes_of(llvm::Value *v) {
+    if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType())) return int(vt->getNumElements());
+    return 1;
+}
+
+// `element`, or a vector of it with as many lanes as `like`.
+llvm::Type *shaped(llvm::Type *element, llvm::Value *like) {
+    int n = lanes_of(like);
+    return n > 1 ? llvm::FixedVectorType::get(element, unsigned(n)) : element;
 }
 
 llvm::Type *FunctionLowering::storage_type(Type t) {
@@ -29,6 +42,8 @@ namespace {
 
 bool narrow_float(Type t) { return t.is_float() && t.bits == 16; }
 
+llvm::Constant *int_const(llvm::Type *like, uint64_t v) { return llvm::ConstantInt::get(like, v); }
+
 llvm::Function *intrinsic(llvm::Module &m, llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type *> types) {
     return llvm::Intrinsic::getDeclaration(&m, id, types);
 }
@@ -37,13 +52,15 @@ llvm::Function *intrinsic(llvm::Module &m, llvm::Intrinsic::ID id, llvm::ArrayRe
 
 // Rounds a float register to float16 / bfloat16 (to nearest, ties to even); other types pass.
 Value *FunctionLowering::round_to(Type t, Value *v) {
-    if (t.code == TypeCode::Float && t.bits == 16) return b.CreateFPExt(b.CreateFPTrunc(v, b.getHalfTy()), b.getFloatTy());
+    if (t.code == TypeCode::Float && t.bits == 16)
+        return b.CreateFPExt(b.CreateFPTrunc(v, shaped(b.getHalfTy(), v)), shaped(b.getFloatTy(), v));
     if (t.code == TypeCode::BFloat) {
-        Value *bits = b.CreateBitCast(v, b.getInt32Ty());
-        Value *lsb = b.CreateAnd(b.CreateLShr(bits, 16), 1);
-        Value *rounded = b.CreateAnd(b.CreateAdd(b.CreateAdd(bits, b.getInt32(0x7fff)), lsb), b.getInt32(0xffff0000u));
+        llvm::Type *i32 = shaped(b.getInt32Ty(), v);
+        Value *bits = b.CreateBitCast(v, i32);
+        Value *lsb = b.CreateAnd(b.CreateLShr(bits, 16), int_const(i32, 1));
+        Value *rounded = b.CreateAnd(b.CreateAdd(b.CreateAdd(bits, int_const(i32, 0x7fff)), lsb), int_const(i32, 0xffff0000u));
         Value *isnan = b.CreateFCmpUNO(v, v);
-        return b.CreateSelect(isnan, v, b.CreateBitCast(rounded, b.getFloatTy()));
+        return b.CreateSelect(isnan, v, b.CreateBitCast(rounded, v->getType()));
     }
     return v;
 }
@@ -53,49 +70,53 @@ namespace {
 // double → float rounded to odd (truncate, then set the last bit if inexact), so that a second
 // rounding to float16 / bfloat16 is correct: float has more than p + 2 bits for both.
 Value *to_float_round_odd(llvm::IRBuilder<> &b, llvm::Module &m, Value *d) {
-    Value *f = b.CreateFPTrunc(d, b.getFloatTy());
-    Value *back = b.CreateFPExt(f, b.getDoubleTy());
-    llvm::Function *fabs = intrinsic(m, llvm::Intrinsic::fabs, {b.getDoubleTy()});
+    llvm::Type *f32 = shaped(b.getFloatTy(), d), *i32 = shaped(b.getInt32Ty(), d);
+    Value *f = b.CreateFPTrunc(d, f32);
+    Value *back = b.CreateFPExt(f, d->getType());
+    llvm::Function *fabs = intrinsic(m, llvm::Intrinsic::fabs, {d->getType()});
     Value *away = b.CreateFCmpOGT(b.CreateCall(fabs, {back}), b.CreateCall(fabs, {d}));
-    Value *bits = b.CreateBitCast(f, b.getInt32Ty());
-    bits = b.CreateSelect(away, b.CreateSub(bits, b.getInt32(1)), bits);
+    Value *bits = b.CreateBitCast(f, i32);
+    bits = b.CreateSelect(away, b.CreateSub(bits, int_const(i32, 1)), bits);
     Value *inexact = b.CreateFCmpONE(back, d);
-    bits = b.CreateSelect(inexact, b.CreateOr(bits, b.getInt32(1)), bits);
-    return b.CreateBitCast(bits, b.getFloatTy());
+    bits = b.CreateSelect(inexact, b.CreateOr(bits, int_const(i32, 1)), bits);
+    return b.CreateBitCast(bits, f32);
 }
 
 } // namespace
 
 Value *FunctionLowering::cast(Type from, Type to, Value *v) {
     if (from == to) return v;
+    int lanes = lanes_of(v);
+    llvm::Type *target = value_type(to, lanes);
     if (to.is_bool()) {
-        if (from.is_float()) return b.CreateFCmpUNE(v, llvm::ConstantFP::get(value_type(from), 0.0));
-        return b.CreateICmpNE(v, llvm::ConstantInt::get(value_type(from), 0));
+        if (from.is_float()) return b.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+        return b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
     }
     if (from.is_float()) {
         if (to.is_int_or_uint()) {
             auto id = to.is_int() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-            return b.CreateCall(intrinsic(module, id, {value_type(to), v->getType()}), {v});
+            return b.CreateCall(intrinsic(module, id, {target, v->getType()}), {v});
         }
-        if (to.code == TypeCode::Float && to.bits == 64) return b.CreateFPExt(v, b.getDoubleTy());
+        if (to.code == TypeCode::Float && to.bits == 64) return b.CreateFPExt(v, target);
         if (narrow_float(to)) {
             if (from.bits == 64) return round_to(to, to_float_round_odd(b, module, v));
             return round_to(to, v);
         }
         // to float32
-        if (from.bits == 64) return b.CreateFPTrunc(v, b.getFloatTy());
+        if (from.bits == 64) return b.CreateFPTrunc(v, target);
         return v;  // float16 / bfloat16 registers already hold floats
     }
     // From an integer or bool.
     bool is_signed = from.is_int();
     if (to.is_float()) {
         if (narrow_float(to)) {
-            Value *d = is_signed ? b.CreateSIToFP(v, b.getDoubleTy()) : b.CreateUIToFP(v, b.getDoubleTy());
+            llvm::Type *f64 = shaped(b.getDoubleTy(), v);
+            Value *d = is_signed ? b.CreateSIToFP(v, f64) : b.CreateUIToFP(v, f64);
             return round_to(to, to_float_round_odd(b, module, d));
         }
-        return is_signed ? b.CreateSIToFP(v, value_type(to)) : b.CreateUIToFP(v, value_type(to));
+        return is_signed ? b.CreateSIToFP(v, target) : b.CreateUIToFP(v, target);
     }
-    return b.CreateIntCast(v, value_type(to), is_signed);
+    return b.CreateIntCast(v, target, is_signed);
 }
 
 namespace {
@@ -120,7 +141,6 @@ int log2_of(int64_t v) {
 Value *FunctionLowering::expr(const Expr &e, const Scope &s) {
     const ExprNode &n = *e;
     Type t = n.type;
-    auto arg = [&](size_t i) { return expr(n.args[i], s); };
     switch (n.op) {
     case Op::IntConst: return llvm::ConstantInt::get(value_type(t), uint64_t(n.int_value), true);
     case Op::UIntConst: return llvm::ConstantInt::get(value_type(t), n.uint_value, false);
@@ -133,6 +153,25 @@ Value *FunctionLowering::expr(const Expr &e, const Scope &s) {
     case Op::RVar:
     case Op::Param:
     case Op::BufferDim: internal_error("codegen: unlowered ", op_name(n.op), " ", n.name);
+    case Op::FuncCall:
+    case Op::InputCall: {
+        if (n.op == Op::InputCall) return load(inputs.at(n.input.get()), n.args, s);
+        int st = p.storage_of_array[size_t(m.array_of(n.func_ptr))];
+        return load(storage[size_t(st)], n.args, s);
+    }
+    default: {
+        std::vector<Value *> args;
+        for (const Expr &a : n.args) args.push_back(expr(a, s));
+        return apply(n, args);
+    }
+    }
+}
+
+Value *FunctionLowering::apply(const ExprNode &n, const std::vector<Value *> &args) {
+    Type t = n.type;
+    auto arg = [&](size_t i) { return args[i]; };
+    int lanes = args.empty() ? 1 : lanes_of(args[0]);
+    switch (n.op) {
     case Op::Cast: return cast(n.args[0].type(), t, arg(0));
     case Op::Likely: return arg(0);
     case Op::Select: return b.CreateSelect(arg(0), arg(1), arg(2));
@@ -154,14 +193,19 @@ Value *FunctionLowering::expr(const Expr &e, const Scope &s) {
         bool exact = fn == MathFn::Floor || fn == MathFn::Ceil || fn == MathFn::Trunc || fn == MathFn::Round;
         bool via_double = narrow_float(t) && !exact;
         if (via_double)
-            for (Value *&x : a) x = b.CreateFPExt(x, b.getDoubleTy());
+            for (Value *&x : a) x = b.CreateFPExt(x, shaped(b.getDoubleTy(), x));
         llvm::Type *ty = a[0]->getType();
-        bool is_double = ty->isDoubleTy();
         Value *r = nullptr;
         auto call = [&](llvm::Intrinsic::ID id) { return b.CreateCall(intrinsic(module, id, {ty}), a); };
-        auto libm = [&](const char *f32, const char *f64) {
-            llvm::FunctionCallee f = module.getOrInsertFunction(is_double ? f64 : f32, ty, ty);
-            return b.CreateCall(f, {a[0]});
+        // libm functions without an LLVM intrinsic, lane by lane for vectors.
+        auto libm = [&](const char *f32, const char *f64) -> Value * {
+            llvm::Type *et = ty->getScalarType();
+            llvm::FunctionCallee f = module.getOrInsertFunction(et->isDoubleTy() ? f64 : f32, et, et);
+            if (lanes == 1) return b.CreateCall(f, {a[0]});
+            Value *r = llvm::PoisonValue::get(ty);
+            for (int l = 0; l < lanes; ++l)
+                r = b.CreateInsertElement(r, b.CreateCall(f, {b.CreateExtractElement(a[0], uint64_t(l))}), uint64_t(l));
+            return r;
         };
         switch (fn) {
         case MathFn::Sqrt: r = call(llvm::Intrinsic::sqrt); break;
@@ -180,12 +224,6 @@ Value *FunctionLowering::expr(const Expr &e, const Scope &s) {
         }
         if (via_double) return round_to(t, to_float_round_odd(b, module, r));
         return r;
-    }
-    case Op::FuncCall:
-    case Op::InputCall: {
-        if (n.op == Op::InputCall) return load(inputs.at(n.input.get()), n.args, s);
-        int st = p.storage_of_array[size_t(m.array_of(n.func_ptr))];
-        return load(storage[size_t(st)], n.args, s);
     }
     default: break;
     }
@@ -232,8 +270,8 @@ Value *FunctionLowering::expr(const Expr &e, const Scope &s) {
             // a - b * floor(a / b): float32 in float, float64 and float16/bfloat16 in double.
             Value *x = a, *y = c;
             if (narrow_float(at)) {
-                x = b.CreateFPExt(a, b.getDoubleTy());
-                y = b.CreateFPExt(c, b.getDoubleTy());
+                x = b.CreateFPExt(a, shaped(b.getDoubleTy(), a));
+                y = b.CreateFPExt(c, shaped(b.getDoubleTy(), c));
             }
             Value *fl = b.CreateCall(intrinsic(module, llvm::Intrinsic::floor, {x->getType()}), {b.CreateFDiv(x, y)});
             Value *r = b.CreateFSub(x, b.CreateFMul(y, fl));
@@ -289,7 +327,7 @@ Value *FunctionLowering::expr(const Expr &e, const Scope &s) {
         }
         // A negative amount shifts the other way; past the width gives 0 (or -1 for >> of a
         // negative signed value).
-        Value *neg = is_int ? b.CreateICmpSLT(c, k(0)) : b.getFalse();
+        Value *neg = is_int ? b.CreateICmpSLT(c, k(0)) : llvm::ConstantInt::getFalse(shaped(b.getInt1Ty(), c));
         Value *mag = b.CreateSelect(neg, b.CreateNeg(c), c);
         Value *big = b.CreateICmpUGE(mag, k(bits));
         Value *safe = b.CreateSelect(big, k(0), mag);

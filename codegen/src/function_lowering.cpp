@@ -35,7 +35,7 @@ void FunctionLowering::allocate_scratch(int group) {
         const poly::Storage &st = p.storage[i];
         if (st.kind != poly::Storage::Kind::Scratch || (group >= 0 && st.group != group)) continue;
         int64_t elems = 1;
-        for (const Expr &e : st.extent) elems *= ir::as_const_int(e).value_or(1);
+        for (const Expr &e : st.extent) elems *= ir::as_const_int(e).value_or(1) + 16;
         total += elems * st.type.bytes();
     }
     bool heap = total > kStackScratchBytes;
@@ -48,9 +48,13 @@ void FunctionLowering::allocate_scratch(int group) {
         v.min.assign(size_t(st.dimensions), i64(0));
         v.stride.clear();
         int64_t stride = 1;
-        for (const Expr &e : st.extent) {
+        for (size_t d = 0; d < st.extent.size(); ++d) {
             v.stride.push_back(i64(stride));
-            stride *= ir::as_const_int(e).value_or(1);
+            int64_t ext = ir::as_const_int(st.extent[d]).value_or(1);
+            // Long rows get one cache line of padding: rows a power of two apart would map to
+            // the same cache sets.
+            if (d == 0 && ext * st.type.bytes() >= 1024) ext += 64 / std::max(1, st.type.bytes());
+            stride *= ext;
         }
         int64_t bytes = std::max<int64_t>(stride * st.type.bytes(), 1);
         if (heap) {
@@ -260,6 +264,7 @@ void FunctionLowering::run() {
     for (int g : groups) allocate_scratch(g);
 
     node(p.nest, scope);
+    fence_streaming_stores();
 
     llvm::FunctionCallee free_fn = module.getOrInsertFunction("free", b.getVoidTy(), ptr);
     for (Value *h : heap_allocations) b.CreateCall(free_fn, {h});

@@ -15,6 +15,9 @@
 
 namespace tessera::codegen {
 
+int lanes_of(llvm::Value *v);
+llvm::Type *shaped(llvm::Type *element, llvm::Value *like);
+
 // DSL variable name → its LLVM value (i32 coordinates, typed scalars).
 struct Scope {
     std::map<std::string, llvm::Value *> vars;
@@ -36,7 +39,10 @@ public:
 
     // ---- Expressions (expr_lowering.cpp) ----
     llvm::Value *expr(const Expr &e, const Scope &s);
-    llvm::Type *value_type(Type t);    // type of values in registers
+    // An operation on already lowered operands (scalars, or vectors of equal lanes): every Op but
+    // leaves and loads. Used by the scalar and the vector lowering alike.
+    llvm::Value *apply(const ExprNode &n, const std::vector<llvm::Value *> &args);
+    llvm::Type *value_type(Type t, int lanes = 1);  // type of values in registers
     llvm::Type *storage_type(Type t);  // type of values in memory
     llvm::Value *cast(Type from, Type to, llvm::Value *v);
     llvm::Value *round_to(Type t, llvm::Value *v);  // float16/bfloat16: round a float once
@@ -48,7 +54,13 @@ public:
 
     // ---- Loop nest (loop_lowering.cpp) ----
     void node(const poly::LoopNodePtr &n, Scope &s);
-    void serial_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, bool vector);
+    // `remainder`: the scalar iterations around a vectorized loop (kept simple for LLVM).
+    void serial_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, bool vector,
+                    bool remainder = false);
+    // A loop marked vector, lowered W lanes at a time (vector_lowering.cpp); false if its body
+    // does not allow it (the caller then leaves it to LLVM's vectorizer).
+    bool vector_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi);
+    void fence_streaming_stores();
     void call(const poly::LoopNode &n, Scope &s);
 
     // ---- Parallel loops (openmp.cpp) ----
@@ -71,6 +83,7 @@ public:
     llvm::Value *error_arg = nullptr;
     llvm::MDNode *access_group = nullptr;  // set inside loops marked vector
     int parallel_depth = 0;
+    bool streamed = false;  // the current function issued non-temporal stores
     std::vector<llvm::Value *> heap_allocations;  // freed before returning
 };
 

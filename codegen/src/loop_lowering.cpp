@@ -34,7 +34,7 @@ void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
             parallel_for(*n, s);
         } else {
             Value *lo = expr(n->min, s), *hi = expr(n->max, s);
-            serial_for(*n, s, lo, hi, n->vectorize);
+            if (!(n->vectorize && options.vector_width != 1 && vector_for(*n, s, lo, hi))) serial_for(*n, s, lo, hi, n->vectorize);
         }
         return;
     case poly::LoopNode::Kind::Call: call(*n, s); return;
@@ -44,7 +44,7 @@ void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
 // for (var = lo; var <= hi; var += step) body, with the vectorizer's metadata when `vector`:
 // its accesses form one access group declared parallel (the vector mark was checked to carry no
 // dependence), so LLVM vectorizes without runtime alias checks.
-void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi, bool vector) {
+void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi, bool vector, bool remainder) {
     llvm::BasicBlock *pre = b.GetInsertBlock();
     llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx, n.var + ".head", function);
     llvm::BasicBlock *body = llvm::BasicBlock::Create(ctx, n.var + ".body", function);
@@ -70,14 +70,23 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     Value *next = b.CreateAdd(i, b.getInt32(uint32_t(n.step)), n.var + ".next", false, true);
     i->addIncoming(next, latch);
     llvm::BranchInst *back = b.CreateBr(head);
-    if (vector) {
+    if (remainder) {
+        // The few iterations around an explicitly vectorized loop: not worth LLVM's time.
+        llvm::MDNode *loop = llvm::MDNode::getDistinct(
+            ctx, {nullptr,
+                  llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                                          llvm::ConstantAsMetadata::get(b.getFalse())}),
+                  llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")})});
+        loop->replaceOperandWith(0, loop);
+        back->setMetadata(llvm::LLVMContext::MD_loop, loop);
+    } else if (vector) {
         std::vector<llvm::Metadata *> md = {nullptr};
         md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
                                              llvm::ConstantAsMetadata::get(b.getTrue())}));
         md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), access_group}));
-        if (options.vector_width > 0)
+        if (options.vector_width == 1)
             md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.width"),
-                                                 llvm::ConstantAsMetadata::get(b.getInt32(uint32_t(options.vector_width)))}));
+                                                 llvm::ConstantAsMetadata::get(b.getInt32(1))}));
         llvm::MDNode *loop = llvm::MDNode::getDistinct(ctx, md);
         loop->replaceOperandWith(0, loop);
         back->setMetadata(llvm::LLVMContext::MD_loop, loop);

@@ -103,6 +103,8 @@ void FunctionLowering::parallel_for(const poly::LoopNode &n, Scope &s) {
     std::map<const InputContents *, StorageView> saved_inputs = inputs;
     std::vector<Value *> saved_heap = heap_allocations;
     heap_allocations.clear();
+    bool saved_streamed = streamed;
+    streamed = false;
     function = outlined;
     llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx, "entry", outlined);
     b.SetInsertPoint(entry);
@@ -154,8 +156,10 @@ void FunctionLowering::parallel_for(const poly::LoopNode &n, Scope &s) {
     Value *first = b.CreateTrunc(b.CreateLoad(b.getInt64Ty(), plo), b.getInt32Ty());
     Value *last = b.CreateTrunc(b.CreateLoad(b.getInt64Ty(), phi), b.getInt32Ty());
     ++parallel_depth;
-    serial_for(n, inner, first, last, n.vectorize);
+    if (!(n.vectorize && options.vector_width != 1 && vector_for(n, inner, first, last)))
+        serial_for(n, inner, first, last, n.vectorize);
     --parallel_depth;
+    fence_streaming_stores();
     llvm::FunctionCallee fini = module.getOrInsertFunction("__kmpc_for_static_fini", b.getVoidTy(), ptr, b.getInt32Ty());
     b.CreateCall(fini, {loc, gtid});
     llvm::FunctionCallee free_fn = module.getOrInsertFunction("free", b.getVoidTy(), ptr);
@@ -167,6 +171,7 @@ void FunctionLowering::parallel_for(const poly::LoopNode &n, Scope &s) {
     storage = saved_storage;
     inputs = saved_inputs;
     heap_allocations = saved_heap;
+    streamed = saved_streamed;
     b.SetInsertPoint(parent_block);
     if (options.threads > 0) {
         llvm::FunctionCallee num = module.getOrInsertFunction("__kmpc_global_thread_num", b.getInt32Ty(), ptr);

@@ -193,9 +193,10 @@ private:
         }
     }
 
-    // Picks the tile sizes of an overlapped group: the largest y tile (64 down to 1) whose
-    // working set fits the cache and, for smart fusion, whose recomputation stays in bounds,
-    // extrapolated from the probe footprints.
+    // Picks the tile sizes of an overlapped group (after the Jangda–Bondhugula model, which sizes
+    // tiles by the cache): the shape minimizing (1 + estimated recomputation) * (1 + 512 /
+    // width) * (1.25 if its working set exceeds `cache_bytes`). Wide tiles keep input rows
+    // streaming and make non-temporal output stores pay; short ones recompute more halo.
     void choose_tiles(PlanState &g) {
         const Footprints *fp = probe_of(g);
         if (!fp) {
@@ -207,16 +208,44 @@ private:
         std::vector<int> probe = probe_tiles(g.plan);
         std::vector<int> best;
         Estimate best_e;
-        std::vector<int> candidates = o_.tile_sizes.empty() && n >= 2 ? std::vector<int>{64, 32, 16, 8, 4, 2, 1}
-                                                                     : std::vector<int>{32};
-        for (int y : candidates) {
-            std::vector<int> tiles = tiles_for(n, y);
+        double best_score = 0;
+        std::vector<int> smallest;
+        Estimate smallest_e;
+        auto consider = [&](const std::vector<int> &tiles) {
             Estimate e = estimate(g.plan, *fp, probe, tiles);
-            best = tiles;
-            best_e = e;
-            bool fits = e.working_set <= o_.cache_bytes;
-            bool cheap = o_.fusion != Fusion::Smart || g.plan.funcs.size() == 1 || e.recompute <= o_.max_recompute;
-            if (fits && cheap) break;
+            smallest = tiles;
+            smallest_e = e;
+            // Spilling the tile out of the core's cache costs, but less than recomputing a
+            // large share of a compute-heavy group: a penalty, not a limit (up to 32 times).
+            if (e.working_set > 32 * o_.cache_bytes) return false;
+            double width = tiles.empty() ? 1 : tiles.back();
+            double spill = e.working_set > o_.cache_bytes ? 1.25 : 1.0;
+            double score = (1 + e.recompute) * (1 + 512.0 / width) * spill;
+            if (best.empty() || score < best_score) {
+                best = tiles;
+                best_e = e;
+                best_score = score;
+            }
+            return e.working_set <= o_.cache_bytes;
+        };
+        if (!o_.tile_sizes.empty() || n == 0) {
+            best = tiles_for(n, 32);
+            best_e = estimate(g.plan, *fp, probe, best);
+        } else {
+            std::vector<int> widths = n == 1 ? std::vector<int>{16384, 8192, 4096, 2048}
+                                             : std::vector<int>{4096, 2048, 1024, 512, 256};
+            std::vector<int> heights = n == 1 ? std::vector<int>{1} : std::vector<int>{64, 32, 16, 8, 4, 2, 1};
+            for (int x : widths)
+                for (int y : heights) {
+                    std::vector<int> tiles(n, 1);
+                    tiles[n - 1] = x;
+                    if (n >= 2) tiles[n - 2] = y;
+                    consider(tiles);
+                }
+        }
+        if (best.empty()) {  // nothing fits the cache: the smallest tiles tried
+            best = smallest;
+            best_e = smallest_e;
         }
         g.plan.tile_sizes = best;
         g.plan.recompute = best_e.recompute;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <fstream>
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -20,8 +21,26 @@
 
 namespace tessera::runtime {
 
+namespace {
+// The host's per-core L2 cache, which the tile-size model sizes tiles for.
+int64_t host_l2_bytes() {
+    static const int64_t bytes = [] {
+        std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index2/size");
+        std::string s;
+        if (!(f >> s) || s.empty()) return int64_t(512 * 1024);
+        int64_t v = std::atoll(s.c_str());
+        char unit = s.back();
+        if (unit == 'K') v *= 1024;
+        if (unit == 'M') v *= 1024 * 1024;
+        return v > 0 ? v : int64_t(512 * 1024);
+    }();
+    return bytes;
+}
+} // namespace
+
 poly::ScheduleOptions schedule_options(const CompileOptions &o) {
     poly::ScheduleOptions s;
+    s.cache_bytes = host_l2_bytes();
     s.fusion = poly::parse_fusion(o.fusion);
     s.tile_sizes = o.tile_sizes;
     s.parallel = o.parallel;
@@ -33,6 +52,14 @@ codegen::CodegenOptions codegen_options(const CompileOptions &o, const std::stri
     c.function_name = function_name;
     c.threads = o.threads;
     c.fast_math = o.fast_math;
+    static const int host_vector_bits = [] {
+        std::string f = codegen::host_cpu().features;
+        if (f.find("+avx512f") != std::string::npos) return 512;
+        if (f.find("+avx") != std::string::npos) return 256;
+        return 128;
+    }();
+    c.vector_bits = host_vector_bits;
+    if (!o.vectorize) c.vector_width = 1;
     return c;
 }
 
@@ -235,7 +262,6 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
             co.specialized_extents.emplace_back(o.specialize_sizes.begin(), o.specialize_sizes.end());
         }
     }
-    if (!o.vectorize) co.vector_width = 1;
     codegen::lower_program(*program, *module, co);
     report.phase_ms.emplace_back("LLVM IR", w.lap());
     codegen::optimize_module(*module, *tm);

@@ -27,9 +27,13 @@ struct CodegenOptions {
     // Extents of each output the code is specialized for (constants in the code; other sizes are
     // rejected at entry). Empty: one function for every size.
     std::vector<std::vector<int64_t>> specialized_extents;
-    // Streaming (non-temporal) stores for outputs written once, in vectorized loops.
-    bool streaming_output_stores = false;
-    // Vectorization factor hint for loops marked vector (0: LLVM chooses).
+    // Streaming (non-temporal) stores for outputs written once, in vectorized loops: the
+    // output is not read back through the cache, which saves the read of every written line.
+    bool streaming_output_stores = true;
+    // Width of the target's vector registers in bits (256 for AVX2, 512 for AVX-512); loops
+    // marked vector take as many lanes as their widest element fits.
+    int vector_bits = 256;
+    // Lanes per vector step for loops marked vector (0: from vector_bits; 1: no vectors).
     int vector_width = 0;
 };
 

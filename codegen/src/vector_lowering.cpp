@@ -1,0 +1,336 @@
+// Explicit vectorization of loops marked "vector": W lanes per step.
+//
+// The loop's body must be statement instances without guards. Values that do not change along
+// the loop stay scalar (uniform); integer values that advance by a constant step per lane stay
+// "affine" (lane 0's value and the step); everything else becomes a vector of W lanes. A load
+// or store whose coordinates are uniform except dimension 0, which advances by one per lane, is
+// one contiguous vector access; other accesses go lane by lane. Stores to outputs can be
+// non-temporal (streaming): a scalar prologue then aligns the vector stores to the vector size,
+// and a scalar epilogue finishes the loop.
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "function_lowering.h"
+
+namespace tessera::codegen {
+
+using llvm::Value;
+
+namespace {
+
+// A value across the lanes of one vector step.
+struct Lanes {
+    enum class Kind { Uniform, Affine, Varying };
+    Kind kind = Kind::Uniform;
+    Value *scalar = nullptr;  // Uniform: the value; Affine: lane 0's value
+    int64_t step = 0;         // Affine: value(lane l) = scalar + step * l
+    Value *vector = nullptr;  // Varying
+};
+
+using VScope = std::map<std::string, Lanes>;
+
+// The widest element (in bits) among the values and memory accesses of an expression.
+int widest(const Expr &e) {
+    int w = 0;
+    ir::visit(e, [&](const Expr &n) {
+        Type t = n.type();
+        int bits = t.is_bool() ? 8 : (t.is_float() && t.bits == 16 ? 32 : t.bits);
+        w = std::max(w, bits);
+        return true;
+    });
+    return w;
+}
+
+bool body_calls(const poly::LoopNodePtr &n, std::vector<const poly::LoopNode *> &calls) {
+    if (!n) return true;
+    if (n->kind == poly::LoopNode::Kind::Call) {
+        calls.push_back(n.get());
+        return true;
+    }
+    if (n->kind == poly::LoopNode::Kind::Block) {
+        for (const auto &c : n->children)
+            if (!body_calls(c, calls)) return false;
+        return true;
+    }
+    if (n->kind == poly::LoopNode::Kind::Mark) return body_calls(n->body, calls);
+    return false;  // inner loops or conditionals: leave them to LLVM
+}
+
+} // namespace
+
+class VectorLowering {
+public:
+    VectorLowering(FunctionLowering &f, int lanes) : f_(f), b_(f.b), w_(lanes) {}
+
+    Value *to_vector(const Lanes &l) {
+        if (l.kind == Lanes::Kind::Varying) return l.vector;
+        Value *splat = b_.CreateVectorSplat(unsigned(w_), l.scalar);
+        if (l.kind == Lanes::Kind::Uniform) return splat;
+        std::vector<llvm::Constant *> steps;
+        for (int i = 0; i < w_; ++i) steps.push_back(llvm::ConstantInt::get(l.scalar->getType(), uint64_t(l.step * i), true));
+        return b_.CreateAdd(splat, llvm::ConstantVector::get(steps));
+    }
+
+    Lanes uniform(Value *v) { return Lanes{Lanes::Kind::Uniform, v, 0, nullptr}; }
+    Lanes varying(Value *v) { return Lanes{Lanes::Kind::Varying, nullptr, 0, v}; }
+
+    Lanes expr(const Expr &e, const VScope &s) {
+        const ExprNode &n = *e;
+        switch (n.op) {
+        case Op::IntConst:
+        case Op::UIntConst:
+        case Op::FloatConst: return uniform(f_.expr(e, Scope{}));
+        case Op::Var: {
+            auto it = s.find(n.name);
+            if (it == s.end()) internal_error("codegen: the variable ", n.name, " is not bound in a vector loop");
+            return it->second;
+        }
+        case Op::FuncCall:
+        case Op::InputCall: return load(n, s);
+        default: break;
+        }
+        std::vector<Lanes> args;
+        bool all_uniform = true;
+        for (const Expr &a : n.args) {
+            args.push_back(expr(a, s));
+            all_uniform &= args.back().kind == Lanes::Kind::Uniform;
+        }
+        if (all_uniform) {
+            std::vector<Value *> v;
+            for (const Lanes &l : args) v.push_back(l.scalar);
+            return uniform(f_.apply(n, v));
+        }
+        // Integer index arithmetic stays affine in the lane.
+        bool affine_ok = std::all_of(args.begin(), args.end(), [](const Lanes &l) { return l.kind != Lanes::Kind::Varying; });
+        if (affine_ok && n.type.is_int_or_uint() && !n.type.is_bool()) {
+            auto scalars = [&]() {
+                std::vector<Value *> v;
+                for (const Lanes &l : args) v.push_back(l.scalar);
+                return v;
+            };
+            if (n.op == Op::Add || n.op == Op::Sub) {
+                int64_t st = n.op == Op::Add ? args[0].step + args[1].step : args[0].step - args[1].step;
+                Lanes r{Lanes::Kind::Affine, f_.apply(n, scalars()), st, nullptr};
+                if (st == 0) r.kind = Lanes::Kind::Uniform;
+                return r;
+            }
+            if (n.op == Op::Mul) {
+                auto c0 = ir::as_const_int(n.args[0]), c1 = ir::as_const_int(n.args[1]);
+                if (c0 || c1) {
+                    int64_t st = c1 ? args[0].step * *c1 : args[1].step * *c0;
+                    return Lanes{Lanes::Kind::Affine, f_.apply(n, scalars()), st, nullptr};
+                }
+            }
+        }
+        std::vector<Value *> v;
+        for (const Lanes &l : args) v.push_back(to_vector(l));
+        return varying(f_.apply(n, v));
+    }
+
+    // A contiguous access: every coordinate uniform but dimension 0, which advances by 1.
+    static bool contiguous(const std::vector<Lanes> &c) {
+        if (c.empty() || c[0].kind != Lanes::Kind::Affine || c[0].step != 1) return false;
+        for (size_t d = 1; d < c.size(); ++d)
+            if (c[d].kind != Lanes::Kind::Uniform) return false;
+        return true;
+    }
+
+    Lanes load(const ExprNode &n, const VScope &s) {
+        const StorageView &view = n.op == Op::InputCall
+                                      ? f_.inputs.at(n.input.get())
+                                      : f_.storage[size_t(f_.p.storage_of_array[size_t(f_.m.array_of(n.func_ptr))])];
+        std::vector<Lanes> c;
+        bool uniform_all = true;
+        for (const Expr &a : n.args) {
+            c.push_back(expr(a, s));
+            uniform_all &= c.back().kind == Lanes::Kind::Uniform;
+        }
+        Type t = view.type;
+        if (uniform_all) {
+            std::vector<Value *> coords;
+            for (const Lanes &l : c) coords.push_back(l.scalar);
+            return uniform(load_scalar(view, coords));
+        }
+        if (contiguous(c)) {
+            std::vector<Value *> coords;
+            for (const Lanes &l : c) coords.push_back(l.scalar);
+            Value *addr = f_.address(view, coords);
+            llvm::Type *vt = llvm::FixedVectorType::get(f_.storage_type(t), unsigned(w_));
+            llvm::LoadInst *l = b_.CreateAlignedLoad(vt, addr, llvm::Align(uint64_t(std::max(1, t.bytes()))));
+            return varying(from_memory(t, l));
+        }
+        // Gather, lane by lane.
+        std::vector<Value *> cv;
+        for (const Lanes &l : c) cv.push_back(to_vector(l));
+        Value *r = llvm::PoisonValue::get(f_.value_type(t, w_));
+        for (int i = 0; i < w_; ++i) {
+            std::vector<Value *> coords;
+            for (Value *v : cv) coords.push_back(b_.CreateExtractElement(v, uint64_t(i)));
+            r = b_.CreateInsertElement(r, load_scalar(view, coords), uint64_t(i));
+        }
+        return varying(r);
+    }
+
+    Value *load_scalar(const StorageView &view, const std::vector<Value *> &coords) {
+        Value *addr = f_.address(view, coords);
+        return from_memory(view.type, b_.CreateLoad(f_.storage_type(view.type), addr));
+    }
+
+    Value *from_memory(Type t, Value *l) {
+        if (t.is_bool()) return b_.CreateTrunc(l, shaped(b_.getInt1Ty(), l));
+        if (t.code == TypeCode::Float && t.bits == 16) return b_.CreateFPExt(l, shaped(b_.getFloatTy(), l));
+        if (t.code == TypeCode::BFloat) {
+            llvm::Type *i32 = shaped(b_.getInt32Ty(), l);
+            return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(l, i32), llvm::ConstantInt::get(i32, 16)),
+                                    shaped(b_.getFloatTy(), l));
+        }
+        return l;
+    }
+
+    Value *to_memory(Type t, Value *v) {
+        if (t.is_bool()) return b_.CreateZExt(v, shaped(b_.getInt8Ty(), v));
+        if (t.code == TypeCode::Float && t.bits == 16) return b_.CreateFPTrunc(v, shaped(b_.getHalfTy(), v));
+        if (t.code == TypeCode::BFloat) {
+            llvm::Type *i32 = shaped(b_.getInt32Ty(), v);
+            return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, i32), llvm::ConstantInt::get(i32, 16)),
+                                  shaped(b_.getInt16Ty(), v));
+        }
+        return v;
+    }
+
+    // One statement instance for all lanes. `aligned_streaming`: the contiguous output store of
+    // this step is aligned to the vector size and may be non-temporal.
+    void call(const poly::LoopNode &n, const VScope &outer, bool aligned_streaming) {
+        const poly::ExecStatement &e = f_.p.statements[size_t(n.statement)];
+        const poly::Statement &ms = f_.m.statements[size_t(e.statement)];
+        VScope s = outer;
+        for (size_t i = 0; i < e.dims.size(); ++i) s[e.dims[i]] = expr(n.args[i], outer);
+        std::vector<Lanes> c;
+        for (const Expr &x : e.store) c.push_back(expr(x, s));
+        Lanes v = expr(e.value, s);
+        const StorageView &view = f_.storage[size_t(f_.p.storage_of_array[size_t(f_.m.array_of(ms.func))])];
+        Type t = view.type;
+        if (contiguous(c)) {
+            std::vector<Value *> coords;
+            for (const Lanes &l : c) coords.push_back(l.scalar);
+            Value *addr = f_.address(view, coords);
+            bool streaming = aligned_streaming && view.output;
+            uint64_t align = streaming ? uint64_t(w_ * std::max(1, t.bytes())) : uint64_t(std::max(1, t.bytes()));
+            llvm::StoreInst *st = b_.CreateAlignedStore(to_memory(t, to_vector(v)), addr, llvm::Align(align));
+            if (streaming) {
+                st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                                llvm::MDNode::get(f_.ctx, llvm::ConstantAsMetadata::get(b_.getInt32(1))));
+                f_.streamed = true;
+            }
+            return;
+        }
+        // Scatter, lane by lane (in lane order, like the scalar loop).
+        std::vector<Value *> cv;
+        for (const Lanes &l : c) cv.push_back(to_vector(l));
+        Value *vv = to_vector(v);
+        for (int i = 0; i < w_; ++i) {
+            std::vector<Value *> coords;
+            for (Value *x : cv) coords.push_back(b_.CreateExtractElement(x, uint64_t(i)));
+            Value *lane = b_.CreateExtractElement(vv, uint64_t(i));
+            b_.CreateStore(to_memory(t, lane), f_.address(view, coords));
+        }
+    }
+
+private:
+    FunctionLowering &f_;
+    llvm::IRBuilder<> &b_;
+    int w_;
+};
+
+// Vectorizes `n` over [lo, hi] if its body allows it; returns false (emitting nothing) otherwise.
+bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi) {
+    std::vector<const poly::LoopNode *> calls;
+    if (!body_calls(n.body, calls) || calls.empty() || n.step != 1) return false;
+    int bits = 0;
+    const StorageView *stream_view = nullptr;
+    const poly::LoopNode *stream_call = nullptr;
+    for (const poly::LoopNode *c : calls) {
+        const poly::ExecStatement &e = p.statements[size_t(c->statement)];
+        if (!e.guards.empty()) return false;
+        bits = std::max({bits, widest(e.value)});
+        for (const Expr &x : e.store) bits = std::max(bits, widest(x));
+        const poly::Statement &ms = m.statements[size_t(e.statement)];
+        const StorageView &view = storage[size_t(p.storage_of_array[size_t(m.array_of(ms.func))])];
+        bits = std::max(bits, view.type.is_bool() ? 8 : view.type.bits);
+        if (view.output && options.streaming_output_stores && !stream_view) {
+            stream_view = &view;
+            stream_call = c;
+        }
+    }
+    int w = options.vector_bits / std::max(bits, 8);
+    if (options.vector_width > 0) w = options.vector_width;
+    if (w < 2) return false;
+    VectorLowering v(*this, w);
+
+    // Peel to align the first streaming store: its address at x = lo, in elements, modulo w.
+    Value *count = b.CreateAdd(b.CreateSub(hi, lo), b.getInt32(1));
+    Value *peel = b.getInt32(0);
+    if (stream_view) {
+        Scope probe = s;
+        probe.vars[n.var] = lo;
+        const poly::ExecStatement &e = p.statements[size_t(stream_call->statement)];
+        Scope body = probe;
+        for (size_t i = 0; i < e.dims.size(); ++i) body.vars[e.dims[i]] = expr(stream_call->args[i], probe);
+        std::vector<Value *> coords;
+        for (const Expr &x : e.store) coords.push_back(expr(x, body));
+        Value *addr = b.CreatePtrToInt(address(*stream_view, coords), b.getInt64Ty());
+        int64_t bytes = std::max(1, stream_view->type.bytes());
+        Value *elem = b.CreateLShr(addr, uint64_t(__builtin_ctzll(uint64_t(bytes))));
+        Value *mis = b.CreateTrunc(b.CreateAnd(elem, uint64_t(w - 1)), b.getInt32Ty());
+        peel = b.CreateAnd(b.CreateSub(b.getInt32(uint32_t(w)), mis), b.getInt32(uint32_t(w - 1)));
+        // An element-misaligned buffer cannot be aligned by peeling: no streaming then.
+        Value *element_aligned = b.CreateICmpEQ(b.CreateAnd(addr, uint64_t(bytes - 1)), b.getInt64(0));
+        peel = b.CreateSelect(element_aligned, peel, b.getInt32(0));
+        peel = b.CreateSelect(b.CreateICmpSLT(peel, count), peel, count);
+    }
+    Value *start = b.CreateAdd(lo, peel);
+    Value *vector_count = b.CreateMul(b.CreateSDiv(b.CreateSub(count, peel), b.getInt32(uint32_t(w))), b.getInt32(uint32_t(w)));
+    Value *end = b.CreateAdd(start, vector_count);  // exclusive
+
+    serial_for(n, s, lo, b.CreateSub(start, b.getInt32(1)), false, true);
+
+    llvm::BasicBlock *pre = b.GetInsertBlock();
+    llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx, n.var + ".vhead", function);
+    llvm::BasicBlock *body = llvm::BasicBlock::Create(ctx, n.var + ".vbody", function);
+    llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx, n.var + ".vexit", function);
+    b.CreateBr(head);
+    b.SetInsertPoint(head);
+    llvm::PHINode *x = b.CreatePHI(b.getInt32Ty(), 2, n.var + ".v");
+    x->addIncoming(start, pre);
+    b.CreateCondBr(b.CreateICmpSLT(x, end), body, exit);
+    b.SetInsertPoint(body);
+    VScope vs;
+    for (const auto &kv : s.vars) vs[kv.first] = Lanes{Lanes::Kind::Uniform, kv.second, 0, nullptr};
+    vs[n.var] = Lanes{Lanes::Kind::Affine, x, 1, nullptr};
+    for (const poly::LoopNode *c : calls) v.call(*c, vs, stream_view != nullptr);
+    Value *next = b.CreateAdd(x, b.getInt32(uint32_t(w)), "", false, true);
+    x->addIncoming(next, b.GetInsertBlock());
+    llvm::BranchInst *back = b.CreateBr(head);
+    // Already vectorized: keep LLVM from vectorizing or unrolling it again.
+    llvm::MDNode *loop = llvm::MDNode::getDistinct(
+        ctx, {nullptr, llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.isvectorized"),
+                                               llvm::ConstantAsMetadata::get(b.getInt32(1))})});
+    loop->replaceOperandWith(0, loop);
+    back->setMetadata(llvm::LLVMContext::MD_loop, loop);
+    b.SetInsertPoint(exit);
+
+    serial_for(n, s, end, hi, false, true);
+    return true;
+}
+
+// Orders this thread's non-temporal stores before anything that follows (a barrier, the
+// return to the caller).
+void FunctionLowering::fence_streaming_stores() {
+    if (!streamed) return;
+    llvm::Triple triple(module.getTargetTriple());
+    if (triple.isX86()) b.CreateCall(llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::x86_sse_sfence));
+    else b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+}
+
+} // namespace tessera::codegen
