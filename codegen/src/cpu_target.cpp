@@ -1,5 +1,6 @@
 #include "tessera/codegen/cpu_target.h"
 
+#include <cstdlib>
 #include <mutex>
 
 #include <llvm/Analysis/CGSCCPassManager.h>
@@ -80,7 +81,13 @@ void optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    // LLVM's O3 pipeline: its unrolling and scheduling of the explicitly vectorized loops pay
+    // off; TESSERA_LLVM_PIPELINE (a pass pipeline, or "O3") overrides it for experiments.
+    llvm::ModulePassManager mpm;
+    const char *pipeline = std::getenv("TESSERA_LLVM_PIPELINE");
+    if (!pipeline || std::string(pipeline) == "O3") mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    else if (auto err = pb.parsePassPipeline(mpm, pipeline))
+        user_error("TESSERA_LLVM_PIPELINE is not a pass pipeline LLVM accepts: ", llvm::toString(std::move(err)));
     mpm.run(m, mam);
 }
 

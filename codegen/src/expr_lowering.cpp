@@ -233,9 +233,9 @@ Value *FunctionLowering::apply(const ExprNode &n, const std::vector<Value *> &ar
     Value *a = arg(0), *c = arg(1);
     bool is_float = at.is_float(), is_int = at.is_int();
     switch (n.op) {
-    case Op::Add: return is_float ? round_to(t, b.CreateFAdd(a, c)) : b.CreateAdd(a, c);
-    case Op::Sub: return is_float ? round_to(t, b.CreateFSub(a, c)) : b.CreateSub(a, c);
-    case Op::Mul: return is_float ? round_to(t, b.CreateFMul(a, c)) : b.CreateMul(a, c);
+    case Op::Add: return is_float ? round_to(t, b.CreateFAdd(a, c)) : b.CreateAdd(a, c, "", false, index_mode && is_int);
+    case Op::Sub: return is_float ? round_to(t, b.CreateFSub(a, c)) : b.CreateSub(a, c, "", false, index_mode && is_int);
+    case Op::Mul: return is_float ? round_to(t, b.CreateFMul(a, c)) : b.CreateMul(a, c, "", false, index_mode && is_int);
     case Op::Min:
     case Op::Max: {
         Value *pick;
@@ -357,7 +357,10 @@ Value *FunctionLowering::address(const StorageView &view, const std::vector<Valu
 
 Value *FunctionLowering::load(const StorageView &view, const std::vector<Expr> &coords, const Scope &s) {
     std::vector<Value *> c;
+    bool saved = index_mode;
+    index_mode = true;
     for (const Expr &e : coords) c.push_back(expr(e, s));
+    index_mode = saved;
     Value *addr = address(view, c);
     llvm::LoadInst *l = b.CreateLoad(storage_type(view.type), addr);
     if (access_group) l->setMetadata(llvm::LLVMContext::MD_access_group, access_group);

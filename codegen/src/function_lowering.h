@@ -84,6 +84,10 @@ public:
     llvm::MDNode *access_group = nullptr;  // set inside loops marked vector
     int parallel_depth = 0;
     bool streamed = false;  // the current function issued non-temporal stores
+    // Set while lowering coordinates: their integer arithmetic cannot overflow (coordinates are
+    // bounded by the regions the entry checks enforce), so it is marked nsw, which lets LLVM
+    // fold it into addresses.
+    bool index_mode = false;
     std::vector<llvm::Value *> heap_allocations;  // freed before returning
 };
 

@@ -100,7 +100,9 @@ void FunctionLowering::call(const poly::LoopNode &n, Scope &s) {
     const poly::ExecStatement &e = p.statements[size_t(n.statement)];
     const poly::Statement &ms = m.statements[size_t(e.statement)];
     Scope body = s;
+    index_mode = true;
     for (size_t i = 0; i < e.dims.size(); ++i) body.vars[e.dims[i]] = expr(n.args[i], s);
+    index_mode = false;
     llvm::BasicBlock *done = nullptr;
     if (!e.guards.empty()) {
         Value *ok = b.getTrue();
@@ -111,7 +113,9 @@ void FunctionLowering::call(const poly::LoopNode &n, Scope &s) {
         b.SetInsertPoint(run);
     }
     std::vector<Value *> coords;
+    index_mode = true;
     for (const Expr &c : e.store) coords.push_back(expr(c, body));
+    index_mode = false;
     Value *v = expr(e.value, body);
     const StorageView &view = storage[size_t(p.storage_of_array[size_t(m.array_of(ms.func))])];
     bool streaming = options.streaming_output_stores && view.output && access_group != nullptr;

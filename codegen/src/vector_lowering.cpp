@@ -142,10 +142,13 @@ public:
                                       : f_.storage[size_t(f_.p.storage_of_array[size_t(f_.m.array_of(n.func_ptr))])];
         std::vector<Lanes> c;
         bool uniform_all = true;
+        bool saved = f_.index_mode;
+        f_.index_mode = true;
         for (const Expr &a : n.args) {
             c.push_back(expr(a, s));
             uniform_all &= c.back().kind == Lanes::Kind::Uniform;
         }
+        f_.index_mode = saved;
         Type t = view.type;
         if (uniform_all) {
             std::vector<Value *> coords;
@@ -205,9 +208,11 @@ public:
         const poly::ExecStatement &e = f_.p.statements[size_t(n.statement)];
         const poly::Statement &ms = f_.m.statements[size_t(e.statement)];
         VScope s = outer;
+        f_.index_mode = true;
         for (size_t i = 0; i < e.dims.size(); ++i) s[e.dims[i]] = expr(n.args[i], outer);
         std::vector<Lanes> c;
         for (const Expr &x : e.store) c.push_back(expr(x, s));
+        f_.index_mode = false;
         Lanes v = expr(e.value, s);
         const StorageView &view = f_.storage[size_t(f_.p.storage_of_array[size_t(f_.m.array_of(ms.func))])];
         Type t = view.type;

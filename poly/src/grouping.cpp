@@ -97,7 +97,7 @@ private:
     }
 
     Estimate estimate(const GroupPlan &g, const Footprints &fp, const std::vector<int> &probe,
-                      const std::vector<int> &tiles) const {
+                      const std::vector<int> &tiles, const std::optional<SlidingWindow> &window = std::nullopt) const {
         Estimate e;
         e.feasible = true;
         double tile_volume = 1;
@@ -109,8 +109,13 @@ private:
             double volume = tile_volume;
             if (i + 1 < g.statements.size()) {
                 volume = 1;
-                for (long v : scaled(fp.sizes[i], probe, tiles)) volume *= double(v);
-                e.working_set += int64_t(volume) * s.func->type.bytes();
+                std::vector<long> sizes = scaled(fp.sizes[i], probe, tiles);
+                for (long v : sizes) volume *= double(v);
+                // A sliding window keeps only its ring of rows.
+                double kept = volume;
+                if (window && window->fold[i] > 0 && size_t(window->row_dim) < sizes.size() && sizes[size_t(window->row_dim)] > 0)
+                    kept = volume / double(sizes[size_t(window->row_dim)]) * double(std::min<long>(window->fold[i], sizes[size_t(window->row_dim)]));
+                e.working_set += int64_t(kept) * s.func->type.bytes();
             }
             double c = double(cost_of(s));
             done += c * volume;
@@ -180,7 +185,7 @@ private:
                     failed.insert(key);
                     continue;
                 }
-                Estimate e = estimate(merged.plan, *fp, probe, probe);
+                Estimate e = estimate(merged.plan, *fp, probe, probe, sliding_window(m_, merged.plan.statements));
                 if (o_.fusion == Fusion::Smart && (e.recompute > o_.max_recompute || e.working_set > o_.cache_bytes)) {
                     failed.insert(key);
                     continue;
@@ -211,8 +216,9 @@ private:
         double best_score = 0;
         std::vector<int> smallest;
         Estimate smallest_e;
+        std::optional<SlidingWindow> window = sliding_window(m_, g.plan.statements);
         auto consider = [&](const std::vector<int> &tiles) {
-            Estimate e = estimate(g.plan, *fp, probe, tiles);
+            Estimate e = estimate(g.plan, *fp, probe, tiles, window);
             smallest = tiles;
             smallest_e = e;
             // Spilling the tile out of the core's cache costs, but less than recomputing a
@@ -234,7 +240,7 @@ private:
         } else {
             std::vector<int> widths = n == 1 ? std::vector<int>{16384, 8192, 4096, 2048}
                                              : std::vector<int>{4096, 2048, 1024, 512, 256};
-            std::vector<int> heights = n == 1 ? std::vector<int>{1} : std::vector<int>{64, 32, 16, 8, 4, 2, 1};
+            std::vector<int> heights = n == 1 ? std::vector<int>{1} : std::vector<int>{256, 128, 64, 32, 16, 8, 4, 2, 1};
             for (int x : widths)
                 for (int y : heights) {
                     std::vector<int> tiles(n, 1);

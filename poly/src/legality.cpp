@@ -7,7 +7,11 @@
 #include <set>
 #include <sstream>
 
+#include <isl/aff.h>
+#include <isl/flow.h>
+#include <isl/local_space.h>
 #include <isl/map.h>
+#include <isl/schedule.h>
 #include <isl/set.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
@@ -140,12 +144,14 @@ struct Checker {
     }
 
     // Inside an overlapped group, a read of a scratchpad must find the element written in the
-    // same tile, earlier.
+    // same tile, earlier. With a folded scratchpad (a ring of rows), the last write of the read's
+    // slot must be that of the element itself: no later row may have overwritten it.
     void check_tiles() {
         for (const Storage &st : p.storage) {
             if (!r.legal || st.kind != Storage::Kind::Scratch) continue;
             const Array &arr = m.arrays[size_t(st.array)];
             isl::union_map writes = isl::union_map::empty(m.ctx()), reads = writes;
+            unsigned n_tile = 0;
             for (const ExecStatement &e : p.statements) {
                 const Statement &s = m.statements[size_t(e.statement)];
                 unsigned n = unsigned(isl_set_dim(e.domain.get(), isl_dim_set));
@@ -158,19 +164,71 @@ struct Checker {
                     a = isl_map_flatten_range(isl_map_range_product(tile, a));
                     return isl::union_map(isl::manage(isl_map_set_tuple_name(a, isl_dim_out, arr.name.c_str())));
                 };
-                if (s.write.array == st.array) writes = writes.unite(tile_local(s.write.relation));
+                if (s.write.array == st.array) {
+                    writes = writes.unite(tile_local(s.write.relation));
+                    n_tile = tiles;
+                }
                 for (const Access &a : s.reads)
-                    if (a.array == st.array) reads = reads.unite(tile_local(a.relation));
+                    if (a.array == st.array) {
+                        reads = reads.unite(tile_local(a.relation));
+                    }
             }
             if (!reads.range().is_subset(writes.range())) {
                 fail("The schedule lets a stage of its overlapped group read " + arr.func->name +
                      " where the tile does not compute it (the footprint of " + arr.func->name + " is too small).");
                 return;
             }
-            isl::union_map flow = writes.apply_range(reads.reverse());  // writer copy -> reader copy
-            if (!flow.apply_domain(time).apply_range(time).intersect(ge).is_empty())
+            bool folded = std::any_of(st.fold.begin(), st.fold.end(), [](int64_t f) { return f > 0; });
+            if (!folded) {
+                isl::union_map flow = writes.apply_range(reads.reverse());  // writer copy -> reader copy
+                if (!flow.apply_domain(time).apply_range(time).intersect(ge).is_empty())
+                    fail("The schedule lets a stage of its overlapped group read " + arr.func->name +
+                         " before the tile computes it (the flow dependence inside the tile is not respected).");
+                continue;
+            }
+            // Element [t, j] lives in slot [t, j'] with j'_d = j_d mod fold_d (the ring).
+            unsigned dims = unsigned(arr.dimensions), total = n_tile + dims;
+            isl_space *sp = isl_space_set_alloc(m.ctx().get(), 0, total);
+            sp = isl_space_set_tuple_name(sp, isl_dim_set, arr.name.c_str());
+            isl_local_space *ls = isl_local_space_from_space(isl_space_copy(sp));
+            isl_aff_list *affs = isl_aff_list_alloc(m.ctx().get(), int(total));
+            for (unsigned q = 0; q < total; ++q) {
+                isl_aff *a = isl_aff_var_on_domain(isl_local_space_copy(ls), isl_dim_set, q);
+                if (q >= n_tile) {
+                    int64_t f = st.fold[size_t(dims - 1 - (q - n_tile))];
+                    if (f > 0) a = isl_aff_mod_val(a, isl_val_int_from_si(m.ctx().get(), f));
+                }
+                affs = isl_aff_list_add(affs, a);
+            }
+            isl_local_space_free(ls);
+            isl_space *msp = isl_space_map_from_set(sp);
+            isl::union_map slot(isl::manage(isl_map_from_multi_aff(isl_multi_aff_from_aff_list(msp, affs))));
+            isl::union_map slot_writes = writes.apply_range(slot);
+            // No reader may need two elements that share a slot at once.
+            isl::union_map same_slot = slot.apply_range(slot.reverse()).subtract(slot.domain().identity());
+            if (!reads.apply_range(same_slot).intersect(reads).is_empty()) {
+                fail("The schedule overwrites a row of " + arr.func->name +
+                     " in its ring (fold) before a stage reads it: a stage reads more rows than the fold keeps.");
+                return;
+            }
+            // One analysis over all reads of the scratchpad, on the group's statements only.
+            // Since a reader's elements occupy distinct slots, the last writer of a slot it reads
+            // must have written the element it wants there, i.e. one of its elements.
+            isl::union_set group = writes.domain().unite(reads.domain());
+            isl::schedule local = isl::manage(isl_schedule_intersect_domain(p.schedule.copy(), group.copy()));
+            isl::union_access_info info(reads.apply_range(slot));
+            isl::union_flow flow = info.set_must_source(slot_writes).set_schedule(local).compute_flow();
+            if (!flow.may_no_source().is_empty()) {
                 fail("The schedule lets a stage of its overlapped group read " + arr.func->name +
                      " before the tile computes it (the flow dependence inside the tile is not respected).");
+                return;
+            }
+            isl::union_map right = writes.apply_range(reads.reverse());  // writer -> reader of the element
+            if (!flow.must_dependence().unite(flow.may_dependence()).subtract(right).is_empty()) {
+                fail("The schedule overwrites a row of " + arr.func->name +
+                     " in its ring (fold) before a stage reads it: the fold keeps too few rows for the schedule.");
+                return;
+            }
         }
     }
 };

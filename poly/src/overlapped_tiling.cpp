@@ -1,6 +1,9 @@
 #include "tessera/poly/overlapped_tiling.h"
 
+#include <isl/aff.h>
 #include <isl/fixed_box.h>
+#include <isl/ilp.h>
+#include <isl/local_space.h>
 #include <isl/map.h>
 #include <isl/schedule_node.h>
 #include <isl/set.h>
@@ -54,6 +57,32 @@ isl::union_map projection(const isl::set &d, unsigned n_tile, const std::vector<
     }
     id = isl_map_intersect_domain(id, d.copy());
     return isl::union_map(isl::manage(id));
+}
+
+// { D[t, i] -> [i_0, ..., i_row - shift] }: the fused row band of a sliding group.
+isl::union_map shifted_prefix(const isl::set &d, unsigned n_tile, int row, long shift) {
+    isl_space *sp = isl_set_get_space(d.get());
+    isl_local_space *ls = isl_local_space_from_space(isl_space_copy(sp));
+    isl_aff_list *affs = isl_aff_list_alloc(isl_set_get_ctx(d.get()), row + 1);
+    for (int q = 0; q <= row; ++q) {
+        isl_aff *a = isl_aff_var_on_domain(isl_local_space_copy(ls), isl_dim_set, n_tile + unsigned(q));
+        if (q == row) a = isl_aff_add_constant_si(a, int(-shift));
+        affs = isl_aff_list_add(affs, a);
+    }
+    isl_local_space_free(ls);
+    isl_space *range = isl_space_add_dims(isl_space_set_from_params(isl_space_params(isl_space_copy(sp))), isl_dim_set,
+                                          unsigned(row + 1));
+    isl_space *map_space = isl_space_map_from_domain_and_range(sp, range);
+    isl_multi_aff *ma = isl_multi_aff_from_aff_list(map_space, affs);
+    return isl::union_map(isl::manage(isl_map_intersect_domain(isl_map_from_multi_aff(ma), d.copy())));
+}
+
+// { D[t, i] -> [i_first, ...] }: the point dimensions from `first` on (tuple index in D).
+isl::union_map suffix_projection(const isl::set &d, unsigned first) {
+    isl_map *id = isl_map_identity(isl_space_map_from_set(isl_set_get_space(d.get())));
+    id = isl_map_project_out(id, isl_dim_out, 0, first);
+    id = isl_map_reset_tuple_id(id, isl_dim_out);
+    return isl::union_map(isl::manage(isl_map_intersect_domain(id, d.copy())));
 }
 
 isl::multi_union_pw_aff to_mupa(const isl::union_map &u) {
@@ -163,9 +192,76 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
     return r;
 }
 
+std::optional<SlidingWindow> sliding_window(const Model &m, const std::vector<int> &stages) {
+    const Statement &root = m.statements[size_t(stages.back())];
+    int n = int(root.dims.size());
+    if (stages.size() < 2 || n < 2) return std::nullopt;
+    int row = n - 2;
+    for (int st : stages)
+        if (int(m.statements[size_t(st)].dims.size()) != n) return std::nullopt;
+    SlidingWindow w;
+    w.row_dim = row;
+    w.shift.assign(stages.size(), 0);
+    w.fold.assign(stages.size(), 0);
+    // Row offsets [lo, hi] at which consumer ci reads producer si, when constant.
+    std::vector<std::vector<std::pair<long, long>>> range(stages.size(), std::vector<std::pair<long, long>>(stages.size(), {1, 0}));
+    auto constant = [](isl_val *v, long &out) {
+        bool ok = v && isl_val_is_int(v) == isl_bool_true;
+        if (ok) out = isl_val_get_num_si(v);
+        isl_val_free(v);
+        return ok;
+    };
+    for (int si = int(stages.size()) - 2; si >= 0; --si) {
+        const Statement &p = m.statements[size_t(stages[size_t(si)])];
+        int parray = m.array_of(p.func);
+        bool read = false;
+        long shift = 0;
+        for (size_t ci = size_t(si) + 1; ci < stages.size(); ++ci) {
+            const Statement &c = m.statements[size_t(stages[ci])];
+            for (const Access &a : c.reads) {
+                if (a.array != parray) continue;
+                if (!a.exact) return std::nullopt;
+                isl_map *rel = isl_map_reset_tuple_id(isl_map_reset_tuple_id(a.relation.copy(), isl_dim_in), isl_dim_out);
+                isl_set *deltas = isl_map_deltas(rel);
+                long lo = 0, hi = 0;
+                for (int q = 0; q <= row; ++q) {
+                    long mn, mx;
+                    if (!constant(isl_set_dim_min_val(isl_set_copy(deltas), q), mn) ||
+                        !constant(isl_set_dim_max_val(isl_set_copy(deltas), q), mx) || (q < row && (mn != 0 || mx != 0))) {
+                        isl_set_free(deltas);
+                        return std::nullopt;
+                    }
+                    if (q == row) {
+                        lo = mn;
+                        hi = mx;
+                    }
+                }
+                isl_set_free(deltas);
+                auto &rg = range[ci][size_t(si)];
+                if (rg.first > rg.second) rg = {lo, hi};
+                else rg = {std::min(rg.first, lo), std::max(rg.second, hi)};
+                shift = read ? std::max(shift, w.shift[ci] + hi) : w.shift[ci] + hi;
+                read = true;
+            }
+        }
+        if (!read) return std::nullopt;
+        w.shift[size_t(si)] = shift;
+        // A row may be overwritten once every consumer row that reads it has run.
+        long keep = 1;
+        for (size_t ci = size_t(si) + 1; ci < stages.size(); ++ci) {
+            const auto &rg = range[ci][size_t(si)];
+            if (rg.first <= rg.second) keep = std::max(keep, shift - w.shift[ci] - rg.first + 1);
+        }
+        long fold = 1;
+        while (fold < keep) fold *= 2;
+        w.fold[size_t(si)] = fold;
+    }
+    return w;
+}
+
 std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const std::vector<int> &stages,
                                                   const std::vector<int> &tile_sizes, bool parallel, bool vector,
-                                                  std::string &why_not) {
+                                                  std::string &why_not, bool sliding) {
     const Statement &root = m.statements[size_t(stages.back())];
     auto fp = compute_footprints(m, stages, tile_sizes, why_not);
     if (!fp) return std::nullopt;
@@ -191,6 +287,25 @@ std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const s
     node = node.insert_partial_schedule(to_mupa(tile_schedule));
     node = set_band_parallel(node);
     node = insert_named_mark(node.child(0), "tile_body").child(0);
+    if (sliding) r.window = sliding_window(m, stages);
+    unsigned first_point = n_tile;  // first point dimension the per-stage bands schedule
+    if (r.window) {
+        // Stages slide along rows: one band over the rows (and the dimensions outside them),
+        // producers shifted ahead; then, per row, each stage's inner loops.
+        const SlidingWindow &w = *r.window;
+        isl::union_map fused = isl::union_map::empty(m.ctx());
+        for (size_t si = 0; si < stages.size(); ++si)
+            fused = fused.unite(shifted_prefix(domains[si], n_tile, w.row_dim, w.shift[si]));
+        node = node.insert_partial_schedule(to_mupa(fused)).child(0);
+        for (size_t si = 0; si + 1 < stages.size(); ++si) {
+            const Statement &st = m.statements[size_t(stages[si])];
+            int d = int(st.dims.size()) - 1 - w.row_dim;  // Halide order
+            std::string mark = "fold:" + m.arrays[size_t(m.array_of(st.func))].name + ":" + std::to_string(d) + ":" +
+                               std::to_string(w.fold[si]);
+            node = insert_named_mark(node, mark).child(0);
+        }
+        first_point = n_tile + unsigned(w.row_dim) + 1;
+    }
     if (stages.size() > 1) {
         isl::union_set_list filters(m.ctx(), int(stages.size()));
         for (const isl::set &d : domains) filters = filters.add(isl::union_set(d));
@@ -199,7 +314,7 @@ std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const s
     for (size_t si = 0; si < stages.size(); ++si) {
         if (m.statements[size_t(stages[si])].dims.empty()) continue;
         isl::schedule_node leaf = stages.size() > 1 ? node.child(int(si)).child(0) : node;
-        leaf = leaf.insert_partial_schedule(to_mupa(projection(domains[si], n_tile, nullptr)));
+        leaf = leaf.insert_partial_schedule(to_mupa(suffix_projection(domains[si], first_point)));
         leaf = set_band_parallel(leaf);
         leaf = mark_parallel_and_vector(leaf, false, vector);
         node = stages.size() > 1 ? up_to(leaf, isl_schedule_node_sequence) : leaf;

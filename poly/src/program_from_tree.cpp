@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <isl/fixed_box.h>
 #include <isl/map.h>
 #include <isl/set.h>
 #include <isl/union_set.h>
+#include <isl/schedule_node.h>
 
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/program.h"
@@ -42,14 +44,47 @@ bool calls(const ExecStatement &e, const FuncContents *f) {
     return false;
 }
 
-Expr rewrite_calls(const Expr &e, const FuncContents *f, const std::vector<Expr> &offset) {
+// The local coordinate of a scratchpad: the global one minus the tile's offset, modulo the
+// ring's rows in a folded dimension.
+Expr local_coordinate(const Expr &global, const Expr &offset, int64_t fold) {
+    Expr l = ir::fold_constants(ir::make_binary(Op::Sub, global, offset));
+    if (fold > 0) l = ir::make_binary(Op::Mod, l, make_const(Int(32), fold));
+    return l;
+}
+
+Expr rewrite_calls(const Expr &e, const FuncContents *f, const std::vector<Expr> &offset, const std::vector<int64_t> &fold) {
     return ir::transform(e, [&](const Expr &n) {
         if (n->op != Op::FuncCall || n->func_ptr != f) return n;
         std::vector<Expr> args;
-        for (size_t d = 0; d < n->args.size(); ++d)
-            args.push_back(ir::fold_constants(ir::make_binary(Op::Sub, n->args[d], offset[d])));
+        for (size_t d = 0; d < n->args.size(); ++d) args.push_back(local_coordinate(n->args[d], offset[d], fold[d]));
         return ir::rebuild(n, std::move(args));
     });
+}
+
+// "fold:<array>:<dimension>:<rows>" marks: array name → (dimension, rows).
+void fold_marks(isl_schedule_node *n, std::map<std::string, std::pair<int, int64_t>> &out) {
+    if (isl_schedule_node_get_type(n) == isl_schedule_node_mark) {
+        isl_id *id = isl_schedule_node_mark_get_id(n);
+        std::string text = isl_id_get_name(id);
+        isl_id_free(id);
+        if (text.rfind("fold:", 0) == 0) {
+            std::string rest = text.substr(5);
+            for (char &c : rest)
+                if (c == ':') c = ' ';
+            std::istringstream in(rest);
+            std::string array;
+            int dim = -1;
+            int64_t rows = 0;
+            if (!(in >> array >> dim >> rows) || dim < 0 || rows <= 0)
+                user_error("The schedule mark '", text, "' is not of the form 'fold:<array>:<dimension>:<rows>'.");
+            out[array] = {dim, rows};
+        }
+    }
+    for (int i = 0; i < int(isl_schedule_node_n_children(n)); ++i) {
+        isl_schedule_node *c = isl_schedule_node_get_child(n, i);
+        fold_marks(c, out);
+        isl_schedule_node_free(c);
+    }
 }
 
 } // namespace
@@ -92,6 +127,12 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
         n_tile.push_back(tiles);
     }
     p.storage = full_storage(*m, p.storage_of_array);
+
+    std::map<std::string, std::pair<int, int64_t>> folds;
+    {
+        isl::schedule_node root = schedule.root();
+        fold_marks(root.get(), folds);
+    }
 
     IdResolver params = [&](const std::string &id) -> Expr {
         for (const Parameter &prm : m->params)
@@ -142,18 +183,30 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
             off[size_t(d)] = aff_to_expr(isl::manage(isl_multi_aff_get_at(offset, j)), tiles, params);
         }
         st.offset = off;
+        st.footprint.clear();
+        for (const Expr &e : st.extent) st.footprint.push_back(ir::as_const_int(e).value_or(0));
+        st.fold.assign(size_t(a.dimensions), 0);
+        auto fit = folds.find(a.name);
+        if (fit != folds.end()) {
+            auto [dim, rows] = fit->second;
+            if (dim >= a.dimensions)
+                user_error("The schedule folds dimension ", dim, " of ", a.name, ", which has ", a.dimensions, " dimensions.");
+            if (rows < ir::as_const_int(st.extent[size_t(dim)]).value_or(0)) {
+                st.fold[size_t(dim)] = rows;
+                st.extent[size_t(dim)] = make_const(Int(32), rows);
+            }
+        }
         isl_multi_aff_free(offset);
         isl_multi_val_free(size);
         isl_fixed_box_free(box);
         for (size_t i = 0; i < p.statements.size(); ++i) {
             if (group_of[i] != k) continue;
             ExecStatement &e = p.statements[i];
-            e.value = rewrite_calls(e.value, a.func, off);
-            for (Expr &g : e.guards) g = rewrite_calls(g, a.func, off);
-            for (Expr &s : e.store) s = rewrite_calls(s, a.func, off);
+            e.value = rewrite_calls(e.value, a.func, off, st.fold);
+            for (Expr &g : e.guards) g = rewrite_calls(g, a.func, off, st.fold);
+            for (Expr &s : e.store) s = rewrite_calls(s, a.func, off, st.fold);
             if (i == w)
-                for (size_t d = 0; d < e.store.size(); ++d)
-                    e.store[d] = ir::fold_constants(ir::make_binary(Op::Sub, e.store[d], off[d]));
+                for (size_t d = 0; d < e.store.size(); ++d) e.store[d] = local_coordinate(e.store[d], off[d], st.fold[d]);
         }
     }
 

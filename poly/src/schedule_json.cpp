@@ -185,17 +185,16 @@ std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int ind
         s["extent"] = ext;
         if (st.kind == Storage::Kind::Scratch) {
             int64_t elements = 1;
-            json sizes = json::array();
-            for (const Expr &e : st.extent) {
-                int64_t v = ir::as_const_int(e).value_or(0);
-                elements *= v;
-                sizes.push_back(v);
-            }
+            for (const Expr &e : st.extent) elements *= ir::as_const_int(e).value_or(0);
             s["group"] = "G" + std::to_string(st.group);
             s["bytes_per_tile"] = elements * st.type.bytes();
             json off = json::array();
             for (const Expr &e : st.offset) off.push_back(str(e));
-            footprints.push_back({{"group", "G" + std::to_string(st.group)}, {"func", st.name}, {"size", sizes}, {"offset", off}});
+            footprints.push_back({{"group", "G" + std::to_string(st.group)},
+                                  {"func", st.name},
+                                  {"size", st.footprint},
+                                  {"offset", off},
+                                  {"fold", st.fold}});
         }
         storage.push_back(s);
     }

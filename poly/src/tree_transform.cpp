@@ -10,7 +10,8 @@ bool is_band(const isl::schedule_node &node) {
 }
 
 isl::schedule_node insert_named_mark(const isl::schedule_node &node, const std::string &name) {
-    return node.insert_mark(isl::id(node.ctx(), name));
+    // (isl::id's string constructor parses an identifier; allocate the name as it is.)
+    return node.insert_mark(isl::manage(isl_id_alloc(node.ctx().get(), name.c_str(), nullptr)));
 }
 
 isl::schedule_node split_band(const isl::schedule_node &node, int pos) {

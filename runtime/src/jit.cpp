@@ -62,7 +62,7 @@ private:
         llvm::InitializeNativeTargetAsmParser();
         auto b = llvm::orc::JITTargetMachineBuilder::detectHost();
         if (!b) internal_error("could not detect the host for the JIT: ", message(b.takeError()));
-        b->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+        b->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
         b->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Standard;
         return *b;
     }

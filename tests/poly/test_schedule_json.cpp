@@ -123,3 +123,22 @@ TEST_CASE("malformed schedule JSON gets clear errors", "[poly][json]") {
     std::string partial = tree_only(sequence_tree(*m, {"S_blur_x_0"}));
     CHECK_THROWS_AS(poly::schedule_from_json(m, partial), UserError);
 }
+
+TEST_CASE("an edited fold keeping too few rows of a sliding window is rejected", "[poly][json]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    std::shared_ptr<const poly::Model> m = poly::build_model(app->pipeline());
+    poly::ScheduleOptions o;
+    o.tile_sizes = {64, 32};
+    json j = json::parse(poly::schedule_to_json(poly::schedule_model(m, o)));
+    std::string tree = j["schedule_tree"];
+    size_t at = tree.find("fold:F_blur_x:1:8");
+    REQUIRE(at != std::string::npos);
+    // blur_y reads 5 consecutive rows of blur_x: a ring of 4 rows loses one, a ring of 5 is enough.
+    std::string four = tree, five = tree;
+    four.replace(at, 17, "fold:F_blur_x:1:4");
+    five.replace(at, 17, "fold:F_blur_x:1:5");
+    REQUIRE_USER_ERROR(poly::schedule_from_json(m, tree_only(four)), "illegal", "overwrites a row of blur_x", "fold");
+    poly::Program p = poly::schedule_from_json(m, tree_only(five));
+    app->prepare({77, 53}, 3);
+    poly_test::check_program(p, *app, "fold of 5 rows");
+}

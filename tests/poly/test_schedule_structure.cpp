@@ -33,13 +33,18 @@ TEST_CASE("blur_x_blur_y becomes one fused group with a halo of 4 along y", "[po
     REQUIRE(g.funcs.size() == 2);
     CHECK(g.funcs[0]->name == "blur_x");
     CHECK(g.funcs[1]->name == "blur_y");
-    // Tiles over (c, y, x); blur_x lives in a per-tile scratchpad: the tile plus 4 rows.
+    // Tiles over (c, y, x). Each tile computes blur_x over the tile plus 4 rows (the halo), one
+    // row ahead of blur_y after another (a sliding window), so its scratchpad is a ring of rows.
     REQUIRE(g.tile_sizes.size() == 3);
     const poly::Storage &bx = storage_of(p, "blur_x");
     CHECK(bx.kind == poly::Storage::Kind::Scratch);
-    CHECK(constant(bx.extent[0]) == g.tile_sizes[2]);
-    CHECK(constant(bx.extent[1]) == g.tile_sizes[1] + 4);
-    CHECK(constant(bx.extent[2]) == 1);
+    REQUIRE(bx.footprint.size() == 3);
+    CHECK(bx.footprint[0] == g.tile_sizes[2]);
+    CHECK(bx.footprint[1] == g.tile_sizes[1] + 4);
+    CHECK(bx.footprint[2] == 1);
+    REQUIRE(bx.fold.size() == 3);
+    CHECK(bx.fold[1] == 8);  // the 5 rows blur_y reads, rounded up to a power of two
+    CHECK(constant(bx.extent[1]) == 8);
     CHECK(storage_of(p, "blur_y").kind == poly::Storage::Kind::Output);
     // Both stages sit in one tile loop nest, under one parallel loop.
     CHECK(p.ast_c.find("G0_S_blur_x_0") != std::string::npos);
@@ -79,7 +84,8 @@ TEST_CASE("given tile sizes are used, dimension 0 first", "[poly][structure]") {
     poly::Program p = schedule("blur_x_blur_y", o);
     REQUIRE(p.groups.size() == 1);
     CHECK(p.groups[0].tile_sizes == std::vector<int>{1, 8, 128});
-    CHECK(constant(storage_of(p, "blur_x").extent[1]) == 12);
+    CHECK(storage_of(p, "blur_x").footprint[1] == 12);
+    CHECK(storage_of(p, "blur_x").footprint[0] == 128);
 }
 
 TEST_CASE("matmul gets a tiled, parallel band from isl's scheduler", "[poly][structure]") {

@@ -17,6 +17,19 @@
 
 namespace tessera::poly {
 
+// Sliding windows inside the tiles (line buffering). When every stage has the root's rank and
+// reads its producers in the group at constant offsets along the row dimension (the root's
+// second-innermost one) and at the same coordinates in the dimensions outside it, the stages
+// are fused along rows with shifts: producer rows run ahead of their consumers by the largest
+// offset the consumers read, so each row is computed just before it is needed. A scratchpad
+// then keeps only the rows still to be read, a ring of `fold` rows (a power of two).
+struct SlidingWindow {
+    int row_dim = -1;          // tuple index of the fused row dimension
+    std::vector<long> shift;   // per stage: how many rows ahead of the root it runs
+    std::vector<long> fold;    // per stage: rows its scratchpad keeps (0: no folding)
+};
+std::optional<SlidingWindow> sliding_window(const Model &m, const std::vector<int> &stages);
+
 struct OverlappedTiling {
     isl::schedule schedule;       // over the G<k>_ copies of the stages
     std::vector<int> tile_sizes;  // per root dimension, tuple order (outermost first)
@@ -26,6 +39,7 @@ struct OverlappedTiling {
     std::vector<std::vector<long>> footprint_sizes;
     // Per stage: isl's text of the footprint's offset per tile (a function of the tile).
     std::vector<std::string> footprint_offsets;
+    std::optional<SlidingWindow> window;  // set when the stages slide along rows
 };
 
 // What one tile of a group computes of each stage, consumers first.
@@ -48,7 +62,8 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
 // producer's footprint per tile has no fixed size (a data-dependent or unbounded access).
 std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const std::vector<int> &stages,
                                                   const std::vector<int> &tile_sizes, bool parallel, bool vector,
-                                                  std::string &why_not);
+                                                  std::string &why_not, bool sliding = true);
+
 
 // The order of the tile loops: the outermost dimension whose tile is larger than 1 first (so the
 // parallel loop has many iterations), then the others in their order.

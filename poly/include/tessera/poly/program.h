@@ -31,6 +31,11 @@ struct Storage {
     // Scratch: the global coordinates of its element 0 in each tile, over the tile coordinates
     // ("$tile0", ...), Halide order: where the tile's footprint starts.
     std::vector<Expr> offset;
+    // Scratch: the box one tile computes (before folding), Halide order.
+    std::vector<int64_t> footprint;
+    // Scratch: per dimension (Halide order), the rows a sliding window keeps (a ring indexed
+    // modulo this), or 0. Set by "fold:<array>:<dimension>:<rows>" marks in the tree.
+    std::vector<int64_t> fold;
 };
 
 // A statement as the schedule executes it: a model statement, or the copy of one inside the
