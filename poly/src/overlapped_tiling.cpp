@@ -38,7 +38,9 @@ isl::set expanded_domain(const isl::map &footprint, const std::string &name) {
     return isl::manage(isl_set_set_tuple_name(s, name.c_str()));
 }
 
-// { D[t, i] -> [t_order[0], t_order[1], ...] } (tile band) or { D[t, i] -> [i] } (point band).
+// { D[t, i] -> [t_order[0], t_order[1], ...] } (tile band) or { D[t, i] -> [i] } (point band), over
+// all of D's space: the domain node already restricts it, and band schedules without the
+// domain's constraints keep AST generation cheap.
 isl::union_map projection(const isl::set &d, unsigned n_tile, const std::vector<int> *order) {
     unsigned n = unsigned(isl_set_dim(d.get(), isl_dim_set));
     isl_map *id = isl_map_identity(isl_space_map_from_set(isl_set_get_space(d.get())));
@@ -55,7 +57,6 @@ isl::union_map projection(const isl::set &d, unsigned n_tile, const std::vector<
         id = isl_map_project_out(id, isl_dim_out, 0, n_tile);
         id = isl_map_reset_tuple_id(id, isl_dim_out);
     }
-    id = isl_map_intersect_domain(id, d.copy());
     return isl::union_map(isl::manage(id));
 }
 
@@ -74,7 +75,7 @@ isl::union_map shifted_prefix(const isl::set &d, unsigned n_tile, int row, long 
                                           unsigned(row + 1));
     isl_space *map_space = isl_space_map_from_domain_and_range(sp, range);
     isl_multi_aff *ma = isl_multi_aff_from_aff_list(map_space, affs);
-    return isl::union_map(isl::manage(isl_map_intersect_domain(isl_map_from_multi_aff(ma), d.copy())));
+    return isl::union_map(isl::manage(isl_map_from_multi_aff(ma)));
 }
 
 // { D[t, i] -> [i_first, ...] }: the point dimensions from `first` on (tuple index in D).
@@ -82,7 +83,7 @@ isl::union_map suffix_projection(const isl::set &d, unsigned first) {
     isl_map *id = isl_map_identity(isl_space_map_from_set(isl_set_get_space(d.get())));
     id = isl_map_project_out(id, isl_dim_out, 0, first);
     id = isl_map_reset_tuple_id(id, isl_dim_out);
-    return isl::union_map(isl::manage(isl_map_intersect_domain(id, d.copy())));
+    return isl::union_map(isl::manage(id));
 }
 
 isl::multi_union_pw_aff to_mupa(const isl::union_map &u) {
