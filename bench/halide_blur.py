@@ -37,7 +37,7 @@ def run(variant, W, H, runs, data, expected):
     else:
         inp.set_estimates([(0, W), (0, H), (0, 3)])
         blur_y.set_estimates([(0, W - 4), (0, H - 4), (0, 3)])
-        p.apply_autoscheduler(target, hl.AutoschedulerParams(variant, {"parallelism": "2"}))
+        p.apply_autoscheduler(target, hl.AutoschedulerParams(variant, {"parallelism": str(os.cpu_count() or 1)}))
     start = time.perf_counter()
     p.compile_jit(target)
     compile_ms = (time.perf_counter() - start) * 1e3

@@ -56,10 +56,12 @@ def main():
     bench_bin = os.path.join(args.build, "bench")
 
     copy, naive, tessera, halide = [], [], [], {}
-    cold, warm, cold_wall = [], [], []
+    cold, warm, cold_wall, first_realize, rerun = [], [], [], [], []
     schedule = ""
     for _ in range(args.repeats):
         b = run_json([os.path.join(bench_bin, "bench_blur_baselines"), str(W), str(H), str(runs)])
+        if b["naive_check"] != "ok":
+            sys.exit("the naive baseline's output does not match its formula")
         copy += b["copy_ms"]
         naive += b["naive_ms"]
         threads = b["threads"]
@@ -70,6 +72,8 @@ def main():
         cold.append(t["cold_compile"])
         warm.append(t["warm_compile"])
         cold_wall.append(t["cold_compile_wall_ms"])
+        first_realize.append(t["realize_first_ms"])
+        rerun.append(t["realize_warm_rerun_ms"])
         schedule = t["schedule"]
         if not args.no_halide:
             h = run_json([halide_python(), os.path.join(ROOT, "bench", "halide_blur.py"), str(W), str(H), str(runs)])
@@ -106,6 +110,8 @@ def main():
         "tessera_cold_compile_ms": {k: median(v) for k, v in phases.items()},
         "tessera_cold_compile_wall_ms": median(cold_wall),
         "tessera_warm_compile_ms": median([w["total_ms"] for w in warm]),
+        "tessera_realize_first_ms": median(first_realize),
+        "tessera_realize_warm_rerun_ms": median(rerun),
         "halide_jit_compile_ms": {v: median(halide[v]["compile_ms"]) for v in halide},
     }
     best_halide = min((median(halide[v]["run_ms"]) for v in halide), default=None)
@@ -124,6 +130,8 @@ def main():
     c = result["tessera_cold_compile_ms"]
     print("Tessera cold compile: %.0f ms (%s); warm compile: %.0f ms" % (
         c["total_ms"], ", ".join("%s %.1f" % (k, v) for k, v in c.items() if k != "total_ms"), result["tessera_warm_compile_ms"]))
+    print("Tessera realize(): first call (compile + run) %.0f ms, warm re-run %.1f ms" % (
+        result["tessera_realize_first_ms"], result["tessera_realize_warm_rerun_ms"]))
     if halide:
         print("Halide JIT compile: " + ", ".join("%s %.0f ms" % (v, result["halide_jit_compile_ms"][v]) for v in halide))
         print("Tessera vs best Halide: %.2fx" % result["tessera_speedup_over_best_halide"])
