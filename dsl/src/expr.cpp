@@ -80,7 +80,55 @@ std::shared_ptr<ExprNode> new_node(Op op, Type t) {
     return n;
 }
 
-Expr const_from_value(Type t, Value v) {
+} // namespace
+
+Expr Expr::make_int(Type t, int64_t v) {
+    Value val;
+    val.i = v;
+    if (t.is_uint()) val.u = uint64_t(v);
+    return ir::const_of_value(t, ir::normalize(t, val));
+}
+
+Expr Expr::make_uint(Type t, uint64_t v) {
+    Value val;
+    val.u = v;
+    return ir::const_of_value(t, ir::normalize(t, val));
+}
+
+Expr Expr::make_float(Type t, double v) {
+    Value val;
+    val.f = v;
+    return ir::const_of_value(t, ir::normalize(t, val));
+}
+
+Expr::Expr(float16_t value) : Expr(make_float(Float(16), value.to_double())) {}
+Expr::Expr(bfloat16_t value) : Expr(make_float(BFloat(16), value.to_double())) {}
+
+Expr make_const(Type t, int64_t v) {
+    Value val;
+    if (t.is_float()) val.f = double(v);
+    else val.i = v;
+    return ir::const_of_value(t, ir::normalize(t, val));
+}
+
+Expr make_const(Type t, double v) {
+    if (t.is_float()) {
+        Value val;
+        val.f = v;
+        return ir::const_of_value(t, ir::normalize(t, val));
+    }
+    return ir::const_of_value(t, ir::eval_cast(t, Float(64), Value{.f = v}));
+}
+
+Expr make_zero(Type t) { return make_const(t, int64_t(0)); }
+Expr make_one(Type t) { return make_const(t, int64_t(1)); }
+Expr make_bool(bool v) { return make_const(Bool(), int64_t(v ? 1 : 0)); }
+
+// ---- IR builders ----------------------------------------------------------------------------
+
+namespace ir {
+
+Expr const_of_value(Type t, Value v) {
     if (t.is_float()) {
         auto n = new_node(Op::FloatConst, t);
         n->float_value = v.f;
@@ -106,53 +154,6 @@ Value const_value(const Expr &e) {
     return v;
 }
 
-} // namespace
-
-Expr Expr::make_int(Type t, int64_t v) {
-    Value val;
-    val.i = v;
-    if (t.is_uint()) val.u = uint64_t(v);
-    return const_from_value(t, ir::normalize(t, val));
-}
-
-Expr Expr::make_uint(Type t, uint64_t v) {
-    Value val;
-    val.u = v;
-    return const_from_value(t, ir::normalize(t, val));
-}
-
-Expr Expr::make_float(Type t, double v) {
-    Value val;
-    val.f = v;
-    return const_from_value(t, ir::normalize(t, val));
-}
-
-Expr::Expr(float16_t value) : Expr(make_float(Float(16), value.to_double())) {}
-Expr::Expr(bfloat16_t value) : Expr(make_float(BFloat(16), value.to_double())) {}
-
-Expr make_const(Type t, int64_t v) {
-    Value val;
-    if (t.is_float()) val.f = double(v);
-    else val.i = v;
-    return const_from_value(t, ir::normalize(t, val));
-}
-
-Expr make_const(Type t, double v) {
-    if (t.is_float()) {
-        Value val;
-        val.f = v;
-        return const_from_value(t, ir::normalize(t, val));
-    }
-    return const_from_value(t, ir::eval_cast(t, Float(64), Value{.f = v}));
-}
-
-Expr make_zero(Type t) { return make_const(t, int64_t(0)); }
-Expr make_one(Type t) { return make_const(t, int64_t(1)); }
-Expr make_bool(bool v) { return make_const(Bool(), int64_t(v ? 1 : 0)); }
-
-// ---- IR builders ----------------------------------------------------------------------------
-
-namespace ir {
 
 Expr make_var(const std::string &name) {
     auto n = new_node(Op::Var, Int(32));
@@ -204,7 +205,7 @@ Expr make_input_call(const std::shared_ptr<InputContents> &input, std::vector<Ex
 Expr make_cast(Type t, Expr e) {
     TESSERA_INTERNAL_ASSERT(e.defined());
     if (e.type() == t) return e;
-    if (is_const(e)) return const_from_value(t, eval_cast(t, e.type(), const_value(e)));
+    if (is_const(e)) return ir::const_of_value(t, eval_cast(t, e.type(), ir::const_value(e)));
     auto n = new_node(Op::Cast, t);
     n->args = {std::move(e)};
     return Expr(std::move(n));

@@ -64,25 +64,6 @@ bool contains_call_to(const Expr &e, const FuncContents *f) {
 
 namespace {
 
-Value const_value(const Expr &e) {
-    Value v;
-    switch (e->op) {
-    case Op::IntConst: v.i = e->int_value; break;
-    case Op::UIntConst: v.u = e->uint_value; break;
-    default: v.f = e->float_value; break;
-    }
-    return v;
-}
-
-Expr const_expr(Type t, Value v) {
-    if (t.is_float()) return make_const(t, v.f);
-    if (t.is_int()) return make_const(t, v.i);
-    Expr e = make_const(t, int64_t(0));
-    auto n = std::make_shared<ExprNode>(*e.get());
-    n->uint_value = v.u;
-    return Expr(std::move(n));
-}
-
 bool is_int_const(const Expr &e, int64_t v) {
     auto c = as_const_int(e);
     return c && *c == v && e.type().is_int_or_uint() && !e.type().is_bool();
@@ -99,17 +80,17 @@ Expr fold_constants(const Expr &e) {
         for (const Expr &a : n.args) v.push_back(const_value(a));
         Type at = n.args[0].type();
         switch (n.op) {
-        case Op::Cast: return const_expr(n.type, eval_cast(n.type, at, v[0]));
+        case Op::Cast: return const_of_value(n.type, eval_cast(n.type, at, v[0]));
         case Op::Not:
         case Op::BitNot:
-        case Op::Abs: return const_expr(n.type, eval_unary(n.op, at, v[0]));
-        case Op::Math: return const_expr(n.type, eval_math(MathFn(n.index), n.type, v.data()));
+        case Op::Abs: return const_of_value(n.type, eval_unary(n.op, at, v[0]));
+        case Op::Math: return const_of_value(n.type, eval_math(MathFn(n.index), n.type, v.data()));
         case Op::Select: return v[0].u ? n.args[1] : n.args[2];
         case Op::Likely:
         case Op::FuncCall:
         case Op::InputCall: return e;
         default:
-            if (n.args.size() == 2) return const_expr(n.type, eval_binary(n.op, at, v[0], v[1]));
+            if (n.args.size() == 2) return const_of_value(n.type, eval_binary(n.op, at, v[0], v[1]));
             return e;
         }
     }

@@ -15,33 +15,10 @@
 namespace tessera::runtime {
 namespace {
 
-// The C declarations of abi.h, repeated so the header stands alone.
-const char *kAbi = R"(#include <stdint.h>
-
-#ifndef TESSERA_CODEGEN_ABI_H
-#define TESSERA_CODEGEN_ABI_H
-#define TESSERA_MAX_DIMS 8
-typedef struct tessera_dim_t { int64_t min, extent, stride; } tessera_dim_t;
-typedef struct tessera_buffer_t {
-    uint8_t *host; /* the element at the mins */
-    int32_t dimensions;
-    int32_t reserved;
-    tessera_dim_t dim[TESSERA_MAX_DIMS];
-} tessera_buffer_t;
-enum {
-    TESSERA_OK = 0,
-    TESSERA_ERROR_INPUT_TOO_SMALL = 1,
-    TESSERA_ERROR_OUTPUT_TOO_SMALL = 2,
-    TESSERA_ERROR_NOT_DENSE = 3,
-    TESSERA_ERROR_OUT_OF_MEMORY = 4,
-    TESSERA_ERROR_SPECIALIZATION = 5
-};
-typedef struct tessera_error_t {
-    int32_t code, argument, dim, reserved;
-    int64_t need_min, need_max, have_min, have_max;
-} tessera_error_t;
-#endif
-)";
+// The text of abi.h, so the header stands alone.
+const char *kAbi =
+#include "abi_text.inc"
+    ;
 
 const char *c_type(Type t) {
     if (t.is_bool()) return "bool (uint8_t)";
