@@ -86,7 +86,7 @@ TEST_CASE("shifts by negative amounts go the other way and shifts past the width
     CHECK(ur == std::vector<uint32_t>{0x40000000u, 0});
 }
 
-TEST_CASE("float to integer casts truncate toward zero and saturate; NaN gives zero", "[dsl][arithmetic]") {
+TEST_CASE("float to integer casts truncate toward zero and saturate, and NaN gives zero", "[dsl][arithmetic]") {
     float nan = std::numeric_limits<float>::quiet_NaN();
     auto u8 = run_unary<uint8_t, float>({300.f, -5.f, 2.9f, nan}, [](Expr e) { return cast<uint8_t>(e); });
     CHECK(u8 == std::vector<uint8_t>{255, 0, 2, 0});
