@@ -156,8 +156,7 @@ Value *FunctionLowering::expr(const Expr &e, const Scope &s) {
     case Op::FuncCall:
     case Op::InputCall: {
         if (n.op == Op::InputCall) return load(inputs.at(n.input.get()), n.args, s);
-        int st = p.storage_of_array[size_t(m.array_of(n.func_ptr))];
-        return load(storage[size_t(st)], n.args, s);
+        return load(view_of(n.func_ptr), n.args, s);
     }
     default: {
         std::vector<Value *> args;
@@ -355,34 +354,53 @@ Value *FunctionLowering::address(const StorageView &view, const std::vector<Valu
     return b.CreateInBoundsGEP(storage_type(view.type), view.base, offset);
 }
 
+const StorageView &FunctionLowering::view_of(const FuncContents *f) const {
+    return storage[size_t(p.storage_of_array[size_t(m.array_of(f))])];
+}
+
 Value *FunctionLowering::load(const StorageView &view, const std::vector<Expr> &coords, const Scope &s) {
     std::vector<Value *> c;
     bool saved = index_mode;
     index_mode = true;
     for (const Expr &e : coords) c.push_back(expr(e, s));
     index_mode = saved;
-    Value *addr = address(view, c);
-    llvm::LoadInst *l = b.CreateLoad(storage_type(view.type), addr);
+    return load_at(view, c);
+}
+
+Value *FunctionLowering::load_at(const StorageView &view, const std::vector<Value *> &coords) {
+    llvm::LoadInst *l = b.CreateLoad(storage_type(view.type), address(view, coords));
     if (access_group) l->setMetadata(llvm::LLVMContext::MD_access_group, access_group);
-    Type t = view.type;
-    if (t.is_bool()) return b.CreateTrunc(l, b.getInt1Ty());
-    if (t.code == TypeCode::Float && t.bits == 16) return b.CreateFPExt(l, b.getFloatTy());
-    if (t.code == TypeCode::BFloat)
-        return b.CreateBitCast(b.CreateShl(b.CreateZExt(l, b.getInt32Ty()), 16), b.getFloatTy());
+    return from_memory(view.type, l);
+}
+
+Value *FunctionLowering::from_memory(Type t, Value *l) {
+    if (t.is_bool()) return b.CreateTrunc(l, shaped(b.getInt1Ty(), l));
+    if (t.code == TypeCode::Float && t.bits == 16) return b.CreateFPExt(l, shaped(b.getFloatTy(), l));
+    if (t.code == TypeCode::BFloat) {
+        llvm::Type *i32 = shaped(b.getInt32Ty(), l);
+        return b.CreateBitCast(b.CreateShl(b.CreateZExt(l, i32), llvm::ConstantInt::get(i32, 16)), shaped(b.getFloatTy(), l));
+    }
     return l;
 }
 
-void FunctionLowering::store(const StorageView &view, const std::vector<Value *> &coords, Value *v, bool streaming) {
-    Type t = view.type;
-    if (t.is_bool()) v = b.CreateZExt(v, b.getInt8Ty());
-    else if (t.code == TypeCode::Float && t.bits == 16) v = b.CreateFPTrunc(v, b.getHalfTy());
-    else if (t.code == TypeCode::BFloat) v = b.CreateTrunc(b.CreateLShr(b.CreateBitCast(v, b.getInt32Ty()), 16), b.getInt16Ty());
-    llvm::StoreInst *st = b.CreateStore(v, address(view, coords));
-    if (access_group) st->setMetadata(llvm::LLVMContext::MD_access_group, access_group);
-    if (streaming) {
-        llvm::MDNode *one = llvm::MDNode::get(ctx, llvm::ConstantAsMetadata::get(b.getInt32(1)));
-        st->setMetadata(llvm::LLVMContext::MD_nontemporal, one);
+Value *FunctionLowering::to_memory(Type t, Value *v) {
+    if (t.is_bool()) return b.CreateZExt(v, shaped(b.getInt8Ty(), v));
+    if (t.code == TypeCode::Float && t.bits == 16) return b.CreateFPTrunc(v, shaped(b.getHalfTy(), v));
+    if (t.code == TypeCode::BFloat) {
+        llvm::Type *i32 = shaped(b.getInt32Ty(), v);
+        return b.CreateTrunc(b.CreateLShr(b.CreateBitCast(v, i32), llvm::ConstantInt::get(i32, 16)), shaped(b.getInt16Ty(), v));
     }
+    return v;
+}
+
+void FunctionLowering::mark_nontemporal(llvm::StoreInst *st) {
+    st->setMetadata(llvm::LLVMContext::MD_nontemporal, llvm::MDNode::get(ctx, llvm::ConstantAsMetadata::get(b.getInt32(1))));
+}
+
+void FunctionLowering::store(const StorageView &view, const std::vector<Value *> &coords, Value *v, bool streaming) {
+    llvm::StoreInst *st = b.CreateStore(to_memory(view.type, v), address(view, coords));
+    if (access_group) st->setMetadata(llvm::LLVMContext::MD_access_group, access_group);
+    if (streaming) mark_nontemporal(st);
 }
 
 } // namespace tessera::codegen

@@ -26,6 +26,21 @@ int64_t dim_field(int d, int which) { return kDimsBase + d * 24 + which * 8; }  
 
 } // namespace
 
+std::set<int> groups_below(const poly::Program &p, const poly::LoopNodePtr &root, bool outside_parallel) {
+    std::set<int> groups;
+    std::function<void(const poly::LoopNodePtr &)> visit = [&](const poly::LoopNodePtr &n) {
+        if (!n || (outside_parallel && n->kind == poly::LoopNode::Kind::For && n->parallel)) return;
+        if (n->kind == poly::LoopNode::Kind::Call && p.statements[size_t(n->statement)].group >= 0)
+            groups.insert(p.statements[size_t(n->statement)].group);
+        for (const auto &c : n->children) visit(c);
+        visit(n->body);
+        visit(n->then_case);
+        visit(n->else_case);
+    };
+    visit(root);
+    return groups;
+}
+
 // Allocates the scratchpads of overlapped group `group` (all groups when -1) in the entry block
 // of the current function: one set per thread when called inside an outlined parallel body.
 void FunctionLowering::allocate_scratch(int group) {
@@ -163,11 +178,7 @@ void FunctionLowering::run() {
             for (size_t i = 0; i < arguments.size(); ++i)
                 if (arguments[i].param == prm.param) ai = i;
             Type t = prm.param->type;
-            v = b.CreateLoad(storage_type(t), arg_ptr(ai));
-            if (t.is_bool()) v = b.CreateTrunc(v, b.getInt1Ty());
-            else if (t.code == TypeCode::Float && t.bits == 16) v = b.CreateFPExt(v, b.getFloatTy());
-            else if (t.code == TypeCode::BFloat)
-                v = b.CreateBitCast(b.CreateShl(b.CreateZExt(v, b.getInt32Ty()), 16), b.getFloatTy());
+            v = from_memory(t, b.CreateLoad(storage_type(t), arg_ptr(ai)));
             break;
         }
         case poly::Parameter::Kind::Region: v = expr(prm.value, scope); break;
@@ -247,21 +258,7 @@ void FunctionLowering::run() {
     }
     // Scratchpads of groups that run outside parallel loops live in this function (the others
     // are allocated per thread by the outlined bodies).
-    std::set<int> groups;
-    std::function<void(const poly::LoopNodePtr &, bool)> visit = [&](const poly::LoopNodePtr &n, bool par) {
-        if (!n) return;
-        par = par || (n->kind == poly::LoopNode::Kind::For && n->parallel);
-        if (n->kind == poly::LoopNode::Kind::Call && !par) {
-            const std::string &name = p.statements[size_t(n->statement)].name;
-            if (name[0] == 'G') groups.insert(std::stoi(name.substr(1)));
-        }
-        for (const auto &c : n->children) visit(c, par);
-        visit(n->body, par);
-        visit(n->then_case, par);
-        visit(n->else_case, par);
-    };
-    visit(p.nest, false);
-    for (int g : groups) allocate_scratch(g);
+    for (int g : groups_below(p, p.nest, true)) allocate_scratch(g);
 
     node(p.nest, scope);
     fence_streaming_stores();

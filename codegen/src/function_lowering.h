@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@
 #include "tessera/codegen/llvm_lowering.h"
 
 namespace tessera::codegen {
+
+// The overlapped groups with statements below `n`, skipping those under a parallel loop when
+// `outside_parallel`: whose scratchpads a function (or an outlined parallel body) allocates.
+std::set<int> groups_below(const poly::Program &p, const poly::LoopNodePtr &n, bool outside_parallel);
 
 int lanes_of(llvm::Value *v);
 llvm::Type *shaped(llvm::Type *element, llvm::Value *like);
@@ -46,8 +51,15 @@ public:
     llvm::Type *storage_type(Type t);  // type of values in memory
     llvm::Value *cast(Type from, Type to, llvm::Value *v);
     llvm::Value *round_to(Type t, llvm::Value *v);  // float16/bfloat16: round a float once
+    const StorageView &view_of(const FuncContents *f) const;  // where a Func's values live
     llvm::Value *load(const StorageView &view, const std::vector<Expr> &coords, const Scope &s);
+    llvm::Value *load_at(const StorageView &view, const std::vector<llvm::Value *> &coords);  // one element
     void store(const StorageView &view, const std::vector<llvm::Value *> &coords, llvm::Value *v, bool streaming);
+    // Between the memory form of a type (bool as i8, float16/bfloat16 as their bits) and the
+    // register form (i1, float); scalars or vectors alike.
+    llvm::Value *from_memory(Type t, llvm::Value *loaded);
+    llvm::Value *to_memory(Type t, llvm::Value *v);
+    void mark_nontemporal(llvm::StoreInst *st);
     llvm::Value *address(const StorageView &view, const std::vector<llvm::Value *> &coords);
     llvm::Value *i32(int64_t v);
     llvm::Value *i64(int64_t v);

@@ -34,7 +34,7 @@ void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
             parallel_for(*n, s);
         } else {
             Value *lo = expr(n->min, s), *hi = expr(n->max, s);
-            if (!(n->vectorize && options.vector_width != 1 && vector_for(*n, s, lo, hi))) serial_for(*n, s, lo, hi, n->vectorize);
+            if (!(n->vectorize && vector_for(*n, s, lo, hi))) serial_for(*n, s, lo, hi, n->vectorize);
         }
         return;
     case poly::LoopNode::Kind::Call: call(*n, s); return;
@@ -117,7 +117,7 @@ void FunctionLowering::call(const poly::LoopNode &n, Scope &s) {
     for (const Expr &c : e.store) coords.push_back(expr(c, body));
     index_mode = false;
     Value *v = expr(e.value, body);
-    const StorageView &view = storage[size_t(p.storage_of_array[size_t(m.array_of(ms.func))])];
+    const StorageView &view = view_of(ms.func);
     bool streaming = options.streaming_output_stores && view.output && access_group != nullptr;
     store(view, coords, v, streaming);
     if (done) {

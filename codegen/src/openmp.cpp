@@ -2,7 +2,6 @@
 // loop body is emitted into an outlined function that receives every live value through one
 // context array, and __kmpc_fork_call runs it on the team; each thread takes a static block of
 // iterations from __kmpc_for_static_init_8 and allocates its own scratchpads.
-#include <set>
 
 #include "function_lowering.h"
 
@@ -28,16 +27,6 @@ llvm::Constant *ident(llvm::Module &m) {
     llvm::Constant *init = llvm::ConstantStruct::get(
         ident_type(ctx), {b.getInt32(0), b.getInt32(2 /* KMP_IDENT_KMPC */), b.getInt32(0), b.getInt32(0), sg});
     return new llvm::GlobalVariable(m, ident_type(ctx), true, llvm::GlobalValue::PrivateLinkage, init, ".tessera.omp.loc");
-}
-
-// Every statement reachable below a node.
-void statements_below(const poly::LoopNodePtr &n, std::set<int> &out) {
-    if (!n) return;
-    if (n->kind == poly::LoopNode::Kind::Call) out.insert(n->statement);
-    for (const auto &c : n->children) statements_below(c, out);
-    statements_below(n->body, out);
-    statements_below(n->then_case, out);
-    statements_below(n->else_case, out);
 }
 
 } // namespace
@@ -128,14 +117,7 @@ void FunctionLowering::parallel_for(const poly::LoopNode &n, Scope &s) {
     Value *my_lo = values[k++], *my_hi = values[k++];
 
     // This thread's scratchpads: those of the groups whose statements run inside the loop.
-    std::set<int> stmts;
-    statements_below(n.body, stmts);
-    std::set<int> groups;
-    for (int si : stmts) {
-        const std::string &name = p.statements[size_t(si)].name;
-        if (name[0] == 'G') groups.insert(std::stoi(name.substr(1)));
-    }
-    for (int g : groups) allocate_scratch(g);
+    for (int g : groups_below(p, n.body, false)) allocate_scratch(g);
 
     // Static worksharing of [lo, hi].
     llvm::Constant *loc = ident(module);
@@ -156,7 +138,7 @@ void FunctionLowering::parallel_for(const poly::LoopNode &n, Scope &s) {
     Value *first = b.CreateTrunc(b.CreateLoad(b.getInt64Ty(), plo), b.getInt32Ty());
     Value *last = b.CreateTrunc(b.CreateLoad(b.getInt64Ty(), phi), b.getInt32Ty());
     ++parallel_depth;
-    if (!(n.vectorize && options.vector_width != 1 && vector_for(n, inner, first, last)))
+    if (!(n.vectorize && vector_for(n, inner, first, last)))
         serial_for(n, inner, first, last, n.vectorize);
     --parallel_depth;
     fence_streaming_stores();

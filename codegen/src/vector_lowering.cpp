@@ -139,7 +139,7 @@ public:
     Lanes load(const ExprNode &n, const VScope &s) {
         const StorageView &view = n.op == Op::InputCall
                                       ? f_.inputs.at(n.input.get())
-                                      : f_.storage[size_t(f_.p.storage_of_array[size_t(f_.m.array_of(n.func_ptr))])];
+                                      : f_.view_of(n.func_ptr);
         std::vector<Lanes> c;
         bool uniform_all = true;
         bool saved = f_.index_mode;
@@ -153,7 +153,7 @@ public:
         if (uniform_all) {
             std::vector<Value *> coords;
             for (const Lanes &l : c) coords.push_back(l.scalar);
-            return uniform(load_scalar(view, coords));
+            return uniform(f_.load_at(view, coords));
         }
         if (contiguous(c)) {
             std::vector<Value *> coords;
@@ -161,7 +161,7 @@ public:
             Value *addr = f_.address(view, coords);
             llvm::Type *vt = llvm::FixedVectorType::get(f_.storage_type(t), unsigned(w_));
             llvm::LoadInst *l = b_.CreateAlignedLoad(vt, addr, llvm::Align(uint64_t(std::max(1, t.bytes()))));
-            return varying(from_memory(t, l));
+            return varying(f_.from_memory(t, l));
         }
         // Gather, lane by lane.
         std::vector<Value *> cv;
@@ -170,36 +170,9 @@ public:
         for (int i = 0; i < w_; ++i) {
             std::vector<Value *> coords;
             for (Value *v : cv) coords.push_back(b_.CreateExtractElement(v, uint64_t(i)));
-            r = b_.CreateInsertElement(r, load_scalar(view, coords), uint64_t(i));
+            r = b_.CreateInsertElement(r, f_.load_at(view, coords), uint64_t(i));
         }
         return varying(r);
-    }
-
-    Value *load_scalar(const StorageView &view, const std::vector<Value *> &coords) {
-        Value *addr = f_.address(view, coords);
-        return from_memory(view.type, b_.CreateLoad(f_.storage_type(view.type), addr));
-    }
-
-    Value *from_memory(Type t, Value *l) {
-        if (t.is_bool()) return b_.CreateTrunc(l, shaped(b_.getInt1Ty(), l));
-        if (t.code == TypeCode::Float && t.bits == 16) return b_.CreateFPExt(l, shaped(b_.getFloatTy(), l));
-        if (t.code == TypeCode::BFloat) {
-            llvm::Type *i32 = shaped(b_.getInt32Ty(), l);
-            return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(l, i32), llvm::ConstantInt::get(i32, 16)),
-                                    shaped(b_.getFloatTy(), l));
-        }
-        return l;
-    }
-
-    Value *to_memory(Type t, Value *v) {
-        if (t.is_bool()) return b_.CreateZExt(v, shaped(b_.getInt8Ty(), v));
-        if (t.code == TypeCode::Float && t.bits == 16) return b_.CreateFPTrunc(v, shaped(b_.getHalfTy(), v));
-        if (t.code == TypeCode::BFloat) {
-            llvm::Type *i32 = shaped(b_.getInt32Ty(), v);
-            return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, i32), llvm::ConstantInt::get(i32, 16)),
-                                  shaped(b_.getInt16Ty(), v));
-        }
-        return v;
     }
 
     // One statement instance for all lanes. `aligned_streaming`: the contiguous output store of
@@ -214,7 +187,7 @@ public:
         for (const Expr &x : e.store) c.push_back(expr(x, s));
         f_.index_mode = false;
         Lanes v = expr(e.value, s);
-        const StorageView &view = f_.storage[size_t(f_.p.storage_of_array[size_t(f_.m.array_of(ms.func))])];
+        const StorageView &view = f_.view_of(ms.func);
         Type t = view.type;
         if (contiguous(c)) {
             std::vector<Value *> coords;
@@ -222,10 +195,9 @@ public:
             Value *addr = f_.address(view, coords);
             bool streaming = aligned_streaming && view.output;
             uint64_t align = streaming ? uint64_t(w_ * std::max(1, t.bytes())) : uint64_t(std::max(1, t.bytes()));
-            llvm::StoreInst *st = b_.CreateAlignedStore(to_memory(t, to_vector(v)), addr, llvm::Align(align));
+            llvm::StoreInst *st = b_.CreateAlignedStore(f_.to_memory(t, to_vector(v)), addr, llvm::Align(align));
             if (streaming) {
-                st->setMetadata(llvm::LLVMContext::MD_nontemporal,
-                                llvm::MDNode::get(f_.ctx, llvm::ConstantAsMetadata::get(b_.getInt32(1))));
+                f_.mark_nontemporal(st);
                 f_.streamed = true;
             }
             return;
@@ -237,8 +209,7 @@ public:
         for (int i = 0; i < w_; ++i) {
             std::vector<Value *> coords;
             for (Value *x : cv) coords.push_back(b_.CreateExtractElement(x, uint64_t(i)));
-            Value *lane = b_.CreateExtractElement(vv, uint64_t(i));
-            b_.CreateStore(to_memory(t, lane), f_.address(view, coords));
+            f_.store(view, coords, b_.CreateExtractElement(vv, uint64_t(i)), false);
         }
     }
 
@@ -261,7 +232,7 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
         bits = std::max({bits, widest(e.value)});
         for (const Expr &x : e.store) bits = std::max(bits, widest(x));
         const poly::Statement &ms = m.statements[size_t(e.statement)];
-        const StorageView &view = storage[size_t(p.storage_of_array[size_t(m.array_of(ms.func))])];
+        const StorageView &view = view_of(ms.func);
         bits = std::max(bits, view.type.is_bool() ? 8 : view.type.bits);
         if (view.output && options.streaming_output_stores && !stream_view) {
             stream_view = &view;

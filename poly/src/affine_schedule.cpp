@@ -10,10 +10,15 @@
 namespace tessera::poly {
 namespace {
 
-// The original order of the statements: a sequence of identity bands, no marks.
-isl::schedule original_order(const Model &m, const std::vector<int> &statements) {
+// The union of the statements' domains.
+isl::union_set domain_of(const Model &m, const std::vector<int> &statements) {
     isl::union_set dom = isl::union_set::empty(m.ctx());
     for (int s : statements) dom = dom.unite(isl::union_set(m.statements[size_t(s)].domain));
+    return dom;
+}
+
+// The original order of the statements of `dom`: a sequence of identity bands, no marks.
+isl::schedule original_order(const Model &m, const isl::union_set &dom) {
     return isl::manage(isl_schedule_intersect_domain(m.original.copy(), dom.copy()));
 }
 
@@ -119,9 +124,8 @@ private:
 AffineGroupSchedule affine_group_schedule(const Model &m, const std::vector<int> &statements, const Dependences &d,
                                           const ScheduleOptions &o) {
     AffineGroupSchedule r;
-    r.schedule = original_order(m, statements);
-    isl::union_set dom = isl::union_set::empty(m.ctx());
-    for (int s : statements) dom = dom.unite(isl::union_set(m.statements[size_t(s)].domain));
+    isl::union_set dom = domain_of(m, statements);
+    r.schedule = original_order(m, dom);
     isl::union_map deps = d.all().intersect_domain(dom).intersect_range(dom);
 
     isl_ctx *ctx = m.ctx().get();

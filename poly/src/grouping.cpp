@@ -35,7 +35,9 @@ struct PlanState {
 
 class Planner {
 public:
-    Planner(const Model &m, const ScheduleOptions &o) : m_(m), o_(o) {}
+    Planner(const Model &m, const ScheduleOptions &o) : m_(m), o_(o) {
+        for (const Statement &s : m.statements) cost_.push_back(cost_of(s));
+    }
 
     std::vector<GroupPlan> plan() {
         for (const auto &f : m_.graph.funcs) {
@@ -117,7 +119,7 @@ private:
                     kept = volume / double(sizes[size_t(window->row_dim)]) * double(std::min<long>(window->fold[i], sizes[size_t(window->row_dim)]));
                 e.working_set += int64_t(kept) * s.func->type.bytes();
             }
-            double c = double(cost_of(s));
+            double c = double(cost_[size_t(g.statements[i])]);
             done += c * volume;
             useful += c * (s.dims.size() == rank ? std::min(volume, tile_volume) : volume);
         }
@@ -174,10 +176,8 @@ private:
                 Footprints known;
                 known.boxes.resize(g.plan.statements.size());
                 known.sizes.resize(g.plan.statements.size());
-                known.offsets.resize(g.plan.statements.size());
                 known.boxes.insert(known.boxes.end(), cf->boxes.begin(), cf->boxes.end());
                 known.sizes.insert(known.sizes.end(), cf->sizes.begin(), cf->sizes.end());
-                known.offsets.insert(known.offsets.end(), cf->offsets.begin(), cf->offsets.end());
                 std::vector<int> probe = probe_tiles(merged.plan);
                 std::string why;
                 auto fp = compute_footprints(m_, merged.plan.statements, probe, why, &known);
@@ -216,14 +216,15 @@ private:
         double best_score = 0;
         std::vector<int> smallest;
         Estimate smallest_e;
-        std::optional<SlidingWindow> window = sliding_window(m_, g.plan.statements);
+        g.plan.window = sliding_window(m_, g.plan.statements);
+        const std::optional<SlidingWindow> &window = g.plan.window;
         auto consider = [&](const std::vector<int> &tiles) {
             Estimate e = estimate(g.plan, *fp, probe, tiles, window);
             smallest = tiles;
             smallest_e = e;
             // Spilling the tile out of the core's cache costs, but less than recomputing a
             // large share of a compute-heavy group: a penalty, not a limit (up to 32 times).
-            if (e.working_set > 32 * o_.cache_bytes) return false;
+            if (e.working_set > 32 * o_.cache_bytes) return;
             double width = tiles.empty() ? 1 : tiles.back();
             double spill = e.working_set > o_.cache_bytes ? 1.25 : 1.0;
             double score = (1 + e.recompute) * (1 + 512.0 / width) * spill;
@@ -232,7 +233,6 @@ private:
                 best_e = e;
                 best_score = score;
             }
-            return e.working_set <= o_.cache_bytes;
         };
         if (!o_.tile_sizes.empty() || n == 0) {
             best = tiles_for(n, 32);
@@ -254,8 +254,6 @@ private:
             best_e = smallest_e;
         }
         g.plan.tile_sizes = best;
-        g.plan.recompute = best_e.recompute;
-        g.plan.working_set = best_e.working_set;
         std::ostringstream s;
         s << "overlapped tiles";
         for (size_t i = 0; i < best.size(); ++i) s << (i ? " x " : " ") << best[i];
@@ -266,6 +264,7 @@ private:
 
     const Model &m_;
     const ScheduleOptions &o_;
+    std::vector<int64_t> cost_;  // per model statement: cost_of()
     std::vector<PlanState> groups_;
 };
 

@@ -34,10 +34,8 @@ std::string coords(isl_point *p, isl_dim_type type, int first, int n) {
 // The map from one executed copy to the model instance it computes.
 isl::map copy_to_instance(const Program &p, const ExecStatement &e) {
     const Statement &s = p.model->statements[size_t(e.statement)];
-    unsigned n = unsigned(isl_set_dim(e.domain.get(), isl_dim_set));
-    unsigned tiles = n - unsigned(s.dims.size());
     isl_map *m = isl_map_identity(isl_space_map_from_set(isl_set_get_space(e.domain.get())));
-    m = isl_map_project_out(m, isl_dim_out, 0, tiles);
+    m = isl_map_project_out(m, isl_dim_out, 0, unsigned(e.tiles));
     m = isl_map_set_tuple_name(m, isl_dim_out, s.name.c_str());
     return isl::manage(isl_map_intersect_domain(m, e.domain.copy()));
 }
@@ -58,7 +56,7 @@ isl::union_map time_map(const Program &p, int &time_dims) {
 }
 
 // { a -> b : a >=lex b } on the time space.
-isl::union_map not_before(isl::ctx ctx, const isl::union_map &time, int time_dims) {
+isl::union_map not_before(const isl::union_map &time, int time_dims) {
     isl::union_set range = time.range();
     isl_space *params = isl_union_set_get_space(range.get());
     isl_space *sp = isl_space_set_from_params(params);
@@ -69,18 +67,19 @@ isl::union_map not_before(isl::ctx ctx, const isl::union_map &time, int time_dim
 struct Checker {
     const Program &p;
     const Model &m;
-    isl::union_map time;       // exec copy -> time point
-    isl::union_map inst_time;  // model instance -> time points of its copies
+    isl::union_map time;         // exec copy -> time point
+    isl::union_map to_instance;  // exec copy -> the model instance it computes
+    isl::union_map inst_time;    // model instance -> time points of its copies
     isl::union_map ge;         // time -> time, not strictly later
     Legality r;
 
     explicit Checker(const Program &prog) : p(prog), m(*prog.model) {
         int dims = 0;
         time = time_map(p, dims);
-        isl::union_map to_instance = isl::union_map::empty(m.ctx());
+        to_instance = isl::union_map::empty(m.ctx());
         for (const ExecStatement &e : p.statements) to_instance = to_instance.unite(isl::union_map(copy_to_instance(p, e)));
         inst_time = to_instance.reverse().apply_range(time);
-        ge = not_before(m.ctx(), time, dims);
+        ge = not_before(time, dims);
     }
 
     void fail(const std::string &s) {
@@ -153,15 +152,18 @@ struct Checker {
             isl::union_map writes = isl::union_map::empty(m.ctx()), reads = writes;
             unsigned n_tile = 0;
             for (const ExecStatement &e : p.statements) {
+                // Only the copies of the owning group touch a scratchpad.
+                if (e.group != st.group) continue;
                 const Statement &s = m.statements[size_t(e.statement)];
-                unsigned n = unsigned(isl_set_dim(e.domain.get(), isl_dim_set));
-                unsigned tiles = n - unsigned(s.dims.size());
+                unsigned n = unsigned(isl_set_dim(e.domain.get(), isl_dim_set)), tiles = unsigned(e.tiles);
+                // copy -> [tile coordinates, element accessed]
+                isl::map instance = copy_to_instance(p, e);
+                isl_map *tile = isl_map_identity(isl_space_map_from_set(isl_set_get_space(e.domain.get())));
+                tile = isl_map_project_out(tile, isl_dim_out, tiles, n - tiles);
+                isl::map tile_of = isl::manage(isl_map_reset_tuple_id(tile, isl_dim_out));
                 auto tile_local = [&](const isl::map &access) {
-                    isl_map *a = isl_map_apply_range(copy_to_instance(p, e).release(), access.copy());
-                    isl_map *tile = isl_map_identity(isl_space_map_from_set(isl_set_get_space(e.domain.get())));
-                    tile = isl_map_project_out(tile, isl_dim_out, tiles, n - tiles);
-                    tile = isl_map_reset_tuple_id(tile, isl_dim_out);
-                    a = isl_map_flatten_range(isl_map_range_product(tile, a));
+                    isl_map *a = isl_map_apply_range(instance.copy(), access.copy());
+                    a = isl_map_flatten_range(isl_map_range_product(tile_of.copy(), a));
                     return isl::union_map(isl::manage(isl_map_set_tuple_name(a, isl_dim_out, arr.name.c_str())));
                 };
                 if (s.write.array == st.array) {
@@ -285,8 +287,8 @@ Legality check_legality(const Program &p, const Dependences &d) {
     // their mutual dependences are checked tile by tile (check_tiles).
     std::map<int, isl::union_set> group_domain;
     for (const ExecStatement &e : p.statements) {
-        if (e.name[0] != 'G') continue;
-        int k = std::stoi(e.name.substr(1));
+        if (e.group < 0) continue;
+        int k = e.group;
         const isl::set &dom = p.model->statements[size_t(e.statement)].domain;
         auto it = group_domain.find(k);
         if (it == group_domain.end()) group_domain.emplace(k, isl::union_set(dom));
@@ -306,9 +308,7 @@ Legality check_legality(const Program &p, const Dependences &d) {
     c.check_tiles();
     if (c.r.legal) {
         // Dependences between executed copies (recomputed copies inside a group excluded).
-        isl::union_map to_instance = isl::union_map::empty(p.model->ctx());
-        for (const ExecStatement &e : p.statements) to_instance = to_instance.unite(isl::union_map(copy_to_instance(p, e)));
-        isl::union_map to_copies = to_instance.reverse();
+        isl::union_map to_copies = c.to_instance.reverse();
         isl::union_map all = d.all().intersect_domain(dom).intersect_range(dom);
         isl::union_map copies = all.apply_domain(to_copies).apply_range(to_copies);
         isl::union_map same_copy_group = isl::union_map::empty(p.model->ctx());

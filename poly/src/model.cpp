@@ -66,6 +66,18 @@ const Parameter *Model::param_by_var(const std::string &var_name) const {
     return nullptr;
 }
 
+const Parameter *Model::param_by_name(const std::string &isl_name) const {
+    for (const Parameter &p : params)
+        if (p.name == isl_name) return &p;
+    return nullptr;
+}
+
+Expr Model::param_var(const std::string &isl_name) const {
+    const Parameter *p = param_by_name(isl_name);
+    if (!p) internal_error("unknown isl parameter ", isl_name);
+    return p->var;
+}
+
 std::optional<isl::id> Model::param_id(const std::string &var_name) const {
     const Parameter *p = param_by_var(var_name);
     if (!p || !p->in_isl) return std::nullopt;
@@ -262,11 +274,7 @@ private:
         p.name = unique("rg_" + array + (upper ? "_hi_" : "_lo_") + std::to_string(dim));
         p.dim = dim;
         p.in_isl = true;
-        p.value = pw_aff_to_expr(b, m_.context, [this](const std::string &id) -> Expr {
-            for (const Parameter &q : m_.params)
-                if (q.name == id) return q.var;
-            internal_error("unknown isl parameter ", id);
-        });
+        p.value = pw_aff_to_expr(b, m_.context, [this](const std::string &id) { return m_.param_var(id); });
         add_param(p, Int(32));
         isl::set params = isl::set::universe(m_.set_space("", 0).params());
         return isl::manage(isl_pw_aff_param_on_domain_id(params.release(), isl_id_alloc(m_.ctx().get(), p.name.c_str(), nullptr)));
@@ -534,11 +542,7 @@ private:
     // ---- Regions as expressions ---------------------------------------------------------------
 
     void describe_regions() {
-        IdResolver ids = [this](const std::string &id) -> Expr {
-            for (const Parameter &p : m_.params)
-                if (p.name == id) return p.var;
-            internal_error("unknown isl parameter ", id);
-        };
+        IdResolver ids = [this](const std::string &id) { return m_.param_var(id); };
         for (Array &a : m_.arrays) {
             a.min.assign(size_t(a.dimensions), Expr());
             a.extent.assign(size_t(a.dimensions), Expr());

@@ -38,25 +38,20 @@ isl::set expanded_domain(const isl::map &footprint, const std::string &name) {
     return isl::manage(isl_set_set_tuple_name(s, name.c_str()));
 }
 
-// { D[t, i] -> [t_order[0], t_order[1], ...] } (tile band) or { D[t, i] -> [i] } (point band), over
-// all of D's space: the domain node already restricts it, and band schedules without the
-// domain's constraints keep AST generation cheap.
-isl::union_map projection(const isl::set &d, unsigned n_tile, const std::vector<int> *order) {
+// { D[t, i] -> [t_order[0], t_order[1], ...] }: the tile band, over all of D's space: the domain
+// node already restricts it, and band schedules without the domain's constraints keep AST
+// generation cheap.
+isl::union_map tile_projection(const isl::set &d, unsigned n_tile, const std::vector<int> &order) {
     unsigned n = unsigned(isl_set_dim(d.get(), isl_dim_set));
     isl_map *id = isl_map_identity(isl_space_map_from_set(isl_set_get_space(d.get())));
-    if (order) {
-        id = isl_map_project_out(id, isl_dim_out, n_tile, n - n_tile);
-        id = isl_map_reset_tuple_id(id, isl_dim_out);
-        std::string perm = "{ [";
-        for (unsigned j = 0; j < n_tile; ++j) perm += (j ? ", t" : "t") + std::to_string(j);
-        perm += "] -> [";
-        for (size_t q = 0; q < order->size(); ++q) perm += (q ? ", t" : "t") + std::to_string((*order)[q]);
-        perm += "] }";
-        id = isl_map_apply_range(id, isl_map_read_from_str(isl_set_get_ctx(d.get()), perm.c_str()));
-    } else {
-        id = isl_map_project_out(id, isl_dim_out, 0, n_tile);
-        id = isl_map_reset_tuple_id(id, isl_dim_out);
-    }
+    id = isl_map_project_out(id, isl_dim_out, n_tile, n - n_tile);
+    id = isl_map_reset_tuple_id(id, isl_dim_out);
+    std::string perm = "{ [";
+    for (unsigned j = 0; j < n_tile; ++j) perm += (j ? ", t" : "t") + std::to_string(j);
+    perm += "] -> [";
+    for (size_t q = 0; q < order.size(); ++q) perm += (q ? ", t" : "t") + std::to_string(order[q]);
+    perm += "] }";
+    id = isl_map_apply_range(id, isl_map_read_from_str(isl_set_get_ctx(d.get()), perm.c_str()));
     return isl::union_map(isl::manage(id));
 }
 
@@ -143,7 +138,6 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
     if (known) r = *known;
     r.boxes.resize(stages.size());
     r.sizes.resize(stages.size());
-    r.offsets.resize(stages.size());
     if (!r.boxes.back()) r.boxes.back() = tile_map(m, root, tile_sizes).reverse().intersect_range(root.domain);
     isl::set root_tiles = r.boxes.back()->domain();
     for (int si = int(stages.size()) - 2; si >= 0; --si) {
@@ -179,9 +173,6 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
             r.sizes[size_t(si)].push_back(isl_val_get_num_si(v));
             isl_val_free(v);
         }
-        char *str = isl_multi_aff_to_str(off);
-        r.offsets[size_t(si)] = str;
-        free(str);
         // Only tiles that hold part of the root compute anything.
         isl_map *b = box_map(off, size, p.name);
         b = isl_map_intersect_domain(b, root_tiles.copy());
@@ -261,16 +252,15 @@ std::optional<SlidingWindow> sliding_window(const Model &m, const std::vector<in
 }
 
 std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const std::vector<int> &stages,
-                                                  const std::vector<int> &tile_sizes, bool parallel, bool vector,
-                                                  std::string &why_not, bool sliding) {
+                                                  const std::vector<int> &tile_sizes,
+                                                  const std::optional<SlidingWindow> &window, bool parallel,
+                                                  bool vector, std::string &why_not) {
     const Statement &root = m.statements[size_t(stages.back())];
     auto fp = compute_footprints(m, stages, tile_sizes, why_not);
     if (!fp) return std::nullopt;
     OverlappedTiling r;
     r.tile_sizes = tile_sizes;
-    r.tile_order = tile_loop_order(tile_sizes);
-    r.footprint_sizes = fp->sizes;
-    r.footprint_offsets = fp->offsets;
+    std::vector<int> tile_order = tile_loop_order(tile_sizes);
     unsigned n_tile = unsigned(root.dims.size());
 
     // The tree: tile band (parallel), a "tile_body" mark, then each stage over its footprint.
@@ -282,18 +272,17 @@ std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const s
         isl::set d = expanded_domain(*fp->boxes[si], name);
         domains.push_back(d);
         all = all.unite(isl::union_set(d));
-        tile_schedule = tile_schedule.unite(projection(d, n_tile, &r.tile_order));
+        tile_schedule = tile_schedule.unite(tile_projection(d, n_tile, tile_order));
     }
     isl::schedule_node node = isl::schedule::from_domain(all).root().child(0);
     node = node.insert_partial_schedule(to_mupa(tile_schedule));
     node = set_band_parallel(node);
     node = insert_named_mark(node.child(0), "tile_body").child(0);
-    if (sliding) r.window = sliding_window(m, stages);
     unsigned first_point = n_tile;  // first point dimension the per-stage bands schedule
-    if (r.window) {
+    if (window) {
         // Stages slide along rows: one band over the rows (and the dimensions outside them),
         // producers shifted ahead; then, per row, each stage's inner loops.
-        const SlidingWindow &w = *r.window;
+        const SlidingWindow &w = *window;
         isl::union_map fused = isl::union_map::empty(m.ctx());
         for (size_t si = 0; si < stages.size(); ++si)
             fused = fused.unite(shifted_prefix(domains[si], n_tile, w.row_dim, w.shift[si]));

@@ -166,12 +166,11 @@ private:
     }
 
     Expr expr(isl_ast_expr *e) {
-        Expr r = from_ast_expr(isl::manage(e), [this](const std::string &id) -> Expr {
-            for (const Parameter &prm : p_.model->params)
-                if (prm.name == id) return prm.var;
-            return ir::make_var("$" + id);
+        // Names that are not parameters are the AST's loop iterators.
+        return from_ast_expr(isl::manage(e), [this](const std::string &id) -> Expr {
+            const Parameter *prm = p_.model->param_by_name(id);
+            return prm ? prm->var : ir::make_var("$" + id);
         });
-        return r;
     }
 
     const Program &p_;

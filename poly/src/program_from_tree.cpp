@@ -93,8 +93,6 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
     Program p;
     p.model = m;
     p.schedule = schedule;
-    std::vector<int> group_of;  // per exec statement: overlapped group, or -1
-    std::vector<int> n_tile;
     for (const isl::set &set : sets_of(schedule.domain())) {
         std::string name = tuple_name(set);
         int k = -1;
@@ -116,6 +114,8 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
         ExecStatement e;
         e.name = name;
         e.statement = si;
+        e.group = k;
+        e.tiles = tiles;
         for (int j = 0; j < tiles; ++j) e.dims.push_back(tile_var(j));
         for (const std::string &d : ms.dims) e.dims.push_back(d);
         e.domain = set;
@@ -123,8 +123,6 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
         e.store = ms.store;
         e.guards = ms.guards;
         p.statements.push_back(e);
-        group_of.push_back(k);
-        n_tile.push_back(tiles);
     }
     p.storage = full_storage(*m, p.storage_of_array);
 
@@ -134,11 +132,7 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
         fold_marks(root.get(), folds);
     }
 
-    IdResolver params = [&](const std::string &id) -> Expr {
-        for (const Parameter &prm : m->params)
-            if (prm.name == id) return prm.var;
-        internal_error("unknown isl parameter ", id);
-    };
+    IdResolver params = [&](const std::string &id) { return m->param_var(id); };
 
     for (size_t ai = 0; ai < m->arrays.size(); ++ai) {
         const Array &a = m->arrays[ai];
@@ -149,15 +143,15 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
             if (calls(p.statements[i], a.func)) readers.push_back(i);
         }
         if (writers.size() != 1) continue;
-        int k = group_of[writers[0]];
+        int k = p.statements[writers[0]].group;
         if (k < 0) continue;
-        bool local = std::all_of(readers.begin(), readers.end(), [&](size_t r) { return group_of[r] == k; });
+        bool local = std::all_of(readers.begin(), readers.end(), [&](size_t r) { return p.statements[r].group == k; });
         if (!local) continue;
         size_t w = writers[0];
         // The writer's instances as a function of its tile: [t] -> [i]; its fixed box hull is
         // the scratchpad (offset per tile, constant size).
         isl_map *per_tile = isl_map_from_range(p.statements[w].domain.copy());
-        per_tile = isl_map_move_dims(per_tile, isl_dim_in, 0, isl_dim_out, 0, unsigned(n_tile[w]));
+        per_tile = isl_map_move_dims(per_tile, isl_dim_in, 0, isl_dim_out, 0, unsigned(p.statements[w].tiles));
         isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(per_tile);
         isl_map_free(per_tile);
         bool valid = isl_fixed_box_is_valid(box) == isl_bool_true;
@@ -169,7 +163,7 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
         isl_multi_aff *offset = isl_fixed_box_get_offset(box);
         isl_multi_val *size = isl_fixed_box_get_size(box);
         std::vector<Expr> tiles;
-        for (int j = 0; j < n_tile[w]; ++j) tiles.push_back(ir::make_var(tile_var(j)));
+        for (int j = 0; j < p.statements[w].tiles; ++j) tiles.push_back(ir::make_var(tile_var(j)));
         Storage &st = p.storage[size_t(p.storage_of_array[ai])];
         st.kind = Storage::Kind::Scratch;
         st.group = k;
@@ -200,7 +194,7 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
         isl_multi_val_free(size);
         isl_fixed_box_free(box);
         for (size_t i = 0; i < p.statements.size(); ++i) {
-            if (group_of[i] != k) continue;
+            if (p.statements[i].group != k) continue;
             ExecStatement &e = p.statements[i];
             e.value = rewrite_calls(e.value, a.func, off, st.fold);
             for (Expr &g : e.guards) g = rewrite_calls(g, a.func, off, st.fold);
@@ -216,7 +210,7 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
         rest.name = "imported";
         rest.kind = Group::Kind::Affine;
         for (size_t i = 0; i < p.statements.size(); ++i) {
-            int k = group_of[i];
+            int k = p.statements[i].group;
             Group &g = k >= 0 ? by_group[k] : rest;
             if (k >= 0) {
                 g.name = "G" + std::to_string(k);

@@ -61,10 +61,8 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
         isl::schedule sched;
         bool done = false;
         if (plan.overlapped) {
-            std::vector<int> stages;
-            for (int s : plan.statements) stages.push_back(s);
             std::string why;
-            auto ot = overlapped_tiling(m, int(k), stages, plan.tile_sizes, o.parallel, true, why);
+            auto ot = overlapped_tiling(m, int(k), plan.statements, plan.tile_sizes, plan.window, o.parallel, true, why);
             if (ot) {
                 sched = ot->schedule;
                 g.kind = Group::Kind::OverlappedTiles;

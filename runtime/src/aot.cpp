@@ -40,11 +40,7 @@ AotResult compile_to_files(const Pipeline &p, const std::string &stem, const std
     llvm::Module module(function_name, context);
     // The static linker's default: small code model, position-independent code.
     std::unique_ptr<llvm::TargetMachine> tm = codegen::make_target_machine(codegen::host_cpu(), o.fast_math);
-    codegen::prepare_module(module, *tm);
-    codegen::lower_program(*program, module, codegen_options(o, function_name));
-    r.report.phase_ms.emplace_back("LLVM IR", w.lap());
-    codegen::optimize_module(module, *tm);
-    r.report.phase_ms.emplace_back("LLVM optimization", w.lap());
+    lower_and_optimize(*program, codegen_options(o, function_name), module, *tm, r.report, w);
     r.object_path = stem + ".o";
     codegen::emit_object(module, *tm, r.object_path);
     r.report.phase_ms.emplace_back("machine code", w.lap());

@@ -241,6 +241,15 @@ private:
 
 } // namespace
 
+void lower_and_optimize(const poly::Program &program, const codegen::CodegenOptions &options, llvm::Module &module,
+                        llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &w) {
+    codegen::prepare_module(module, tm);
+    codegen::lower_program(program, module, options);
+    report.phase_ms.emplace_back("LLVM IR", w.lap());
+    codegen::optimize_module(module, tm);
+    report.phase_ms.emplace_back("LLVM optimization", w.lap());
+}
+
 std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o) {
     if (!t.cpu.empty() || !t.features.empty())
         user_error("Target: only the host CPU is supported for now; leave Target::cpu and features empty.");
@@ -252,7 +261,6 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>(name, *context);
     std::unique_ptr<llvm::TargetMachine> tm = jit_target_machine();
-    codegen::prepare_module(*module, *tm);
     codegen::CodegenOptions co = codegen_options(o, name);
     if (!o.specialize_sizes.empty()) {
         for (const Func &f : p.outputs()) {
@@ -262,10 +270,7 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
             co.specialized_extents.emplace_back(o.specialize_sizes.begin(), o.specialize_sizes.end());
         }
     }
-    codegen::lower_program(*program, *module, co);
-    report.phase_ms.emplace_back("LLVM IR", w.lap());
-    codegen::optimize_module(*module, *tm);
-    report.phase_ms.emplace_back("LLVM optimization", w.lap());
+    lower_and_optimize(*program, co, *module, *tm, report, w);
     if (o.keep_assembly) {
         llvm::raw_string_ostream ir(report.llvm_ir);
         module->print(ir, nullptr);

@@ -8,9 +8,10 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/DynamicLibrary.h>
-#include <llvm/Support/TargetSelect.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <tessera/codegen/cpu_target.h>
 #include <tessera/error.h>
 
 namespace tessera::runtime {
@@ -56,15 +57,17 @@ private:
         jit_->getMainJITDylib().addGenerator(std::move(*gen));
     }
 
+    // The host CPU as codegen sees it (codegen::host_cpu also initializes LLVM's native target).
+    // Machine code at level Default (AOT objects use Aggressive): JIT compile time counts.
     static llvm::orc::JITTargetMachineBuilder detect() {
-        llvm::InitializeNativeTarget();
-        llvm::InitializeNativeTargetAsmPrinter();
-        llvm::InitializeNativeTargetAsmParser();
-        auto b = llvm::orc::JITTargetMachineBuilder::detectHost();
-        if (!b) internal_error("could not detect the host for the JIT: ", message(b.takeError()));
-        b->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-        b->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Standard;
-        return *b;
+        codegen::CpuTarget host = codegen::host_cpu();
+        llvm::orc::JITTargetMachineBuilder b{llvm::Triple(host.triple)};
+        b.setCPU(host.cpu);
+        llvm::SubtargetFeatures features(host.features);
+        b.addFeatures(features.getFeatures());
+        b.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+        b.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Standard;
+        return b;
     }
 
     llvm::orc::JITTargetMachineBuilder jtmb_;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tessera/poly/model.h"
+#include "tessera/poly/overlapped_tiling.h"
 #include "tessera/poly/schedule_options.h"
 
 namespace tessera::poly {
@@ -23,8 +24,7 @@ struct GroupPlan {
     std::vector<int> statements;        // their model statements, in order
     bool overlapped = false;            // pure stages scheduled by overlapped tiling
     std::vector<int> tile_sizes;        // overlapped: per root dimension, tuple order
-    double recompute = 0;               // estimated extra work fraction
-    int64_t working_set = 0;            // bytes per tile (overlapped)
+    std::optional<SlidingWindow> window;  // overlapped: the stages' sliding window, if any
     std::string note;
 };
 

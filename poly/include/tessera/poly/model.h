@@ -105,6 +105,9 @@ public:
     int array_of(const InputContents *in) const;
     int statement_index(const std::string &name) const;
     const Parameter *param_by_var(const std::string &var_name) const;
+    const Parameter *param_by_name(const std::string &isl_name) const;
+    // The Var of the parameter isl calls `isl_name`; an InternalError if there is none.
+    Expr param_var(const std::string &isl_name) const;
     std::optional<isl::id> param_id(const std::string &var_name) const;
     // A set space with the model's isl parameters and the given tuple.
     isl::space set_space(const std::string &tuple, unsigned dims) const;

@@ -33,20 +33,12 @@ std::optional<SlidingWindow> sliding_window(const Model &m, const std::vector<in
 struct OverlappedTiling {
     isl::schedule schedule;       // over the G<k>_ copies of the stages
     std::vector<int> tile_sizes;  // per root dimension, tuple order (outermost first)
-    std::vector<int> tile_order;  // the root dimensions in the order of the tile loops
-    // Per stage (in `stages` order): the box of its footprint per tile, tuple order; empty when
-    // the footprint has no fixed size.
-    std::vector<std::vector<long>> footprint_sizes;
-    // Per stage: isl's text of the footprint's offset per tile (a function of the tile).
-    std::vector<std::string> footprint_offsets;
-    std::optional<SlidingWindow> window;  // set when the stages slide along rows
 };
 
 // What one tile of a group computes of each stage, consumers first.
 struct Footprints {
     std::vector<std::optional<isl::map>> boxes;  // per stage: [t] -> S[i] (optional: null isl objects cannot be copied)
     std::vector<std::vector<long>> sizes;        // per stage: box size, tuple order (empty for the root)
-    std::vector<std::string> offsets;            // per stage: isl's text of the box offset
 };
 
 // Computes the footprints of `stages` (producers first, root last) for the given tiles. Entries
@@ -58,11 +50,13 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
                                              const Footprints *known = nullptr);
 
 // Builds the overlapped tiling of group k; `stages` are model statements of pure definitions in
-// producer-first order, the last being the root. Returns nullopt with `why_not` set when a
-// producer's footprint per tile has no fixed size (a data-dependent or unbounded access).
+// producer-first order, the last being the root; `window` is their sliding_window() (rows fused
+// inside the tile when set). Returns nullopt with `why_not` set when a producer's footprint per
+// tile has no fixed size (a data-dependent or unbounded access).
 std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const std::vector<int> &stages,
-                                                  const std::vector<int> &tile_sizes, bool parallel, bool vector,
-                                                  std::string &why_not, bool sliding = true);
+                                                  const std::vector<int> &tile_sizes,
+                                                  const std::optional<SlidingWindow> &window, bool parallel,
+                                                  bool vector, std::string &why_not);
 
 
 // The order of the tile loops: the outermost dimension whose tile is larger than 1 first (so the

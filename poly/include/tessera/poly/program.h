@@ -43,6 +43,8 @@ struct Storage {
 struct ExecStatement {
     std::string name;                // tuple name in the schedule
     int statement = -1;              // the model statement computed
+    int group = -1;                  // the overlapped group whose tiles compute it, or -1
+    int tiles = 0;                   // leading tile coordinates in its tuple (0 outside groups)
     std::vector<std::string> dims;   // instance Vars in tuple order
     isl::set domain;
     Expr value;                      // lowered; reads of scratchpads use local coordinates

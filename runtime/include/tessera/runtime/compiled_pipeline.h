@@ -7,8 +7,14 @@
 #include <tessera/callable.h>
 #include <tessera/codegen/llvm_lowering.h>
 #include <tessera/pipeline.h>
+#include <tessera/poly/isl_util.h>
 #include <tessera/poly/program.h>
 #include <tessera/poly/schedule_options.h>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
 
 namespace tessera::runtime {
 
@@ -19,6 +25,12 @@ codegen::CodegenOptions codegen_options(const CompileOptions &o, const std::stri
 // The program to compile: the pipeline's imported schedule if it has one, else the automatic
 // schedule for `o`. Appends the phase timings to `report`.
 std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const CompileOptions &o, CompileReport &report);
+
+// Lowers `program` into `module` (prepared for `tm`) and runs the optimization pipeline over it,
+// appending the "LLVM IR" and "LLVM optimization" phases to `report`, timed by `phase` (started
+// by the caller when its setup began): what the JIT and AOT paths share before machine code.
+void lower_and_optimize(const poly::Program &program, const codegen::CodegenOptions &options, llvm::Module &module,
+                        llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &phase);
 
 // Compiles for the host CPU through the JIT.
 std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o);

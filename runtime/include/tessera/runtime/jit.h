@@ -20,7 +20,7 @@ public:
     virtual void *address() const = 0;
 };
 
-// A TargetMachine matching the JIT's (host CPU and features, O3).
+// A TargetMachine matching the JIT's (host CPU and features, machine-code level Default).
 std::unique_ptr<llvm::TargetMachine> jit_target_machine();
 
 // Compiles `module` to machine code and returns the address of `symbol`.
