@@ -24,3 +24,18 @@
         INFO("expected a tessera::UserError from " #expr);                                         \
         REQUIRE(thrown_);                                                                          \
     } while (0)
+
+namespace test_util {
+
+// Runs `f` over [0, sizes) the way the test case is generated for: "realize" (compiled code,
+// through the executor) or "interpret" (the reference interpreter). Both must report the same
+// user errors.
+inline void run_as(const std::string &way, const tessera::Func &f, const std::vector<int> &sizes) {
+    if (way == "realize") f.realize(sizes);
+    else tessera::interpret(f, sizes);
+}
+
+} // namespace test_util
+
+// A test case variable naming the way it runs pipelines, for test_util::run_as.
+#define RUN_WAYS() GENERATE(as<std::string>{}, "realize", "interpret")

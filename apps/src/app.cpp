@@ -51,32 +51,13 @@ double element(const Buffer<void> &b, const std::vector<int64_t> &c) {
 }
 
 void set_element(const Buffer<void> &b, const std::vector<int64_t> &c, double v) {
-    store_scalar(b.type(), static_cast<uint8_t *>(b.address_of(c)), ir::eval_cast(b.type(), Float(64), Value{.f = v}));
+    store_scalar(b.type(), static_cast<uint8_t *>(b.address_of(c)), ir::value_from_double(b.type(), v));
 }
 
-namespace {
-template <typename F>
-void for_each(const Buffer<void> &b, F &&f) {
-    int d = b.dimensions();
-    for (int i = 0; i < d; ++i)
-        if (b.extent(i) <= 0) return;
-    std::vector<int64_t> c(static_cast<size_t>(d));
-    for (int i = 0; i < d; ++i) c[size_t(i)] = b.min(i);
-    while (true) {
-        f(c);
-        int i = 0;
-        for (; i < d; ++i) {
-            if (++c[size_t(i)] < b.min(i) + b.extent(i)) break;
-            c[size_t(i)] = b.min(i);
-        }
-        if (i == d) return;
-    }
-}
-} // namespace
 
 void fill_random(const Buffer<void> &b, std::mt19937 &rng, double lo, double hi) {
     Type t = b.type();
-    for_each(b, [&](const std::vector<int64_t> &c) {
+    b.for_each_coordinate([&](const std::vector<int64_t> &c) {
         double v;
         if (t.is_float()) v = std::uniform_real_distribution<double>(lo, hi)(rng);
         else v = double(std::uniform_int_distribution<int64_t>(int64_t(lo), int64_t(hi))(rng));
@@ -97,7 +78,7 @@ Comparison compare(const Buffer<void> &got, const Buffer<void> &want, double tol
             r.first_mismatch = "shape differs in dimension " + std::to_string(i);
             return r;
         }
-    for_each(want, [&](const std::vector<int64_t> &c) {
+    want.for_each_coordinate([&](const std::vector<int64_t> &c) {
         double a = element(got, c), b = element(want, c);
         double err;
         if (std::isnan(a) || std::isnan(b)) err = (std::isnan(a) && std::isnan(b)) ? 0 : INFINITY;

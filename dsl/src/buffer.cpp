@@ -5,6 +5,8 @@
 #include "tessera/ir.h"
 #include "tessera/var.h"
 
+#include "input_call.h"
+
 namespace tessera {
 
 namespace detail {
@@ -134,20 +136,15 @@ Buffer<void> Buffer<void>::copy() const {
     std::vector<int64_t> mins;
     for (int i = 0; i < dimensions(); ++i) mins.push_back(min(i));
     out.set_min(mins);
-    int d = dimensions();
-    size_t bytes = size_t(type().bytes());
-    if (number_of_elements() == 0) return out;
-    std::vector<int64_t> c(mins);
-    while (true) {
-        std::memcpy(out.address_of(c), address_of(c), bytes);
-        int i = 0;
-        for (; i < d; ++i) {
-            if (++c[size_t(i)] < min(i) + extent(i)) break;
-            c[size_t(i)] = min(i);
-        }
-        if (i == d) break;
-    }
+    out.copy_from(*this);
     return out;
+}
+
+void Buffer<void>::copy_from(const Buffer<void> &from) const {
+    check_defined("copy_from");
+    TESSERA_INTERNAL_ASSERT(from.type() == type(), "copy_from between buffers of different types");
+    size_t bytes = size_t(type().bytes());
+    from.for_each_coordinate([&](const std::vector<int64_t> &c) { std::memcpy(address_of(c), from.address_of(c), bytes); });
 }
 
 std::shared_ptr<InputContents> Buffer<void>::as_input() const {
@@ -167,19 +164,24 @@ std::shared_ptr<InputContents> Buffer<void>::as_input() const {
     return impl_->input;
 }
 
-Expr Buffer<void>::operator()(std::vector<Expr> args) const {
-    auto in = as_input();
+Expr Buffer<void>::operator()(std::vector<Expr> args) const { return detail::checked_input_call(as_input(), std::move(args)); }
+
+namespace detail {
+
+Expr checked_input_call(const std::shared_ptr<InputContents> &in, std::vector<Expr> args) {
+    const char *kind = in->is_parameter ? "InputBuffer " : "Buffer ";
     if (int(args.size()) != in->dimensions)
-        user_error("Buffer ", in->name, " has ", in->dimensions, " dimensions but is accessed with ", args.size(),
-                   " coordinates.");
+        user_error(kind, in->name, " has ", in->dimensions, " dimensions but is accessed with ", args.size(), " coordinates.");
     for (size_t i = 0; i < args.size(); ++i) {
-        if (!args[i].defined()) user_error("Buffer ", in->name, ": coordinate ", i, " is an undefined Expr.");
+        if (!args[i].defined()) user_error(kind, in->name, ": coordinate ", i, " is an undefined Expr.");
         if (!args[i].type().is_int_or_uint() || args[i].type().is_bool())
-            user_error("Buffer ", in->name, ": coordinate ", i, " (", args[i], ") has type ", args[i].type(),
+            user_error(kind, in->name, ": coordinate ", i, " (", args[i], ") has type ", args[i].type(),
                        "; coordinates must be integers (a float-typed index). Cast it, e.g. cast<int>(floor(e)).");
         if (args[i].type() != Int(32)) args[i] = cast(Int(32), args[i]);
     }
     return ir::make_input_call(in, std::move(args));
 }
+
+} // namespace detail
 
 } // namespace tessera

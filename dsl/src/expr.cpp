@@ -117,7 +117,7 @@ Expr make_const(Type t, double v) {
         val.f = v;
         return ir::const_of_value(t, ir::normalize(t, val));
     }
-    return ir::const_of_value(t, ir::eval_cast(t, Float(64), Value{.f = v}));
+    return ir::const_of_value(t, ir::value_from_double(t, v));
 }
 
 Expr make_zero(Type t) { return make_const(t, int64_t(0)); }

@@ -224,9 +224,7 @@ void FuncRef::update_with(Op op, const Expr &value, const char *what) {
         Expr identity = (op == Op::Add || op == Op::Sub) ? make_zero(value.type()) : make_one(value.type());
         define_pure(c, vars, identity);
     }
-    std::vector<Expr> args = args_;
-    for (size_t i = 0; i < args.size() && i < size_t(c.dimensions()); ++i)
-        if (args[i]->op == Op::RVar) args[i] = checked_coordinate(c.name, i, args[i]);
+    const std::vector<Expr> &args = args_;
     if (args.size() != size_t(c.dimensions()))
         user_error("Func ", c.name, " has ", c.dimensions(), " dimensions but ", what, " gives it ", args.size(),
                    " arguments (wrong arity).");

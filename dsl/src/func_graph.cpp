@@ -5,12 +5,6 @@
 
 namespace tessera {
 
-int PipelineGraph::index_of(const FuncContents *f) const {
-    for (size_t i = 0; i < funcs.size(); ++i)
-        if (funcs[i].get() == f) return int(i);
-    return -1;
-}
-
 bool PipelineGraph::is_output(const FuncContents *f) const {
     return std::find(outputs.begin(), outputs.end(), f) != outputs.end();
 }

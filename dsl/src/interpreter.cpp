@@ -27,18 +27,20 @@ int64_t eval_constant(const Expr &e) {
     return c.eval(nullptr).i;
 }
 
-struct FuncState {
-    Box required;  // read by consumers (or the output buffer); the range of update pure Vars
-    Box realized;  // required plus what the updates write and read of the Func itself
-    Buffer<void> storage;
-    Accessor accessor;
-};
-
 // The loops of one update definition: the pure Vars on its left and its RDom variables.
 struct UpdateLoops {
     std::vector<std::pair<int, Interval>> pure;   // (position, range)
     std::vector<Interval> rvars;
     BoundsScope scope;
+};
+
+struct FuncState {
+    Box required;  // read by consumers (or the output buffer); the range of update pure Vars
+    Box realized;  // required plus what the updates write and read of the Func itself
+    Buffer<void> storage;
+    Accessor accessor;
+    // Per update definition, its loops over `required` (none when they are empty).
+    std::vector<std::optional<UpdateLoops>> updates;
 };
 
 class Interpreter {
@@ -70,7 +72,7 @@ private:
         return box;
     }
 
-    std::optional<UpdateLoops> update_loops(const FuncContents &f, const Definition &u, const Box &pure_range) const {
+    static std::optional<UpdateLoops> update_loops(const Definition &u, const Box &pure_range) {
         UpdateLoops l;
         for (size_t i = 0; i < u.args.size(); ++i)
             if (u.args[i]->op == Op::Var) {
@@ -87,7 +89,6 @@ private:
                 l.scope.rvars[{u.rdom.get(), int(k)}] = r;
             }
         }
-        (void)f;
         return l;
     }
 
@@ -124,9 +125,12 @@ private:
                 for (size_t i = 0; i < ob.size(); ++i) s.required[i] = s.required[i].hull(ob[i]);
             }
             s.realized = s.required;
+            // Consumers were all visited before: `required` is final.
+            for (const Definition &u : f.updates) s.updates.push_back(update_loops(u, s.required));
             if (box_empty(s.required)) continue;
-            for (const Definition &u : f.updates) {
-                auto loops = update_loops(f, u, s.required);
+            for (size_t k = 0; k < f.updates.size(); ++k) {
+                const Definition &u = f.updates[k];
+                const std::optional<UpdateLoops> &loops = s.updates[k];
                 if (!loops) continue;
                 for (size_t i = 0; i < u.args.size(); ++i)
                     if (u.args[i]->op != Op::Var) {
@@ -146,19 +150,15 @@ private:
                 Box ob = output_box(f);
                 for (size_t i = 0; i < ob.size(); ++i)
                     if (s.realized[i].min < ob[i].min || s.realized[i].max > ob[i].max)
-                        user_error("Func ", f.name, " is an output, and computing it needs dimension ", i, " over ",
-                                   range_str(s.realized[i]), " (read by its consumers or its own update definitions), "
-                                   "but its output buffer covers ", range_str(ob[i]),
-                                   ". Realize over a larger region or keep the accesses inside it.");
+                        detail::output_too_small(f.name, int64_t(i), int64_t(s.realized[i].min), int64_t(s.realized[i].max),
+                                                 int64_t(ob[i].min), int64_t(ob[i].max));
             }
             BoundsScope pure_scope;
             for (size_t i = 0; i < f.pure_args.size(); ++i) pure_scope.vars[f.pure_args[i]] = s.realized[i];
             require_calls(f.pure.value, pure_scope, f);
-            for (const Definition &u : f.updates) {
-                auto loops = update_loops(f, u, s.required);
-                if (!loops) continue;
-                for (const Expr &e : definition_exprs(u)) require_calls(e, loops->scope, f);
-            }
+            for (size_t k = 0; k < f.updates.size(); ++k)
+                if (s.updates[k])
+                    for (const Expr &e : definition_exprs(f.updates[k])) require_calls(e, s.updates[k]->scope, f);
         }
     }
 
@@ -171,10 +171,7 @@ private:
                 const Interval &need = it->second[i];
                 int64_t lo = b.dims[i].min, hi = b.dims[i].min + b.dims[i].extent - 1;
                 if (need.min < double(lo) || need.max > double(hi))
-                    user_error(in->is_parameter ? "InputBuffer " : "Buffer ", in->name, " is too small: dimension ", i,
-                               " needs ", range_str(need), " but the buffer covers [", lo, ", ", hi,
-                               "]. Provide a buffer that covers the region the pipeline reads, or apply a "
-                               "BoundaryConditions function to the input.");
+                    detail::input_too_small(in->name, in->is_parameter, int64_t(i), int64_t(need.min), int64_t(need.max), lo, hi);
             }
         }
     }
@@ -269,8 +266,9 @@ private:
             ++points_;
         });
 
-        for (const Definition &u : f.updates) {
-            auto l = update_loops(f, u, s.required);
+        for (size_t k = 0; k < f.updates.size(); ++k) {
+            const Definition &u = f.updates[k];
+            const std::optional<UpdateLoops> &l = s.updates[k];
             if (!l) continue;
             EvalBindings b = bindings(f, &u);
             CompiledExpr uvalue(u.value, b);
@@ -312,16 +310,10 @@ private:
 
 void interpret(const Pipeline &p, const std::vector<Buffer<void>> &outputs, InterpretReport *report) {
     detail::check_output_buffers(p, outputs);
+    // The graph lists the outputs in p.outputs() order (a Pipeline has no duplicates), as the
+    // buffers are.
     PipelineGraph g = build_pipeline_graph(p.outputs());
-    // Outputs are matched to buffers by position in p.outputs().
-    std::vector<Buffer<void>> ordered;
-    for (FuncContents *o : g.outputs)
-        for (size_t i = 0; i < p.outputs().size(); ++i)
-            if (p.outputs()[i].contents().get() == o) {
-                ordered.push_back(outputs[i]);
-                break;
-            }
-    Interpreter interpreter(g, ordered, report);
+    Interpreter interpreter(g, outputs, report);
     interpreter.run();
     if (report) report->points = interpreter.points();
 }

@@ -2,6 +2,8 @@
 
 #include "tessera/var.h"
 
+#include "input_call.h"
+
 namespace tessera {
 
 InputBuffer<void>::InputBuffer(Type type, int dimensions, const std::string &name) {
@@ -35,18 +37,7 @@ Expr InputBuffer<void>::Dimension::extent() const { return ir::make_buffer_dim(c
 Expr InputBuffer<void>::Dimension::max() const { return min() + extent() - 1; }
 
 Expr InputBuffer<void>::operator()(std::vector<Expr> args) const {
-    checked(c_);
-    if (int(args.size()) != c_->dimensions)
-        user_error("InputBuffer ", c_->name, " has ", c_->dimensions, " dimensions but is accessed with ", args.size(),
-                   " coordinates.");
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (!args[i].defined()) user_error("InputBuffer ", c_->name, ": coordinate ", i, " is an undefined Expr.");
-        if (!args[i].type().is_int_or_uint() || args[i].type().is_bool())
-            user_error("InputBuffer ", c_->name, ": coordinate ", i, " (", args[i], ") has type ", args[i].type(),
-                       "; coordinates must be integers (a float-typed index). Cast it, e.g. cast<int>(floor(e)).");
-        if (args[i].type() != Int(32)) args[i] = cast(Int(32), args[i]);
-    }
-    return ir::make_input_call(c_, std::move(args));
+    return detail::checked_input_call(checked(c_), std::move(args));
 }
 
 void InputBuffer<void>::set(const Buffer<void> &buffer) const {
@@ -64,7 +55,6 @@ void InputBuffer<void>::set(const Buffer<void> &buffer) const {
 Buffer<void> InputBuffer<void>::get() const {
     checked(c_);
     if (!c_->bound) return Buffer<void>();
-    Buffer<void> b;
     struct Access : Buffer<void> {
         explicit Access(std::shared_ptr<BufferImpl> i) : Buffer<void>(std::move(i)) {}
     };
@@ -85,7 +75,7 @@ Param<void>::operator Expr() const { return ir::make_param(c_); }
 bool Param<void>::is_set() const { return c_->is_set; }
 
 void Param<void>::set_double(double v) const {
-    c_->value = ir::eval_cast(c_->type, Float(64), Value{.f = v});
+    c_->value = ir::value_from_double(c_->type, v);
     c_->is_set = true;
 }
 

@@ -68,6 +68,21 @@ std::vector<Buffer<void>> allocate_outputs(const Pipeline &p, const std::vector<
     return out;
 }
 
+void input_too_small(const std::string &name, bool is_input_buffer, int64_t dim, int64_t need_min, int64_t need_max,
+                     int64_t have_min, int64_t have_max) {
+    user_error(is_input_buffer ? "InputBuffer " : "Buffer ", name, " is too small: dimension ", dim, " needs [", need_min,
+               ", ", need_max, "] but the buffer covers [", have_min, ", ", have_max,
+               "]. Provide a buffer that covers the region the pipeline reads, or apply a BoundaryConditions function to "
+               "the input.");
+}
+
+void output_too_small(const std::string &func, int64_t dim, int64_t need_min, int64_t need_max, int64_t have_min,
+                      int64_t have_max) {
+    user_error("Func ", func, " is an output, and computing it needs dimension ", dim, " over [", need_min, ", ", need_max,
+               "] (read by its consumers or its own update definitions), but its output buffer covers [", have_min, ", ",
+               have_max, "]. Realize over a larger region or keep the accesses inside it.");
+}
+
 void check_output_buffers(const Pipeline &p, const std::vector<Buffer<void>> &outputs) {
     if (outputs.size() != p.outputs().size())
         user_error("Pipeline::realize: the pipeline has ", p.outputs().size(), " outputs but ", outputs.size(),

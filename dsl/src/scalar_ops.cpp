@@ -303,13 +303,7 @@ double value_as_double(Type t, Value v) {
     return double(v.u);
 }
 
-Value value_from_double(Type t, double d) {
-    Value v;
-    if (t.is_float()) v.f = d;
-    else if (t.is_int()) v.i = int64_t(d);
-    else v.u = uint64_t(d);
-    return normalize(t, v);
-}
+Value value_from_double(Type t, double d) { return eval_cast(t, Float(64), Value{.f = d}); }
 
 std::string value_to_string(Type t, Value v) {
     std::ostringstream s;

@@ -91,11 +91,7 @@ private:
             for (int d = 0; d < a.dimensions; ++d) {
                 int64_t mn = eval(a.min[size_t(d)]).i, ext = eval(a.extent[size_t(d)]).i;
                 int64_t lo = b.min(d), hi = lo + b.extent(d) - 1;
-                if (ext > 0 && (mn < lo || mn + ext - 1 > hi))
-                    user_error("Func ", a.func->name, " is an output, and computing it needs dimension ", d, " over [", mn,
-                               ", ", mn + ext - 1, "] (read by its consumers or its own update definitions), but its "
-                               "output buffer covers [", lo, ", ", hi, "]. Realize over a larger region or keep the "
-                               "accesses inside it.");
+                if (ext > 0 && (mn < lo || mn + ext - 1 > hi)) detail::output_too_small(a.func->name, d, mn, mn + ext - 1, lo, hi);
             }
         }
         for (const Array &a : m_.arrays) {
@@ -106,10 +102,7 @@ private:
                 if (ext <= 0) break;
                 int64_t lo = b.dims[size_t(d)].min, hi = lo + b.dims[size_t(d)].extent - 1;
                 if (mn < lo || mn + ext - 1 > hi)
-                    user_error(a.input->is_parameter ? "InputBuffer " : "Buffer ", a.input->name, " is too small: dimension ", d,
-                               " needs [", mn, ", ", mn + ext - 1, "] but the buffer covers [", lo, ", ", hi,
-                               "]. Provide a buffer that covers the region the pipeline reads, or apply a "
-                               "BoundaryConditions function to the input.");
+                    detail::input_too_small(a.input->name, a.input->is_parameter, d, mn, mn + ext - 1, lo, hi);
             }
         }
     }

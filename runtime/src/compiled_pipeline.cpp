@@ -173,7 +173,7 @@ public:
         auto fn = reinterpret_cast<int32_t (*)(void **, tessera_error_t *)>(code_->address());
         int32_t rc = fn(argv.data(), &err);
         if (rc != TESSERA_OK) report_error(err);
-        for (auto &[dense, user] : copy_back) copy_into(dense, user);
+        for (auto &[dense, user] : copy_back) user.copy_from(dense);
     }
 
 private:
@@ -191,37 +191,13 @@ private:
         return Access(a.input->bound);
     }
 
-    static void copy_into(const Buffer<void> &from, const Buffer<void> &to) {
-        int d = from.dimensions();
-        std::vector<int64_t> c(static_cast<size_t>(d));
-        for (int i = 0; i < d; ++i) {
-            if (from.extent(i) <= 0) return;
-            c[size_t(i)] = from.min(i);
-        }
-        size_t bytes = size_t(from.type().bytes());
-        while (true) {
-            std::memcpy(to.address_of(c), from.address_of(c), bytes);
-            int i = 0;
-            for (; i < d; ++i) {
-                if (++c[size_t(i)] < from.min(i) + from.extent(i)) break;
-                c[size_t(i)] = from.min(i);
-            }
-            if (i == d) return;
-        }
-    }
-
     [[noreturn]] void report_error(const tessera_error_t &e) const {
         const codegen::Argument &a = arguments_.at(size_t(e.argument));
         switch (e.code) {
         case TESSERA_ERROR_INPUT_TOO_SMALL:
-            user_error(a.input->is_parameter ? "InputBuffer " : "Buffer ", a.name, " is too small: dimension ", e.dim,
-                       " needs [", e.need_min, ", ", e.need_max, "] but the buffer covers [", e.have_min, ", ", e.have_max,
-                       "]. Provide a buffer that covers the region the pipeline reads, or apply a BoundaryConditions "
-                       "function to the input.");
+            detail::input_too_small(a.name, a.input->is_parameter, e.dim, e.need_min, e.need_max, e.have_min, e.have_max);
         case TESSERA_ERROR_OUTPUT_TOO_SMALL:
-            user_error("Func ", a.name, " is an output, and computing it needs dimension ", e.dim, " over [", e.need_min, ", ",
-                       e.need_max, "] (read by its consumers or its own update definitions), but its output buffer covers [",
-                       e.have_min, ", ", e.have_max, "]. Realize over a larger region or keep the accesses inside it.");
+            detail::output_too_small(a.name, e.dim, e.need_min, e.need_max, e.have_min, e.have_max);
         case TESSERA_ERROR_SPECIALIZATION:
             user_error("The pipeline was compiled for output ", a.name, " of extent ", e.need_min, " in dimension ", e.dim,
                        " (CompileOptions::specialize_sizes) but is run with extent ", e.have_min,

@@ -107,32 +107,37 @@ TEST_CASE("realize with the wrong number of sizes is an error", "[dsl][errors]")
 }
 
 TEST_CASE("an unbound InputBuffer or Param is an error at realize", "[dsl][errors]") {
+    std::string way = RUN_WAYS();
+    INFO("run by " << way);
     Var x("x");
     InputBuffer<float> in("image", 1);
     Param<float> gain("gain");
     Func f("f");
     f(x) = in(x) * gain;
-    REQUIRE_USER_ERROR(f.realize({4}), "InputBuffer image", "not bound", "image.set(");
+    REQUIRE_USER_ERROR(test_util::run_as(way, f, {4}), "InputBuffer image", "not bound", "image.set(");
     in.set(Buffer<float>(4));
-    REQUIRE_USER_ERROR(f.realize({4}), "Param gain", "no value", "gain.set(");
+    REQUIRE_USER_ERROR(test_util::run_as(way, f, {4}), "Param gain", "no value", "gain.set(");
     gain.set(2.f);
-    CHECK_NOTHROW(f.realize({4}));
+    CHECK_NOTHROW(test_util::run_as(way, f, {4}));
 }
 
 TEST_CASE("an input buffer smaller than the region the pipeline reads is an error", "[dsl][errors]") {
+    std::string way = RUN_WAYS();
+    INFO("run by " << way);
     Var x("x"), y("y");
     InputBuffer<float> in("input", 2);
     Func blur("blur");
     blur(x, y) = in(x - 1, y) + in(x + 1, y + 2);
     in.set(Buffer<float>(10, 10));
     // Output 10 x 6 needs x in [-1, 10] and y in [0, 7].
-    REQUIRE_USER_ERROR(blur.realize({10, 6}), "InputBuffer input", "too small", "dimension 0", "needs [-1, 10]",
-                       "covers [0, 9]", "BoundaryConditions");
+    REQUIRE_USER_ERROR(test_util::run_as(way, blur, {10, 6}), "InputBuffer input", "too small", "dimension 0",
+                       "needs [-1, 10]", "covers [0, 9]", "BoundaryConditions");
     Buffer<float> shifted(12, 10);
     shifted.set_min({-1, 0});
     in.set(shifted);
-    CHECK_NOTHROW(blur.realize({10, 6}));
-    REQUIRE_USER_ERROR(blur.realize({10, 9}), "InputBuffer input", "dimension 1", "needs [0, 10]", "covers [0, 9]");
+    CHECK_NOTHROW(test_util::run_as(way, blur, {10, 6}));
+    REQUIRE_USER_ERROR(test_util::run_as(way, blur, {10, 9}), "InputBuffer input", "dimension 1", "needs [0, 10]",
+                       "covers [0, 9]");
 }
 
 TEST_CASE("binding a buffer of the wrong type or dimensionality is an error", "[dsl][errors]") {
@@ -142,6 +147,8 @@ TEST_CASE("binding a buffer of the wrong type or dimensionality is an error", "[
 }
 
 TEST_CASE("an index that cannot be bounded is an error naming the callee", "[dsl][errors]") {
+    std::string way = RUN_WAYS();
+    INFO("run by " << way);
     Var x("x");
     InputBuffer<float> lut("lut", 1);
     InputBuffer<int> idx("idx", 1);
@@ -149,10 +156,10 @@ TEST_CASE("an index that cannot be bounded is an error naming the callee", "[dsl
     f(x) = lut(idx(x));
     lut.set(Buffer<float>(256));
     idx.set(Buffer<int>(8));
-    REQUIRE_USER_ERROR(f.realize({8}), "Cannot bound the region of lut", "read by f", "Clamp");
+    REQUIRE_USER_ERROR(test_util::run_as(way, f, {8}), "Cannot bound the region of lut", "read by f", "Clamp");
     Func g("g");
     g(x) = lut(clamp(idx(x), 0, 255));
-    CHECK_NOTHROW(g.realize({8}));
+    CHECK_NOTHROW(test_util::run_as(way, g, {8}));
 }
 
 TEST_CASE("operators reject operands of the wrong kind", "[dsl][errors]") {
@@ -191,10 +198,12 @@ TEST_CASE("RDom bounds may not depend on Vars or computed values", "[dsl][errors
 }
 
 TEST_CASE("an output whose updates reach outside the output buffer is an error", "[dsl][errors]") {
+    std::string way = RUN_WAYS();
+    INFO("run by " << way);
     Var x("x");
     Func f("f");
     RDom r(0, 5, "r");
     f(x) = x;
     f(r) = f(r + 1);
-    REQUIRE_USER_ERROR(f.realize({5}), "Func f is an output", "[0, 5]", "covers [0, 4]");
+    REQUIRE_USER_ERROR(test_util::run_as(way, f, {5}), "Func f is an output", "[0, 5]", "covers [0, 4]");
 }

@@ -35,11 +35,11 @@ TEST_CASE("random chains of 32 stencil stages schedule legally and compute the s
         Func out = random_chain(32, seed, in);
         Pipeline p(out);
         std::shared_ptr<const poly::Model> m = poly::build_model(p);
+        poly::Dependences d = poly::compute_dependences(*m, 100000000);
         for (auto f : {poly::Fusion::Smart, poly::Fusion::Max}) {
             poly::ScheduleOptions o;
             o.fusion = f;
             poly::Program prog = poly::schedule_model(m, o);
-            poly::Dependences d = poly::compute_dependences(*m, 100000000);
             poly::Legality l = poly::check_legality(prog, d);
             INFO("seed " << seed << " fusion " << poly::fusion_name(f) << ": " << l.violation);
             REQUIRE(l.legal);

@@ -142,9 +142,10 @@ TEST_CASE("a tiny quota makes isl's scheduler keep a group's original order", "[
 TEST_CASE("a parametric schedule built once runs correctly at many sizes and origins", "[poly][structure]") {
     auto app = apps::make_app("blur_x_blur_y");
     poly::Program p = poly::schedule_pipeline(app->pipeline(), poly::ScheduleOptions{});
+    poly_test::check_legal(p, "blur");
     for (auto [w, h] : std::vector<std::pair<int, int>>{{5, 5}, {300, 7}, {17, 290}, {64, 64}}) {
         app->prepare({w, h}, uint32_t(w + h));
-        poly_test::check_program(p, *app, "blur at " + std::to_string(w) + "x" + std::to_string(h));
+        poly_test::check_runs(p, *app, "blur at " + std::to_string(w) + "x" + std::to_string(h));
     }
     // A region that does not start at 0.
     Var x("x"), y("y");

@@ -64,6 +64,28 @@ public:
     bool contains(const std::vector<int64_t> &coords) const;
     // A dense copy with the same mins and extents.
     Buffer<void> copy() const;
+    // Copies every element of `from` (same type; its region must lie inside this buffer's).
+    void copy_from(const Buffer<void> &from) const;
+
+    // Calls f(coords) for every element, dimension 0 fastest.
+    template <typename F>
+    void for_each_coordinate(F &&f) const {
+        int d = dimensions();
+        std::vector<int64_t> c(static_cast<size_t>(d));
+        for (int i = 0; i < d; ++i) {
+            if (extent(i) <= 0) return;
+            c[size_t(i)] = min(i);
+        }
+        while (true) {
+            f(c);
+            int i = 0;
+            for (; i < d; ++i) {
+                if (++c[size_t(i)] < min(i) + extent(i)) break;
+                c[size_t(i)] = min(i);
+            }
+            if (i == d) return;
+        }
+    }
 
     // An expression reading this buffer at the given coordinates, for use in definitions.
     Expr operator()(std::vector<Expr> args) const;
@@ -114,25 +136,6 @@ public:
         for_each_coordinate([&](const std::vector<int64_t> &c) { *static_cast<T *>(address_of(c)) = value; });
     }
 
-    // Calls f(coords) for every element, dimension 0 fastest.
-    template <typename F>
-    void for_each_coordinate(F &&f) const {
-        int d = dimensions();
-        std::vector<int64_t> c(static_cast<size_t>(d));
-        for (int i = 0; i < d; ++i) {
-            if (extent(i) <= 0) return;
-            c[size_t(i)] = min(i);
-        }
-        while (true) {
-            f(c);
-            int i = 0;
-            for (; i < d; ++i) {
-                if (++c[size_t(i)] < min(i) + extent(i)) break;
-                c[size_t(i)] = min(i);
-            }
-            if (i == d) return;
-        }
-    }
 
 private:
     static std::vector<BufferDim> dense_dims(const std::vector<int> &sizes) {

@@ -58,9 +58,7 @@ public:
     Bindings &set(const InputBuffer<void> &input, const Buffer<void> &buffer);
     template <typename T>
     Bindings &set(const Param<T> &p, T value) {
-        Param<T> tmp(p.name());  // reuse the conversion in Param<T>::set
-        tmp.set(value);
-        params_[p.contents().get()] = tmp.contents()->value;
+        params_[p.contents().get()] = Param<T>::to_value(value);
         return *this;
     }
     const std::map<const InputContents *, Buffer<void>> &inputs() const { return inputs_; }

@@ -19,7 +19,6 @@ struct PipelineGraph {
     // The Funcs each Func calls (itself excluded), and the Funcs that call it.
     std::map<const FuncContents *, std::vector<FuncContents *>> callees, consumers;
 
-    int index_of(const FuncContents *f) const;
     bool is_output(const FuncContents *f) const;
 };
 

@@ -129,7 +129,7 @@ Value eval_math(MathFn fn, Type t, const Value *args);
 // Rounds/wraps a raw value into type t (ints wrap, floats round to the type's precision).
 Value normalize(Type t, Value v);
 double value_as_double(Type t, Value v);
-Value value_from_double(Type t, double v);
+Value value_from_double(Type t, double v);  // as cast<t>() of a float64 (saturating)
 std::string value_to_string(Type t, Value v);
 
 } // namespace ir

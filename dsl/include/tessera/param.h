@@ -97,13 +97,17 @@ public:
     Param(const std::string &name, T value) : Param<void>(type_of<T>(), name) { set(value); }
 
     void set(T value) const {
+        c_->value = to_value(value);
+        c_->is_set = true;
+    }
+    // A value of T as the pipeline holds it.
+    static Value to_value(T value) {
         Value v;
         if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) v.f = value.to_double();
         else if constexpr (std::is_floating_point_v<T>) v.f = double(value);
         else if constexpr (std::is_signed_v<T>) v.i = int64_t(value);
         else v.u = uint64_t(value);
-        c_->value = v;
-        c_->is_set = true;
+        return v;
     }
     T get() const {
         if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) return T(c_->value.f);

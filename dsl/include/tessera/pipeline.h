@@ -83,6 +83,12 @@ std::vector<Buffer<void>> allocate_outputs(const Pipeline &p, const std::vector<
 // Checks the output buffers given to realize: one per output, each of its Func's type and
 // dimensionality.
 void check_output_buffers(const Pipeline &p, const std::vector<Buffer<void>> &outputs);
+// The user errors of a buffer too small for what the pipeline reads or writes, worded alike by
+// every way of running a pipeline (interpreter, AST interpreter, compiled code).
+[[noreturn]] void input_too_small(const std::string &name, bool is_input_buffer, int64_t dim, int64_t need_min,
+                                  int64_t need_max, int64_t have_min, int64_t have_max);
+[[noreturn]] void output_too_small(const std::string &func, int64_t dim, int64_t need_min, int64_t need_max,
+                                   int64_t have_min, int64_t have_max);
 
 // How realize() executes a pipeline. Until a code generator installs itself, realize() runs
 // the reference interpreter.
