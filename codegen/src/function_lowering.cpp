@@ -13,7 +13,16 @@ namespace tessera::codegen {
 using llvm::Value;
 
 FunctionLowering::FunctionLowering(const poly::Program &prog, llvm::Module &mod, const CodegenOptions &o)
-    : p(prog), m(*prog.model), module(mod), options(o), ctx(mod.getContext()), b(mod.getContext()) {}
+    : p(prog), m(*prog.model), module(mod), options(o), ctx(mod.getContext()), b(mod.getContext()) {
+    // fast_math: float arithmetic may be reassociated and contracted (fused multiply-add). The
+    // flags live in the IR, so every target honours them; NaN and infinity semantics stay.
+    if (o.fast_math) {
+        llvm::FastMathFlags f;
+        f.setAllowReassoc();
+        f.setAllowContract(true);
+        b.setFastMathFlags(f);
+    }
+}
 
 namespace {
 
@@ -45,40 +54,47 @@ std::set<int> groups_below(const poly::Program &p, const poly::LoopNodePtr &root
 // of the current function: one set per thread when called inside an outlined parallel body.
 void FunctionLowering::allocate_scratch(int group) {
     llvm::IRBuilder<> eb(&function->getEntryBlock(), function->getEntryBlock().begin());
+    // Each scratchpad's layout (element strides, bytes), then stack or heap for all of them.
+    struct Layout {
+        size_t storage;
+        std::vector<int64_t> strides;
+        int64_t bytes;
+    };
+    std::vector<Layout> layouts;
     int64_t total = 0;
     for (size_t i = 0; i < p.storage.size(); ++i) {
         const poly::Storage &st = p.storage[i];
         if (st.kind != poly::Storage::Kind::Scratch || (group >= 0 && st.group != group)) continue;
-        int64_t elems = 1;
-        for (const Expr &e : st.extent) elems *= ir::as_const_int(e).value_or(1) + 16;
-        total += elems * st.type.bytes();
-    }
-    bool heap = total > kStackScratchBytes;
-    for (size_t i = 0; i < p.storage.size(); ++i) {
-        const poly::Storage &st = p.storage[i];
-        if (st.kind != poly::Storage::Kind::Scratch || (group >= 0 && st.group != group)) continue;
-        StorageView &v = storage[i];
-        v.type = st.type;
-        v.scratch = true;
-        v.min.assign(size_t(st.dimensions), i64(0));
-        v.stride.clear();
+        Layout l{i, {}, 0};
         int64_t stride = 1;
         for (size_t d = 0; d < st.extent.size(); ++d) {
-            v.stride.push_back(i64(stride));
+            l.strides.push_back(stride);
             int64_t ext = ir::as_const_int(st.extent[d]).value_or(1);
             // Long rows get one cache line of padding: rows a power of two apart would map to
             // the same cache sets.
             if (d == 0 && ext * st.type.bytes() >= 1024) ext += 64 / std::max(1, st.type.bytes());
             stride *= ext;
         }
-        int64_t bytes = std::max<int64_t>(stride * st.type.bytes(), 1);
+        l.bytes = std::max<int64_t>(stride * st.type.bytes(), 1);
+        total += (l.bytes + 63) / 64 * 64;
+        layouts.push_back(std::move(l));
+    }
+    bool heap = total > kStackScratchBytes;
+    for (const Layout &l : layouts) {
+        const poly::Storage &st = p.storage[l.storage];
+        StorageView &v = storage[l.storage];
+        v.type = st.type;
+        v.scratch = true;
+        v.min.assign(size_t(st.dimensions), i64(0));
+        v.stride.clear();
+        for (int64_t s : l.strides) v.stride.push_back(i64(s));
         if (heap) {
             llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty());
-            Value *ptr = b.CreateCall(alloc, {i64(64), i64((bytes + 63) / 64 * 64)});
+            Value *ptr = b.CreateCall(alloc, {i64(64), i64((l.bytes + 63) / 64 * 64)});
             heap_allocations.push_back(ptr);
             v.base = ptr;
         } else {
-            llvm::AllocaInst *a = eb.CreateAlloca(b.getInt8Ty(), i64(bytes), st.name + ".scratch");
+            llvm::AllocaInst *a = eb.CreateAlloca(b.getInt8Ty(), i64(l.bytes), st.name + ".scratch");
             a->setAlignment(llvm::Align(64));
             v.base = a;
         }

@@ -236,7 +236,7 @@ private:
         };
         if (!o_.tile_sizes.empty() || n == 0) {
             best = tiles_for(n, 32);
-            best_e = estimate(g.plan, *fp, probe, best);
+            best_e = estimate(g.plan, *fp, probe, best, window);
         } else {
             std::vector<int> widths = n == 1 ? std::vector<int>{16384, 8192, 4096, 2048}
                                              : std::vector<int>{4096, 2048, 1024, 512, 256};

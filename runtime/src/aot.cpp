@@ -40,7 +40,7 @@ AotResult compile_to_files(const Pipeline &p, const std::string &stem, const std
     llvm::Module module(function_name, context);
     // The static linker's default: small code model, position-independent code.
     std::unique_ptr<llvm::TargetMachine> tm = codegen::make_target_machine(codegen::host_cpu(), o.fast_math);
-    lower_and_optimize(*program, codegen_options(o, function_name), module, *tm, r.report, w);
+    lower_and_optimize(*program, codegen_options(p, o, function_name), module, *tm, r.report, w);
     r.object_path = stem + ".o";
     codegen::emit_object(module, *tm, r.object_path);
     r.report.phase_ms.emplace_back("machine code", w.lap());

@@ -47,8 +47,16 @@ poly::ScheduleOptions schedule_options(const CompileOptions &o) {
     return s;
 }
 
-codegen::CodegenOptions codegen_options(const CompileOptions &o, const std::string &function_name) {
+codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions &o, const std::string &function_name) {
     codegen::CodegenOptions c;
+    if (!o.specialize_sizes.empty()) {
+        for (const Func &f : p.outputs()) {
+            if (int(o.specialize_sizes.size()) != f.dimensions())
+                user_error("CompileOptions::specialize_sizes has ", o.specialize_sizes.size(), " sizes but output ", f.name(),
+                           " has ", f.dimensions(), " dimensions.");
+            c.specialized_extents.emplace_back(o.specialize_sizes.begin(), o.specialize_sizes.end());
+        }
+    }
     c.function_name = function_name;
     c.threads = o.threads;
     c.fast_math = o.fast_math;
@@ -232,20 +240,19 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
     poly::Stopwatch total;
     CompileReport report;
     std::shared_ptr<const poly::Program> program = program_for(p, o, report);
+    report.total_ms = total.lap();
+    return compile_program_for_host(p, std::move(program), o, std::move(report));
+}
+
+std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, std::shared_ptr<const poly::Program> program,
+                                                             const CompileOptions &o, CompileReport report) {
+    poly::Stopwatch total;
     poly::Stopwatch w;
     std::string name = "tessera_pipeline_" + std::to_string(g_counter++);
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>(name, *context);
     std::unique_ptr<llvm::TargetMachine> tm = jit_target_machine();
-    codegen::CodegenOptions co = codegen_options(o, name);
-    if (!o.specialize_sizes.empty()) {
-        for (const Func &f : p.outputs()) {
-            if (int(o.specialize_sizes.size()) != f.dimensions())
-                user_error("CompileOptions::specialize_sizes has ", o.specialize_sizes.size(), " sizes but output ", f.name(),
-                           " has ", f.dimensions(), " dimensions.");
-            co.specialized_extents.emplace_back(o.specialize_sizes.begin(), o.specialize_sizes.end());
-        }
-    }
+    codegen::CodegenOptions co = codegen_options(p, o, name);
     lower_and_optimize(*program, co, *module, *tm, report, w);
     if (o.keep_assembly) {
         llvm::raw_string_ostream ir(report.llvm_ir);
@@ -256,7 +263,7 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
     }
     std::unique_ptr<JitCode> code = jit_add(std::move(module), std::move(context), name);
     report.phase_ms.emplace_back("machine code", w.lap());
-    report.total_ms = total.lap();
+    report.total_ms += total.lap();  // after the scheduling time it may hold already
     return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report));
 }
 

@@ -8,12 +8,23 @@
 namespace tessera::runtime {
 namespace {
 
-// What a pipeline caches: valid for one definitions epoch and one imported schedule.
+// What a pipeline caches: valid for one definitions epoch and one imported schedule. `mutex`
+// guards `program` and `compiled`, so pipelines compile independently of each other.
 struct ExecutorState {
     uint64_t epoch = 0;
     std::string override_json;
+    std::mutex mutex;
     std::shared_ptr<const poly::Program> program;
     std::shared_ptr<const CallableImpl> compiled;
+
+    // The scheduled program; the caller holds `mutex`.
+    const std::shared_ptr<const poly::Program> &program_of(const Pipeline &p) {
+        if (!program) {
+            CompileReport ignored;
+            program = program_for(p, CompileOptions{}, ignored);
+        }
+        return program;
+    }
 };
 
 std::shared_ptr<ExecutorState> state_of(const Pipeline &p) {
@@ -30,11 +41,11 @@ std::shared_ptr<ExecutorState> state_of(const Pipeline &p) {
     return s;
 }
 
+// The code realize() runs, compiled once from the same scheduled program schedule_json() shows.
 std::shared_ptr<const CallableImpl> compiled(const Pipeline &p) {
     auto s = state_of(p);
-    static std::mutex compile_mutex;  // one compilation at a time per process
-    std::lock_guard<std::mutex> lock(compile_mutex);
-    if (!s->compiled) s->compiled = compile_for_host(p, Target::host(), CompileOptions{});
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (!s->compiled) s->compiled = compile_program_for_host(p, s->program_of(p), CompileOptions{});
     return s->compiled;
 }
 
@@ -55,11 +66,8 @@ std::shared_ptr<const CallableImpl> compile_hook(const Pipeline &p, const Target
 
 std::shared_ptr<const poly::Program> scheduled_program(const Pipeline &p) {
     auto s = state_of(p);
-    if (!s->program) {
-        CompileReport ignored;
-        s->program = program_for(p, CompileOptions{}, ignored);
-    }
-    return s->program;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    return s->program_of(p);
 }
 
 void install_executor() {

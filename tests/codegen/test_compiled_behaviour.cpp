@@ -2,8 +2,12 @@
 // specialization, the compile report.
 #include "../test_util.h"
 
+#include <filesystem>
 #include <regex>
 #include <thread>
+
+#include <tessera/codegen/cpu_target.h>
+#include <tessera/runtime/aot.h>
 
 #include "tessera_apps/app.h"
 
@@ -47,6 +51,12 @@ TEST_CASE("code specialized for a size rejects other sizes", "[codegen][errors]"
     Buffer<int> out = c.realize({16})[0];
     CHECK(out(15) == 45);
     REQUIRE_USER_ERROR(c.realize({17}), "specialize_sizes", "extent 17");
+    // JIT and AOT read the specialization alike.
+    o.specialize_sizes = {16, 16};
+    REQUIRE_USER_ERROR(Pipeline(f).compile(Target::host(), o), "specialize_sizes has 2 sizes", "output f");
+    std::string stem = (std::filesystem::temp_directory_path() / "tessera_aot_specialized").string();
+    REQUIRE_USER_ERROR(runtime::compile_to_files(Pipeline(f), stem, "specialized", o), "specialize_sizes has 2 sizes",
+                       "output f");
 }
 
 TEST_CASE("the blur's inner loops compile to vector instructions", "[codegen][vector]") {
@@ -59,6 +69,28 @@ TEST_CASE("the blur's inner loops compile to vector instructions", "[codegen][ve
     // AVX2 ymm or AVX-512 zmm arithmetic on packed floats.
     CHECK(std::regex_search(asm_, std::regex("v(add|mul|fmadd[0-9]*)ps\\s+[^\\n]*%[yz]mm")));
     CHECK(asm_.find("__kmpc_fork_call") != std::string::npos);
+}
+
+TEST_CASE("fast_math lets float arithmetic contract into fused multiply-adds", "[codegen][vector]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    app->prepare({37, 29}, 5);
+    CompileOptions o;
+    o.keep_assembly = true;
+    Callable exact = app->pipeline().compile(Target::host(), o);
+    o.fast_math = true;
+    Callable fast = app->pipeline().compile(Target::host(), o);
+    CHECK(exact.report().llvm_ir.find("fmul contract") == std::string::npos);
+    CHECK(fast.report().llvm_ir.find("reassoc contract") != std::string::npos);
+    if (codegen::host_cpu().features.find("+fma") != std::string::npos) {
+        CHECK(exact.report().assembly.find("vfmadd") == std::string::npos);
+        CHECK(fast.report().assembly.find("vfmadd") != std::string::npos);
+    }
+    std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
+    fast.realize(got);
+    app->reference(want);
+    apps::Comparison c = apps::compare(got[0], want[0], 1e-5);
+    INFO(c.first_mismatch);
+    CHECK(c.ok);
 }
 
 TEST_CASE("one compiled callable runs from several threads at once", "[codegen][threads]") {

@@ -20,7 +20,9 @@ namespace tessera::runtime {
 
 // The scheduling options that CompileOptions asks for.
 poly::ScheduleOptions schedule_options(const CompileOptions &o);
-codegen::CodegenOptions codegen_options(const CompileOptions &o, const std::string &function_name);
+// The code generation options CompileOptions asks for (size specializations checked against the
+// pipeline's outputs).
+codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions &o, const std::string &function_name);
 
 // The program to compile: the pipeline's imported schedule if it has one, else the automatic
 // schedule for `o`. Appends the phase timings to `report`.
@@ -34,5 +36,8 @@ void lower_and_optimize(const poly::Program &program, const codegen::CodegenOpti
 
 // Compiles for the host CPU through the JIT.
 std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o);
+// The same for a program already scheduled (by program_for with the same options).
+std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, std::shared_ptr<const poly::Program> program,
+                                                             const CompileOptions &o, CompileReport report = {});
 
 } // namespace tessera::runtime
