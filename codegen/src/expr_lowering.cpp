@@ -138,6 +138,8 @@ int log2_of(int64_t v) {
 
 } // namespace
 
+bool on_index_spine(Op op) { return op == Op::Add || op == Op::Sub || op == Op::Mul; }
+
 Value *FunctionLowering::expr(const Expr &e, const Scope &s) {
     const ExprNode &n = *e;
     Type t = n.type;
@@ -159,8 +161,13 @@ Value *FunctionLowering::expr(const Expr &e, const Scope &s) {
         return load(view_of(n.func_ptr), n.args, s);
     }
     default: {
+        // index_mode (nsw) holds along the add/sub/mul spine of a coordinate, whose value the
+        // entry checks bound; below a min, clamp, select or division the DSL's int32 may wrap.
+        bool saved = index_mode;
+        index_mode = index_mode && on_index_spine(n.op);
         std::vector<Value *> args;
         for (const Expr &a : n.args) args.push_back(expr(a, s));
+        index_mode = saved;
         return apply(n, args);
     }
     }

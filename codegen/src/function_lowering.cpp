@@ -162,8 +162,22 @@ void FunctionLowering::run() {
         fail_if(b.CreateICmpNE(stride, i64(1)), TESSERA_ERROR_NOT_DENSE, i, 0, nullptr, nullptr, stride, stride);
     }
 
+    // Coordinates are int32 in the loops: every buffer's coordinates must fit.
+    auto outside_int32 = [&](Value *lo, Value *hi) {
+        return b.CreateOr(b.CreateICmpSLT(lo, i64(INT32_MIN)), b.CreateICmpSGT(hi, i64(INT32_MAX)));
+    };
+    for (size_t i = 0; i < arguments.size(); ++i) {
+        if (arguments[i].kind == Argument::Kind::Param) continue;
+        for (int d = 0; d < arguments[i].dimensions; ++d) {
+            Value *lo = field(desc[i], dim_field(d, 0), b.getInt64Ty());
+            Value *hi = b.CreateSub(b.CreateAdd(lo, field(desc[i], dim_field(d, 1), b.getInt64Ty())), i64(1));
+            fail_if(outside_int32(lo, hi), TESSERA_ERROR_BUFFER_RANGE, i, d, lo, hi, nullptr, nullptr);
+        }
+    }
+
     // Parameters, in order (region parameters use the ones before them).
     Scope scope;
+    std::vector<std::pair<const poly::Parameter *, Value *>> region_bounds;  // exact (int64) values
     for (const poly::Parameter &prm : m.params) {
         Value *v = nullptr;
         switch (prm.kind) {
@@ -197,7 +211,13 @@ void FunctionLowering::run() {
             v = from_memory(t, b.CreateLoad(storage_type(t), arg_ptr(ai)));
             break;
         }
-        case poly::Parameter::Kind::Region: v = expr(prm.value, scope); break;
+        case poly::Parameter::Kind::Region: {
+            // Computed in int64 (pw_aff_to_expr), checked against int32 below.
+            Value *wide = expr(prm.value, scope);
+            region_bounds.emplace_back(&prm, wide);
+            v = b.CreateTrunc(wide, b.getInt32Ty());
+            break;
+        }
         }
         scope.vars[prm.var->name] = v;
     }
@@ -213,6 +233,21 @@ void FunctionLowering::run() {
             b.SetInsertPoint(go);
         }
 
+    // Every region, intermediate Funcs' included, must fit the int32 coordinates of the loops.
+    for (size_t ai = 0; ai < m.arrays.size(); ++ai) {
+        const poly::Array &a = m.arrays[ai];
+        if (a.region.is_empty()) continue;
+        for (int d = 0; d < a.dimensions; ++d) {
+            Value *mn = expr(a.min[size_t(d)], scope), *ext = expr(a.extent[size_t(d)], scope);
+            Value *mx = b.CreateSub(b.CreateAdd(mn, ext), i64(1));
+            fail_if(b.CreateAnd(b.CreateICmpSGT(ext, i64(0)), outside_int32(mn, mx)), TESSERA_ERROR_REGION_RANGE, ai, d,
+                    mn, mx, nullptr, nullptr);
+        }
+    }
+    for (const auto &[prm, wide] : region_bounds)
+        fail_if(outside_int32(wide, wide), TESSERA_ERROR_REGION_RANGE, size_t(prm->array), prm->dim, wide, wide, nullptr,
+                nullptr);
+
     // Inputs must cover what is read; outputs what their computation touches.
     for (const poly::Array &a : m.arrays) {
         if (a.region.is_empty()) continue;
@@ -220,8 +255,8 @@ void FunctionLowering::run() {
         if (!input && a.output < 0) continue;
         size_t ai = input ? arg_of_input(a.input.get()) : arg_of_output(a.output);
         for (int d = 0; d < a.dimensions; ++d) {
-            Value *mn = b.CreateSExt(expr(a.min[size_t(d)], scope), b.getInt64Ty());
-            Value *ext = b.CreateSExt(expr(a.extent[size_t(d)], scope), b.getInt64Ty());
+            Value *mn = expr(a.min[size_t(d)], scope);  // int64 (model.h)
+            Value *ext = expr(a.extent[size_t(d)], scope);
             Value *mx = b.CreateSub(b.CreateAdd(mn, ext), i64(1));
             Value *have_min = field(desc[ai], dim_field(d, 0), b.getInt64Ty());
             Value *have_max = b.CreateSub(b.CreateAdd(have_min, field(desc[ai], dim_field(d, 1), b.getInt64Ty())), i64(1));

@@ -21,6 +21,8 @@ namespace tessera::codegen {
 std::set<int> groups_below(const poly::Program &p, const poly::LoopNodePtr &n, bool outside_parallel);
 
 int lanes_of(llvm::Value *v);
+// Whether the operands of `op` inside a coordinate keep FunctionLowering::index_mode.
+bool on_index_spine(Op op);
 llvm::Type *shaped(llvm::Type *element, llvm::Value *like);
 
 // DSL variable name → its LLVM value (i32 coordinates, typed scalars).

@@ -92,10 +92,13 @@ public:
         }
         std::vector<Lanes> args;
         bool all_uniform = true;
+        bool saved = f_.index_mode;
+        f_.index_mode = f_.index_mode && on_index_spine(n.op);
         for (const Expr &a : n.args) {
             args.push_back(expr(a, s));
             all_uniform &= args.back().kind == Lanes::Kind::Uniform;
         }
+        f_.index_mode = saved;
         if (all_uniform) {
             std::vector<Value *> v;
             for (const Lanes &l : args) v.push_back(l.scalar);

@@ -14,12 +14,19 @@ void buffer_type_mismatch(const std::string &name, Type have, Type want) {
     user_error("Buffer ", name.empty() ? std::string("<unnamed>") : name, " holds ", have,
                " elements but is viewed as Buffer<", want, ">. Use a Buffer of the matching element type.");
 }
+
+void check_dimension_count(const std::string &what, int dimensions) {
+    if (dimensions > kMaxDimensions)
+        user_error(what, " has ", dimensions, " dimensions; at most ", kMaxDimensions,
+                   " are supported. Merge dimensions (e.g. index y * width + x) to use fewer.");
+}
 } // namespace detail
 
 Buffer<void>::Buffer(Type type, const std::vector<int> &sizes, const std::string &name) {
     impl_ = std::make_shared<BufferImpl>();
     impl_->type = type;
     impl_->name = name.empty() ? detail::unique_name("buffer") : name;
+    detail::check_dimension_count("Buffer " + impl_->name, int(sizes.size()));
     int64_t stride = 1;
     for (size_t i = 0; i < sizes.size(); ++i) {
         if (sizes[i] < 0) user_error("Buffer ", impl_->name, ": size ", sizes[i], " of dimension ", i, " is negative.");
@@ -41,6 +48,7 @@ Buffer<void>::Buffer(Type type, void *data, const std::vector<BufferDim> &dims, 
     impl_->type = type;
     impl_->name = name.empty() ? detail::unique_name("buffer") : name;
     if (!data) user_error("Buffer ", impl_->name, ": wrapping a null pointer.");
+    detail::check_dimension_count("Buffer " + impl_->name, int(dims.size()));
     for (size_t i = 0; i < dims.size(); ++i)
         if (dims[i].extent < 0)
             user_error("Buffer ", impl_->name, ": extent ", dims[i].extent, " of dimension ", i, " is negative.");

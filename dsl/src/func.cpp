@@ -2,19 +2,34 @@
 #include "tessera/func.h"
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
+#include <set>
 
+#include "tessera/func_graph.h"
 #include "tessera/pipeline.h"
 
 namespace tessera {
 
-Func::Func() : c_(std::make_shared<FuncContents>()) { c_->name = detail::unique_name("f"); }
+namespace detail {
+struct RealizeCache {
+    std::mutex mutex;
+    std::optional<Pipeline> pipeline;
+};
+} // namespace detail
 
-Func::Func(const std::string &name) : c_(std::make_shared<FuncContents>()) {
+Func::Func() : c_(std::make_shared<FuncContents>()), realize_cache_(std::make_shared<detail::RealizeCache>()) {
+    c_->name = detail::unique_name("f");
+}
+
+Func::Func(const std::string &name)
+    : c_(std::make_shared<FuncContents>()), realize_cache_(std::make_shared<detail::RealizeCache>()) {
     if (name.empty()) user_error("Func: the name must not be empty.");
     c_->name = name;
 }
 
-Func::Func(std::shared_ptr<FuncContents> contents) : c_(std::move(contents)) {
+Func::Func(std::shared_ptr<FuncContents> contents)
+    : c_(std::move(contents)), realize_cache_(std::make_shared<detail::RealizeCache>()) {
     TESSERA_INTERNAL_ASSERT(c_);
 }
 
@@ -74,6 +89,7 @@ Expr without_self_ownership(const Expr &e, const FuncContents *f) {
 }
 
 void define_pure(FuncContents &f, const std::vector<Expr> &args, const Expr &value) {
+    detail::check_dimension_count("Func " + f.name, int(args.size()));
     std::vector<std::string> names;
     for (size_t i = 0; i < args.size(); ++i) {
         const Expr &a = args[i];
@@ -109,6 +125,41 @@ void define_pure(FuncContents &f, const std::vector<Expr> &args, const Expr &val
     f.pure.args = args;
     f.pure.value = value;
     f.defined = true;
+}
+
+// The Funcs through which `from` calls `to` (both included), or empty when it does not.
+std::vector<const FuncContents *> call_path(const FuncContents *from, const FuncContents *to,
+                                            std::set<const FuncContents *> &seen) {
+    if (from == to) return {to};
+    if (!seen.insert(from).second) return {};
+    std::vector<const FuncContents *> path;
+    for (const Definition *d : definitions_of(*from))
+        for (const Expr &e : definition_exprs(*d))
+            ir::visit(e, [&](const Expr &n) {
+                if (!path.empty()) return false;
+                if (n->op == Op::FuncCall && n->func_ptr != from) path = call_path(n->func_ptr, to, seen);
+                return path.empty();
+            });
+    if (!path.empty()) path.insert(path.begin(), from);
+    return path;
+}
+
+// Throws a UserError when an update of `f` reading `e` would make Funcs call each other in a
+// cycle (f reads g, which reads f): no order of the definitions could compute them. Checked
+// here, where the cycle is written, so the Funcs never hold each other.
+void check_no_call_cycle(const FuncContents &f, const Expr &e) {
+    std::set<const FuncContents *> seen;
+    ir::visit(e, [&](const Expr &n) {
+        if (n->op != Op::FuncCall || n->func_ptr == &f) return true;
+        std::vector<const FuncContents *> path = call_path(n->func_ptr, &f, seen);
+        if (path.empty()) return true;
+        std::string cycle = f.name;
+        for (const FuncContents *g : path) cycle += " -> " + g->name;
+        user_error("This update definition of Func ", f.name, " reads ", n->func_ptr->name,
+                   ", which reads ", f.name, ": the Funcs would call each other in a cycle (", cycle,
+                   "). A Func may read itself only in its own update definitions; compute the value from Funcs "
+                   "that do not depend on ", f.name, ".");
+    });
 }
 
 void define_update(FuncContents &f, std::vector<Expr> args, Expr value) {
@@ -161,6 +212,8 @@ void define_update(FuncContents &f, std::vector<Expr> args, Expr value) {
     std::vector<Expr> checked_exprs = {value};
     if (!rdoms.empty())
         for (const Expr &p : rdoms[0]->predicates) checked_exprs.push_back(p);
+    for (const Expr &a : args) check_no_call_cycle(f, a);
+    for (const Expr &e : checked_exprs) check_no_call_cycle(f, e);
     for (const Expr &e : checked_exprs)
         for (const auto &v : ir::free_vars(e))
             if (std::find(bound.begin(), bound.end(), v) == bound.end())
@@ -251,11 +304,19 @@ FuncRef &FuncRef::operator/=(const Expr &value) {
     return *this;
 }
 
+Pipeline Func::realize_pipeline() const {
+    std::lock_guard<std::mutex> lock(realize_cache_->mutex);
+    // A fresh handle onto the contents: its own (empty) cache, so the Pipeline does not hold
+    // this cache, which holds the Pipeline.
+    if (!realize_cache_->pipeline) realize_cache_->pipeline.emplace(Func(c_));
+    return *realize_cache_->pipeline;
+}
+
 Buffer<void> Func::realize(const std::vector<int> &sizes) const {
-    Realization r = Pipeline(*this).realize(sizes);
+    Realization r = realize_pipeline().realize(sizes);
     return r[0];
 }
 
-void Func::realize(const Buffer<void> &output) const { Pipeline(*this).realize(output); }
+void Func::realize(const Buffer<void> &output) const { realize_pipeline().realize(output); }
 
 } // namespace tessera

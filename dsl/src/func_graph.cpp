@@ -32,7 +32,8 @@ namespace {
 
 struct GraphBuilder {
     PipelineGraph &g;
-    std::set<const FuncContents *> visiting, done;
+    std::vector<const FuncContents *> visiting;  // the call path from an output to the Func visited
+    std::set<const FuncContents *> done;
     std::set<const InputContents *> inputs_seen;
     std::set<const ParamContents *> params_seen;
 
@@ -62,8 +63,15 @@ struct GraphBuilder {
         if (done.count(f.get())) return;
         if (!f->defined)
             user_error("Func ", f->name, " is used by the pipeline but is undefined. Give it a definition.");
-        TESSERA_INTERNAL_ASSERT(!visiting.count(f.get()), "cycle through ", f->name);
-        visiting.insert(f.get());
+        auto on_path = std::find(visiting.begin(), visiting.end(), f.get());
+        if (on_path != visiting.end()) {
+            std::string cycle;
+            for (auto it = on_path; it != visiting.end(); ++it) cycle += (*it)->name + " -> ";
+            user_error("Funcs call each other in a cycle: ", cycle, f->name,
+                       ". A Func may read itself only in its own update definitions; give one of these Funcs a "
+                       "definition that does not depend on the others.");
+        }
+        visiting.push_back(f.get());
         std::vector<std::shared_ptr<FuncContents>> callees;
         for (const Definition *d : definitions_of(*f))
             for (const Expr &e : definition_exprs(*d)) add_leaves(e, f.get(), callees);
@@ -72,7 +80,7 @@ struct GraphBuilder {
             g.callees[f.get()].push_back(c.get());
             g.consumers[c.get()].push_back(f.get());
         }
-        visiting.erase(f.get());
+        visiting.pop_back();
         done.insert(f.get());
         g.funcs.push_back(f);
     }

@@ -8,6 +8,7 @@ namespace tessera {
 
 InputBuffer<void>::InputBuffer(Type type, int dimensions, const std::string &name) {
     if (dimensions < 0) user_error("InputBuffer ", name, ": the number of dimensions must not be negative.");
+    detail::check_dimension_count("InputBuffer " + name, dimensions);
     c_ = std::make_shared<InputContents>();
     c_->name = name.empty() ? detail::unique_name("input") : name;
     c_->type = type;

@@ -1,5 +1,6 @@
 #include "tessera/pipeline.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "tessera/interpret.h"
@@ -83,6 +84,26 @@ void output_too_small(const std::string &func, int64_t dim, int64_t need_min, in
                have_max, "]. Realize over a larger region or keep the accesses inside it.");
 }
 
+namespace {
+// An output whose elements share memory (a zero stride, or strides that interleave) would be
+// written by several points in an order no schedule promises. Dimensions sorted by |stride|
+// do not overlap when each stride steps past everything the smaller ones span.
+void check_no_self_overlap(const Func &f, const Buffer<void> &b) {
+    std::vector<std::pair<int64_t, int>> dims;  // |stride|, dimension
+    for (int d = 0; d < b.dimensions(); ++d)
+        if (b.extent(d) > 1) dims.emplace_back(b.stride(d) < 0 ? -b.stride(d) : b.stride(d), d);
+    std::sort(dims.begin(), dims.end());
+    int64_t span = 0;  // elements spanned by the dimensions so far, minus one
+    for (auto [stride, d] : dims) {
+        if (stride <= span)
+            user_error("The output buffer ", b.name(), " of Func ", f.name(), " has stride ", b.stride(d), " in dimension ",
+                       d, ", so different coordinates share memory. Pass an output buffer whose elements are distinct "
+                       "(e.g. a dense Buffer).");
+        span += stride * (b.extent(d) - 1);
+    }
+}
+} // namespace
+
 void check_output_buffers(const Pipeline &p, const std::vector<Buffer<void>> &outputs) {
     if (outputs.size() != p.outputs().size())
         user_error("Pipeline::realize: the pipeline has ", p.outputs().size(), " outputs but ", outputs.size(),
@@ -99,6 +120,7 @@ void check_output_buffers(const Pipeline &p, const std::vector<Buffer<void>> &ou
         if (b.dimensions() != f.dimensions())
             user_error("Func ", f.name(), " has ", f.dimensions(), " dimensions, but its output buffer ", b.name(),
                        " has ", b.dimensions(), ". Pass a buffer with one dimension per Func dimension.");
+        check_no_self_overlap(f, b);
     }
 }
 

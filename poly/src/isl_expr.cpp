@@ -7,7 +7,15 @@
 namespace tessera::poly {
 namespace {
 
-Expr int32(long v) { return make_const(Int(32), int64_t(v)); }
+Expr int32(long v) {
+    if (v < INT32_MIN || v > INT32_MAX)
+        user_error("The pipeline's loops reach the coordinate ", v, ", outside the 32-bit range compiled code uses. "
+                   "Keep every coordinate (including those of intermediate Funcs) within [-2^31, 2^31).");
+    return make_const(Int(32), int64_t(v));
+}
+
+// An integer constant of `t` (Int(32) or Int(64)).
+Expr constant(Type t, long v) { return t == Int(32) ? int32(v) : make_const(t, int64_t(v)); }
 
 Expr binary(Op op, Expr a, Expr b) {
     if (a.type() != b.type()) {
@@ -19,27 +27,28 @@ Expr binary(Op op, Expr a, Expr b) {
 
 } // namespace
 
-Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids) {
+Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids, Type index_type) {
     isl_ast_expr *raw = e.get();
     switch (isl_ast_expr_get_type(raw)) {
     case isl_ast_expr_int: {
         isl_val *v = isl_ast_expr_get_val(raw);
         long x = isl_val_get_num_si(v);
         isl_val_free(v);
-        return int32(x);
+        return constant(index_type, x);
     }
     case isl_ast_expr_id: {
         isl_id *id = isl_ast_expr_get_id(raw);
         std::string name = isl_id_get_name(id);
         isl_id_free(id);
-        return ids(name);
+        Expr x = ids(name);
+        return x.type() == index_type ? x : ir::make_cast(index_type, x);
     }
     case isl_ast_expr_op: break;
     default: internal_error("unexpected isl AST expression");
     }
     int n = int(isl_ast_expr_op_get_n_arg(raw));
     std::vector<Expr> a;
-    for (int i = 0; i < n; ++i) a.push_back(from_ast_expr(isl::manage(isl_ast_expr_op_get_arg(raw, i)), ids));
+    for (int i = 0; i < n; ++i) a.push_back(from_ast_expr(isl::manage(isl_ast_expr_op_get_arg(raw, i)), ids, index_type));
     switch (isl_ast_expr_op_get_type(raw)) {
     case isl_ast_expr_op_and:
     case isl_ast_expr_op_and_then: return binary(Op::And, a[0], a[1]);
@@ -55,7 +64,7 @@ Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids) {
         for (int i = 1; i < n; ++i) r = binary(Op::Min, r, a[size_t(i)]);
         return r;
     }
-    case isl_ast_expr_op_minus: return binary(Op::Sub, int32(0), a[0]);
+    case isl_ast_expr_op_minus: return binary(Op::Sub, constant(index_type, 0), a[0]);
     case isl_ast_expr_op_add: return binary(Op::Add, a[0], a[1]);
     case isl_ast_expr_op_sub: return binary(Op::Sub, a[0], a[1]);
     case isl_ast_expr_op_mul: return binary(Op::Mul, a[0], a[1]);
@@ -119,7 +128,7 @@ Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdReso
     isl_ast_expr *e = isl_ast_build_expr_from_pw_aff(build, pa.copy());
     isl_ast_build_free(build);
     if (!e) internal_error("isl could not build an expression for a region bound");
-    return from_ast_expr(isl::manage(e), ids);
+    return from_ast_expr(isl::manage(e), ids, Int(64));
 }
 
 } // namespace tessera::poly

@@ -274,6 +274,8 @@ private:
         p.name = unique("rg_" + array + (upper ? "_hi_" : "_lo_") + std::to_string(dim));
         p.dim = dim;
         p.in_isl = true;
+        for (size_t k = 0; k < m_.arrays.size(); ++k)
+            if (m_.arrays[k].name == array) p.array = int(k);
         p.value = pw_aff_to_expr(b, m_.context, [this](const std::string &id) { return m_.param_var(id); });
         add_param(p, Int(32));
         isl::set params = isl::set::universe(m_.set_space("", 0).params());
@@ -544,8 +546,10 @@ private:
     void describe_regions() {
         IdResolver ids = [this](const std::string &id) { return m_.param_var(id); };
         for (Array &a : m_.arrays) {
-            a.min.assign(size_t(a.dimensions), Expr());
-            a.extent.assign(size_t(a.dimensions), Expr());
+            // An empty region (a Func read only by statements that never run, such as updates
+            // over an empty RDom) is the empty box at 0: storage of no elements.
+            a.min.assign(size_t(a.dimensions), Expr(0));
+            a.extent.assign(size_t(a.dimensions), Expr(0));
             if (a.region.is_empty()) continue;
             for (int j = 0; j < a.dimensions; ++j) {
                 int d = a.dimensions - 1 - j;
@@ -567,7 +571,9 @@ private:
 
 std::unique_ptr<Model> build_model(const Pipeline &p) {
     auto m = std::make_unique<Model>();
-    m->pipeline = p;
+    // A Pipeline of its own over the same outputs: a model cached by `p` (through its compiled
+    // code) must not hold p's contents, or neither would ever be freed.
+    m->pipeline = Pipeline(p.outputs());
     try {
         ModelBuilder(*m).build();
     } catch (const isl::exception &e) {

@@ -39,6 +39,10 @@ int64_t host_l2_bytes() {
 } // namespace
 
 poly::ScheduleOptions schedule_options(const CompileOptions &o) {
+    for (size_t i = 0; i < o.tile_sizes.size(); ++i)
+        if (o.tile_sizes[i] < 1)
+            user_error("CompileOptions::tile_sizes[", i, "] is ", o.tile_sizes[i],
+                       "; tile sizes must be at least 1 (leave tile_sizes empty to let Tessera choose).");
     poly::ScheduleOptions s;
     s.cache_bytes = host_l2_bytes();
     s.fusion = poly::parse_fusion(o.fusion);
@@ -48,6 +52,12 @@ poly::ScheduleOptions schedule_options(const CompileOptions &o) {
 }
 
 codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions &o, const std::string &function_name) {
+    if (o.threads < 0)
+        user_error("CompileOptions::threads is ", o.threads,
+                   "; use a positive number of threads, or 0 for OMP_NUM_THREADS (else every core).");
+    for (size_t i = 0; i < o.specialize_sizes.size(); ++i)
+        if (o.specialize_sizes[i] < 0)
+            user_error("CompileOptions::specialize_sizes[", i, "] is ", o.specialize_sizes[i], "; extents cannot be negative.");
     codegen::CodegenOptions c;
     if (!o.specialize_sizes.empty()) {
         for (const Func &f : p.outputs()) {
@@ -120,9 +130,11 @@ bool dense0(const Buffer<void> &b) { return b.dimensions() == 0 || b.stride(0) =
 
 class CompiledPipeline : public CallableImpl {
 public:
-    CompiledPipeline(Pipeline p, std::shared_ptr<const poly::Program> program, std::unique_ptr<JitCode> code,
+    // Holds a Pipeline of its own over p's outputs: p may cache this object (executor.cpp), and
+    // holding p's contents would make a cycle that is never freed.
+    CompiledPipeline(const Pipeline &p, std::shared_ptr<const poly::Program> program, std::unique_ptr<JitCode> code,
                      CompileReport report)
-        : pipeline_(std::move(p)), program_(std::move(program)), code_(std::move(code)), report_(std::move(report)),
+        : pipeline_(p.outputs()), program_(std::move(program)), code_(std::move(code)), report_(std::move(report)),
           arguments_(codegen::pipeline_arguments(*program_->model)) {}
 
     const CompileReport &report() const override { return report_; }
@@ -200,8 +212,24 @@ private:
     }
 
     [[noreturn]] void report_error(const tessera_error_t &e) const {
+        if (e.code == TESSERA_ERROR_REGION_RANGE) {
+            const auto &arrays = program_->model->arrays;
+            std::string what = "an intermediate region";
+            if (e.argument >= 0 && size_t(e.argument) < arrays.size()) {
+                const poly::Array &arr = arrays[size_t(e.argument)];
+                what = arr.func ? "Func " + arr.func->name : "InputBuffer " + arr.input->name;
+            }
+            user_error("Computing the pipeline needs ", what, " over [", e.need_min, ", ", e.need_max, "] in dimension ",
+                       e.dim, ", outside the 32-bit coordinate range compiled code uses. Keep coordinates within "
+                       "[-2^31, 2^31) (e.g. clamp them, or realize a smaller region).");
+        }
         const codegen::Argument &a = arguments_.at(size_t(e.argument));
         switch (e.code) {
+        case TESSERA_ERROR_BUFFER_RANGE:
+            user_error(a.kind == codegen::Argument::Kind::Output ? "The output buffer of Func " : "The buffer of ", a.name,
+                       " covers [", e.need_min, ", ", e.need_max, "] in dimension ", e.dim,
+                       ", outside the 32-bit coordinate range compiled code uses. Use buffers whose coordinates lie "
+                       "within [-2^31, 2^31), or split the work into smaller buffers.");
         case TESSERA_ERROR_INPUT_TOO_SMALL:
             detail::input_too_small(a.name, a.input->is_parameter, e.dim, e.need_min, e.need_max, e.have_min, e.have_max);
         case TESSERA_ERROR_OUTPUT_TOO_SMALL:
@@ -233,6 +261,8 @@ void lower_and_optimize(const poly::Program &program, const codegen::CodegenOpti
     codegen::optimize_module(module, tm);
     report.phase_ms.emplace_back("LLVM optimization", w.lap());
 }
+
+int compilation_count() { return g_counter.load(); }
 
 std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o) {
     if (!t.cpu.empty() || !t.features.empty())

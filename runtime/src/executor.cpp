@@ -53,7 +53,10 @@ void realize_compiled(const Pipeline &p, const std::vector<Buffer<void>> &output
 
 std::string to_json(const Pipeline &p) {
     poly::ScheduleOptions defaults;
-    return poly::schedule_to_json(*scheduled_program(p), &defaults);
+    std::shared_ptr<const poly::Program> program = scheduled_program(p);
+    // The program is the pipeline's cached one, which other threads print too.
+    std::lock_guard<std::mutex> lock(program->model->isl_mutex);
+    return poly::schedule_to_json(*program, &defaults);
 }
 
 void check(const Pipeline &p, const std::string &json) { poly::schedule_from_json(poly::build_model(p), json); }

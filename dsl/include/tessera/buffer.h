@@ -13,6 +13,15 @@
 
 namespace tessera {
 
+// The most dimensions a Buffer, InputBuffer or Func may have: the interpreter's accessors and
+// the compiled code's buffer descriptors (TESSERA_MAX_DIMS in codegen/abi.h) hold this many.
+constexpr int kMaxDimensions = 8;
+
+namespace detail {
+// Throws a UserError naming `what` when `dimensions` exceeds kMaxDimensions.
+void check_dimension_count(const std::string &what, int dimensions);
+} // namespace detail
+
 struct BufferDim {
     int64_t min = 0;
     int64_t extent = 0;

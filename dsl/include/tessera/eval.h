@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "tessera/buffer.h"
 #include "tessera/ir.h"
 
 namespace tessera {
-
-constexpr int kMaxDimensions = 8;
 
 // A strided array of one scalar type: element (c_0, ..., c_{d-1}) lives at
 // base + sum_i (c_i - min_i) * stride_i elements. Every access is checked against

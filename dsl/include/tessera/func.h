@@ -19,6 +19,10 @@
 namespace tessera {
 
 class FuncRef;
+class Pipeline;
+namespace detail {
+struct RealizeCache;
+}
 
 class Func {
 public:
@@ -44,7 +48,9 @@ public:
     template <typename... Args>
     FuncRef operator()(Args &&...args) const;
 
-    // Computes the Func over [0, sizes[i]) in each dimension, on the host.
+    // Computes the Func over [0, sizes[i]) in each dimension, on the host. The first call
+    // compiles; later calls through this handle (and its copies) reuse the code, as Halide's
+    // Func::realize does, until a definition changes.
     Buffer<void> realize(const std::vector<int> &sizes) const;
     Buffer<void> realize(std::initializer_list<int> sizes) const { return realize(std::vector<int>(sizes)); }
     // Computes the Func over the region of `output` (its mins and extents), into it.
@@ -53,7 +59,11 @@ public:
     const std::shared_ptr<FuncContents> &contents() const { return c_; }
 
 private:
+    // The single-output Pipeline realize() runs, created on first use. Shared by copies of the
+    // handle; not by the FuncContents, which the Pipeline holds (that would be a cycle).
+    Pipeline realize_pipeline() const;
     std::shared_ptr<FuncContents> c_;
+    std::shared_ptr<detail::RealizeCache> realize_cache_;
 };
 
 class FuncRef {

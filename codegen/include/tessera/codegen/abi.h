@@ -31,7 +31,10 @@ enum {
     TESSERA_ERROR_OUTPUT_TOO_SMALL = 2,  /* an output's computation reaches outside its buffer */
     TESSERA_ERROR_NOT_DENSE = 3,         /* dimension 0 of a buffer has a stride other than 1 */
     TESSERA_ERROR_OUT_OF_MEMORY = 4,     /* an intermediate buffer could not be allocated */
-    TESSERA_ERROR_SPECIALIZATION = 5     /* sizes differ from the ones the code was specialized for */
+    TESSERA_ERROR_SPECIALIZATION = 5,    /* sizes differ from the ones the code was specialized for */
+    TESSERA_ERROR_BUFFER_RANGE = 6,      /* a buffer's coordinates [need_min, need_max] leave int32 */
+    TESSERA_ERROR_REGION_RANGE = 7       /* the region of array number `argument` (the pipeline's
+                                            model) leaves int32 */
 };
 
 typedef struct tessera_error_t {

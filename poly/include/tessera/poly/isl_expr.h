@@ -1,5 +1,7 @@
-// isl AST expressions and parametric affine functions as DSL expressions (int32), so that loop
-// bounds, region boxes and statement arguments are lowered by the same code as Func bodies.
+// isl AST expressions and parametric affine functions as DSL expressions, so that loop bounds,
+// region boxes and statement arguments are lowered by the same code as Func bodies. Loop nests
+// use int32 (the coordinates' type); region bounds use int64, so that a region reaching past
+// the int32 range is computed exactly and rejected at run time instead of wrapping.
 #pragma once
 
 #include <functional>
@@ -17,13 +19,16 @@ using IdResolver = std::function<Expr(const std::string &id)>;
 // Converts an isl AST expression; identifiers (iterators, parameters) are resolved by `ids`.
 // Floor divisions and remainders map to the DSL's Euclidean / and %, which agree with isl's for
 // the positive divisors isl emits.
-Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids);
+// The result has type `index_type` (Int(32) or Int(64)); identifiers of another type are cast
+// to it. A constant that does not fit Int(32) there is a UserError: the pipeline's coordinates
+// leave the range compiled code supports.
+Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids, Type index_type = Int(32));
 
 // An affine function of set dimensions `dims` (Exprs standing for them) and the parameters,
 // as an Expr; rational parts become floor divisions, as isl defines them.
 Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResolver &params);
 
-// A piecewise affine function of the parameters only, as an Expr valid under `context`.
+// A piecewise affine function of the parameters only, as an Int(64) Expr valid under `context`.
 Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids);
 
 } // namespace tessera::poly

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,7 +44,8 @@ struct Parameter {
     std::shared_ptr<ParamContents> param;
     int dim = 0;
     bool in_isl = false;  // integer parameters are isl parameters
-    Expr value;           // Region: the exact bound, over earlier parameters
+    Expr value;           // Region: the exact bound (Int(64)), over earlier parameters
+    int array = -1;       // Region: the array whose region it bounds, or -1
 };
 
 // An array read or written by statements: a Func's storage or an input buffer.
@@ -88,6 +90,9 @@ struct Statement {
 class Model {
 public:
     IslContext isl;  // first member: destroyed after every isl object below
+    // An isl_ctx is not thread-safe: code that uses the isl objects of a model (or of a program
+    // over it) that other threads can reach, such as a pipeline's cached program, holds this.
+    mutable std::mutex isl_mutex;
     Pipeline pipeline;
     PipelineGraph graph;
     std::vector<Parameter> params;

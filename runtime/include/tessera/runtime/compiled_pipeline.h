@@ -40,4 +40,7 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
 std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, std::shared_ptr<const poly::Program> program,
                                                              const CompileOptions &o, CompileReport report = {});
 
+// How many pipelines this process has compiled to machine code: a cache hit adds nothing.
+int compilation_count();
+
 } // namespace tessera::runtime

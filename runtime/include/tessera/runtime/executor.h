@@ -15,7 +15,8 @@ namespace tessera::runtime {
 // set_schedule_json work. Idempotent.
 void install_executor();
 
-// The scheduled program realize() compiles for `p` (cached).
+// The scheduled program realize() compiles for `p` (cached, so shared with other threads: hold
+// its model's isl_mutex while using its isl objects).
 std::shared_ptr<const poly::Program> scheduled_program(const Pipeline &p);
 
 } // namespace tessera::runtime
