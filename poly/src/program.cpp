@@ -67,7 +67,8 @@ class NestBuilder {
 public:
     explicit NestBuilder(const Program &p) : p_(p) {}
 
-    LoopNodePtr convert(isl_ast_node *n, bool parallel, bool vectorize) {
+    // `parallel` / `vectorize`: the iterator of the loop an enclosing mark applies to, or "".
+    LoopNodePtr convert(isl_ast_node *n, const std::string &parallel, const std::string &vectorize) {
         switch (isl_ast_node_get_type(n)) {
         case isl_ast_node_for: return convert_for(n, parallel, vectorize);
         case isl_ast_node_if: {
@@ -101,10 +102,16 @@ public:
             r->kind = LoopNode::Kind::Mark;
             isl_id *id = isl_ast_node_mark_get_id(n);
             r->mark = isl_id_get_name(id);
+            intptr_t depth_plus_one = reinterpret_cast<intptr_t>(isl_id_get_user(id));
             isl_id_free(id);
             isl_ast_node *c = isl_ast_node_mark_get_node(n);
-            bool par = parallel || r->mark == "parallel";
-            bool vec = vectorize || r->mark == "vector";
+            // The mark applies to the loop of the schedule dimension just below it, which isl
+            // names c<depth> (with_marked_depth). A band that isl drops because it runs
+            // once has no loop: the mark then applies to nothing, never to another loop below.
+            std::string marked;
+            if (depth_plus_one > 0) marked = "$c" + std::to_string(depth_plus_one - 1);
+            std::string par = r->mark == "parallel" ? marked : parallel;
+            std::string vec = r->mark == "vector" ? marked : vectorize;
             r->body = convert(c, par, vec);
             isl_ast_node_free(c);
             return r;
@@ -131,7 +138,7 @@ public:
 private:
     // An isl loop `for (init; cond; inc)` with cond `it <= e`, `it < e`, or a conjunction of
     // them, becomes `for (it = init; it <= max; it += inc)`.
-    LoopNodePtr convert_for(isl_ast_node *n, bool parallel, bool vectorize) {
+    LoopNodePtr convert_for(isl_ast_node *n, const std::string &parallel, const std::string &vectorize) {
         auto r = std::make_shared<LoopNode>();
         r->kind = LoopNode::Kind::For;
         isl_ast_expr *it = isl_ast_node_for_get_iterator(n);
@@ -146,11 +153,10 @@ private:
         isl_val_free(v);
         isl_ast_expr_free(inc);
         r->max = upper_bound(expr(isl_ast_node_for_get_cond(n)), r->var);
-        // A parallel or vector mark applies to the outermost loop below it.
-        r->parallel = parallel;
-        r->vectorize = vectorize;
+        r->parallel = r->var == parallel;
+        r->vectorize = r->var == vectorize;
         isl_ast_node *body = isl_ast_node_for_get_body(n);
-        r->body = convert(body, false, false);
+        r->body = convert(body, parallel, vectorize);
         isl_ast_node_free(body);
         return r;
     }
@@ -176,6 +182,21 @@ private:
     const Program &p_;
 };
 
+// Gives each parallel and vector mark of a copy of the schedule an id of the same name whose
+// user pointer is 1 + the schedule depth below the mark: the depth of the band it marks, which
+// names that band's loop in the AST (c<depth>).
+isl_schedule_node *with_marked_depth(isl_schedule_node *node, void *) {
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return node;
+    isl_id *id = isl_schedule_node_mark_get_id(node);
+    std::string name = isl_id_get_name(id);
+    isl_id_free(id);
+    if (name != "parallel" && name != "vector") return node;
+    intptr_t depth = intptr_t(isl_schedule_node_get_schedule_depth(node));
+    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+    node = isl_schedule_node_delete(node);
+    return isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, name.c_str(), reinterpret_cast<void *>(depth + 1)));
+}
+
 } // namespace
 
 void build_loop_nest(Program &p) {
@@ -183,13 +204,14 @@ void build_loop_nest(Program &p) {
     isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
     isl_options_set_ast_build_detect_min_max(ctx, 1);
     isl_ast_build *build = isl_ast_build_from_context(p.model->context.copy());
-    isl_ast_node *root = isl_ast_build_node_from_schedule(build, p.schedule.copy());
+    isl_schedule *marked = isl_schedule_map_schedule_node_bottom_up(p.schedule.copy(), with_marked_depth, nullptr);
+    isl_ast_node *root = isl_ast_build_node_from_schedule(build, marked);
     isl_ast_build_free(build);
     if (!root) internal_error("isl could not build the AST of the schedule");
     char *c = isl_ast_node_to_C_str(root);
     p.ast_c = c ? c : "";
     free(c);
-    p.nest = NestBuilder(p).convert(root, false, false);
+    p.nest = NestBuilder(p).convert(root, "", "");
     isl_ast_node_free(root);
 }
 

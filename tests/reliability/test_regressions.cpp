@@ -231,3 +231,39 @@ TEST_CASE("one pipeline used from 8 threads with realize, compile and schedule J
     for (auto &th : threads) th.join();
     CHECK(failures == 0);
 }
+
+TEST_CASE("covariance from the upper triangle matches the interpreter at sizes where a tile runs once",
+          "[reliability]") {
+    // The overlapped group {mu, P} has one tile at these sizes, so isl drops its tile loop; its
+    // parallel mark used to fall through to P's row loop, which then read a per-thread copy of
+    // mu that nothing had computed.
+    for (auto [M, N] : std::vector<std::pair<int, int>>{{28, 32}, {80, 100}, {7, 3}}) {
+        InputBuffer<double> dat("dat", 2);
+        Buffer<double> d(M, N);
+        uint32_t s = 1;
+        for (int i = 0; i < N; ++i)
+            for (int j = 0; j < M; ++j) {
+                s = s * 1103515245u + 12345u;
+                d(j, i) = double((s >> 16) % 100) / 10.0;
+            }
+        dat.set(d);
+        Var j("j"), i("i");
+        Func mu("mu"), P("P"), upper("upper"), c("c");
+        RDom n(0, N);
+        mu(j) = sum(dat(j, n)) / double(N);
+        P(j, i) = dat(j, i) - mu(j);
+        RDom r(0, N, 0, M, 0, M);
+        upper(j, i) = 0.0;
+        upper(r.y, r.z) += P(r.z, r.x) * P(r.y, r.x);
+        c(j, i) = upper(j, i);
+        Buffer<double> want = interpret(c, {M, M});
+        for (int threads : {1, 2}) {
+            CompileOptions o;
+            o.threads = threads;
+            Buffer<double> got(M, M);
+            Pipeline(c).compile(Target::host(), o).realize(got);
+            INFO("M " << M << " N " << N << " threads " << threads);
+            CHECK(apps::compare(got, want, 0).ok);
+        }
+    }
+}
