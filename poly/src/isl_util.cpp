@@ -52,6 +52,18 @@ std::vector<isl::set> sets_of(const isl::union_set &u) {
     return v;
 }
 
+std::vector<isl::set> pieces_of(const isl::set &s) {
+    std::vector<isl::set> v;
+    isl_set_foreach_basic_set(
+        s.get(),
+        [](isl_basic_set *b, void *user) {
+            static_cast<std::vector<isl::set> *>(user)->push_back(isl::manage(isl_set_from_basic_set(b)));
+            return isl_stat_ok;
+        },
+        &v);
+    return v;
+}
+
 std::vector<isl::map> maps_of(const isl::union_map &u) {
     std::vector<isl::map> v;
     isl_union_map_foreach_map(

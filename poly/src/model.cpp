@@ -264,26 +264,72 @@ private:
 
     // ---- Boxes ------------------------------------------------------------------------------
 
-    // A bound of a region: itself when it is one affine piece, otherwise a Region parameter
-    // whose run-time value is the exact bound.
-    isl::pw_aff simple_bound(isl::pw_aff b, const std::string &array, int dim, bool upper) {
-        b = b.coalesce();
-        if (isl_pw_aff_n_piece(b.get()) <= 1) return b;
+    // isl operations one exact region bound may take before box_hull falls back to bounding
+    // the region's pieces one by one (about 50 ms of isl work; see docs/schedule-json.md).
+    static constexpr long kExactBoundOperations = 50000;
+    // isl operations the piece-by-piece fallback may take for one bound.
+    static constexpr long kPieceBoundOperations = 2000000;
+
+    // A Region parameter standing for a bound whose exact value is `value` at run time.
+    isl::pw_aff region_parameter(const Expr &value, const std::string &tuple, int dim, bool upper) {
         Parameter p;
         p.kind = Parameter::Kind::Region;
-        p.name = unique("rg_" + array + (upper ? "_hi_" : "_lo_") + std::to_string(dim));
+        p.name = unique("rg_" + tuple + (upper ? "_hi_" : "_lo_") + std::to_string(dim));
         p.dim = dim;
         p.in_isl = true;
         for (size_t k = 0; k < m_.arrays.size(); ++k)
-            if (m_.arrays[k].name == array) p.array = int(k);
-        p.value = pw_aff_to_expr(b, m_.context, [this](const std::string &id) { return m_.param_var(id); });
+            if (m_.arrays[k].name == tuple) p.array = int(k);
+        p.value = value;
         add_param(p, Int(32));
         isl::set params = isl::set::universe(m_.set_space("", 0).params());
         return isl::manage(isl_pw_aff_param_on_domain_id(params.release(), isl_id_alloc(m_.ctx().get(), p.name.c_str(), nullptr)));
     }
 
+    // The minimum (or maximum) of dimension j of `s` as an isl bound: the exact pw_aff when it
+    // is one affine piece, otherwise a Region parameter whose run-time value is the exact bound.
+    // Exact bounds of unions with many pieces can take isl very long; over its quota the bound
+    // becomes a Region parameter computed as the min (max) of the bounds of the pieces that are
+    // non-empty at run time, which is just as exact but not simplified.
+    isl::pw_aff region_bound(const isl::set &s, unsigned j, const std::string &tuple, const std::string &what,
+                             bool upper) {
+        int dim = int(s.tuple_dim()) - 1 - int(j);
+        IdResolver ids = [this](const std::string &id) { return m_.param_var(id); };
+        auto dim_bound = [&](const isl::set &piece) {
+            isl::pw_aff b = isl::manage(upper ? isl_set_dim_max(piece.copy(), int(j)) : isl_set_dim_min(piece.copy(), int(j)));
+            if (isl_pw_aff_involves_nan(b.get()))
+                user_error("Cannot bound the region of ", what, " in dimension ", dim,
+                           ": the polyhedral model finds it unbounded. Clamp the coordinates that read it.");
+            return b.coalesce();
+        };
+        isl::pw_aff exact;
+        Expr value;
+        bool done = within_quota(m_.ctx(), kExactBoundOperations, [&] {
+            exact = dim_bound(s);
+            if (isl_pw_aff_n_piece(exact.get()) > 1) value = pw_aff_to_expr(exact, m_.context, ids);
+        });
+        if (done) return value.defined() ? region_parameter(value, tuple, dim, upper) : exact;
+        value = Expr();
+        done = within_quota(m_.ctx(), kPieceBoundOperations, [&] {
+            // A piece absent at run time contributes the neutral bound; with none present the
+            // range is the empty [INT32_MAX, INT32_MIN].
+            Expr neutral = make_const(Int(64), upper ? int64_t(INT32_MIN) : int64_t(INT32_MAX));
+            value = neutral;
+            for (const isl::set &piece : pieces_of(s)) {
+                isl::pw_aff b = dim_bound(piece);
+                Expr present = set_to_condition(b.domain(), m_.context, ids);
+                Expr bound = ir::make_select(present, pw_aff_to_expr(b, m_.context, ids), neutral);
+                value = ir::make_binary(upper ? Op::Max : Op::Min, value, bound);
+            }
+        });
+        if (!done)
+            user_error("The region of ", what, " in dimension ", dim, " is too complex for the polyhedral model to bound ",
+                       "within its operation budget. Simplify the coordinates that read it (fewer min/max/clamp and ",
+                       "select terms), or split the pipeline.");
+        return region_parameter(value, tuple, dim, upper);
+    }
+
     // The smallest box containing `s` (a set in an array or statement space), with parametric
-    // bounds per dimension (see simple_bound).
+    // bounds per dimension (see region_bound).
     isl::set box_hull(const isl::set &s, const std::string &what) {
         if (s.is_empty()) return s;
         isl::space sp = s.space();
@@ -291,13 +337,8 @@ private:
         std::string tuple = isl_set_get_tuple_name(s.get()) ? isl_set_get_tuple_name(s.get()) : "set";
         std::vector<isl::pw_aff> los, his;
         for (unsigned j = 0; j < n; ++j) {
-            isl::pw_aff lo = isl::manage(isl_set_dim_min(s.copy(), int(j)));
-            isl::pw_aff hi = isl::manage(isl_set_dim_max(s.copy(), int(j)));
-            if (isl_pw_aff_involves_nan(lo.get()) || isl_pw_aff_involves_nan(hi.get()))
-                user_error("Cannot bound the region of ", what, " in dimension ", n - 1 - j,
-                           ": the polyhedral model finds it unbounded. Clamp the coordinates that read it.");
-            los.push_back(simple_bound(lo, tuple, int(n - 1 - j), false));
-            his.push_back(simple_bound(hi, tuple, int(n - 1 - j), true));
+            los.push_back(region_bound(s, j, tuple, what, false));
+            his.push_back(region_bound(s, j, tuple, what, true));
         }
         // The box lives in a space that knows every parameter, including new Region ones.
         sp = m_.set_space(tuple, n);

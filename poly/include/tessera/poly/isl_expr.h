@@ -28,7 +28,11 @@ Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids, Type index_typ
 // as an Expr; rational parts become floor divisions, as isl defines them.
 Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResolver &params);
 
-// A piecewise affine function of the parameters only, as an Int(64) Expr valid under `context`.
+// A piecewise affine function of the parameters only, as an Int(64) Expr valid under `context`
+// (and where `pa` is defined; elsewhere its value is unspecified).
 Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids);
+
+// A set of parameter values as a boolean Expr (over Int(64) arithmetic) valid under `context`.
+Expr set_to_condition(const isl::set &params, const isl::set &context, const IdResolver &ids);
 
 } // namespace tessera::poly

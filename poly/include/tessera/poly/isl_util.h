@@ -38,6 +38,23 @@ private:
     unsigned long previous_;
 };
 
+// Runs `f` under an operation quota of `max_operations`; returns false when isl ran out of it
+// (whether the bindings threw exception_quota or a C call returned NULL), with the context's
+// error cleared so that the caller can fall back. Other errors propagate.
+template <typename F>
+bool within_quota(isl::ctx ctx, long max_operations, F &&f) {
+    OperationQuota quota(ctx, max_operations);
+    try {
+        f();
+        return true;
+    } catch (const isl::exception_quota &) {
+    } catch (const isl::exception &) {
+        if (isl_ctx_last_error(ctx.get()) != isl_error_quota) throw;
+    }
+    isl_ctx_reset_error(ctx.get());
+    return false;
+}
+
 // Measures wall-clock milliseconds since construction (or the last lap).
 class Stopwatch {
 public:
@@ -51,6 +68,8 @@ private:
 // The sets of a union set and the maps of a union map, as vectors.
 std::vector<isl::set> sets_of(const isl::union_set &u);
 std::vector<isl::map> maps_of(const isl::union_map &u);
+// The disjuncts (basic sets) of a set, each as a set.
+std::vector<isl::set> pieces_of(const isl::set &s);
 
 // A name isl's parser accepts: letters, digits and underscores, not starting with a digit.
 std::string isl_name(const std::string &name);
