@@ -5,6 +5,8 @@
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassManager.h>
@@ -65,6 +67,17 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget &t, boo
 void prepare_module(llvm::Module &m, llvm::TargetMachine &tm) {
     m.setTargetTriple(tm.getTargetTriple().str());
     m.setDataLayout(tm.createDataLayout());
+    // LLVM's warnings and remarks (e.g. "loop not interleaved" when a vectorization hint cannot
+    // be honoured) are about code Tessera generated, not the user's: keep them off stderr.
+    // Errors still surface as failures of the passes that report them.
+    m.getContext().setDiagnosticHandlerCallBack(
+        [](const llvm::DiagnosticInfo *info, void *) {
+            if (info->getSeverity() != llvm::DS_Error) return;
+            llvm::DiagnosticPrinterRawOStream printer(llvm::errs());
+            info->print(printer);
+            llvm::errs() << "\n";
+        },
+        nullptr);
 }
 
 void optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
