@@ -368,7 +368,7 @@ const StorageView &FunctionLowering::view_of(const FuncContents *f) const {
 Value *FunctionLowering::load(const StorageView &view, const std::vector<Expr> &coords, const Scope &s) {
     std::vector<Value *> c;
     bool saved = index_mode;
-    index_mode = true;
+    index_mode = !view.scratch;  // local coordinates wrap (Storage::Kind::Scratch)
     for (const Expr &e : coords) c.push_back(expr(e, s));
     index_mode = saved;
     return load_at(view, c);

@@ -41,7 +41,9 @@ void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
     }
 }
 
-// for (var = lo; var <= hi; var += step) body, with the vectorizer's metadata when `vector`:
+// for (var = lo; var <= hi; var += step) body, with the vectorizer's metadata when `vector`.
+// The counter is int64, as the loop nest's expressions are: an int32 one would overflow past a
+// loop that ends at INT32_MAX.
 // its accesses form one access group declared parallel (the vector mark was checked to carry no
 // dependence), so LLVM vectorizes without runtime alias checks.
 void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi, bool vector, bool remainder) {
@@ -52,7 +54,7 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx, n.var + ".exit", function);
     b.CreateBr(head);
     b.SetInsertPoint(head);
-    llvm::PHINode *i = b.CreatePHI(b.getInt32Ty(), 2, n.var);
+    llvm::PHINode *i = b.CreatePHI(b.getInt64Ty(), 2, n.var + ".wide");
     i->addIncoming(lo, pre);
     b.CreateCondBr(b.CreateICmpSLE(i, hi), body, exit);
 
@@ -67,7 +69,7 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     b.CreateBr(latch);
 
     b.SetInsertPoint(latch);
-    Value *next = b.CreateAdd(i, b.getInt32(uint32_t(n.step)), n.var + ".next", false, true);
+    Value *next = b.CreateAdd(i, i64(n.step), n.var + ".next", false, true);
     i->addIncoming(next, latch);
     llvm::BranchInst *back = b.CreateBr(head);
     if (remainder) {
@@ -101,7 +103,9 @@ void FunctionLowering::call(const poly::LoopNode &n, Scope &s) {
     const poly::Statement &ms = m.statements[size_t(e.statement)];
     Scope body = s;
     index_mode = true;
-    for (size_t i = 0; i < e.dims.size(); ++i) body.vars[e.dims[i]] = expr(n.args[i], s);
+    // The instance's coordinates: int64 in the loop nest, int32 (they fit: the regions are
+    // checked at entry) in the statement.
+    for (size_t i = 0; i < e.dims.size(); ++i) body.vars[e.dims[i]] = b.CreateTrunc(expr(n.args[i], s), b.getInt32Ty(), "", false, true);
     index_mode = false;
     llvm::BasicBlock *done = nullptr;
     if (!e.guards.empty()) {
@@ -112,12 +116,12 @@ void FunctionLowering::call(const poly::LoopNode &n, Scope &s) {
         b.CreateCondBr(ok, run, done);
         b.SetInsertPoint(run);
     }
+    const StorageView &view = view_of(ms.func);
     std::vector<Value *> coords;
-    index_mode = true;
+    index_mode = !view.scratch;  // local coordinates wrap (Storage::Kind::Scratch)
     for (const Expr &c : e.store) coords.push_back(expr(c, body));
     index_mode = false;
     Value *v = expr(e.value, body);
-    const StorageView &view = view_of(ms.func);
     bool streaming = options.streaming_output_stores && view.output && access_group != nullptr;
     store(view, coords, v, streaming);
     if (done) {

@@ -50,8 +50,8 @@ static Value *unpack(llvm::IRBuilder<> &b, Value *w, llvm::Type *t) {
 }
 
 void FunctionLowering::parallel_for(const poly::LoopNode &n, Scope &s) {
-    Value *lo = b.CreateSExt(expr(n.min, s), b.getInt64Ty());
-    Value *hi = b.CreateSExt(expr(n.max, s), b.getInt64Ty());
+    Value *lo = expr(n.min, s);
+    Value *hi = expr(n.max, s);
 
     // Everything the body may use: the scope's values, the storage and input views.
     std::vector<Value *> live;
@@ -135,8 +135,8 @@ void FunctionLowering::parallel_for(const poly::LoopNode &n, Scope &s) {
         "__kmpc_for_static_init_8", b.getVoidTy(), ptr, b.getInt32Ty(), b.getInt32Ty(), ptr, ptr, ptr, ptr,
         b.getInt64Ty(), b.getInt64Ty());
     b.CreateCall(init, {loc, gtid, b.getInt32(34 /* kmp_sch_static */), plast, plo, phi, pstride, i64(n.step), i64(1)});
-    Value *first = b.CreateTrunc(b.CreateLoad(b.getInt64Ty(), plo), b.getInt32Ty());
-    Value *last = b.CreateTrunc(b.CreateLoad(b.getInt64Ty(), phi), b.getInt32Ty());
+    Value *first = b.CreateLoad(b.getInt64Ty(), plo);
+    Value *last = b.CreateLoad(b.getInt64Ty(), phi);
     ++parallel_depth;
     if (!(n.vectorize && vector_for(n, inner, first, last)))
         serial_for(n, inner, first, last, n.vectorize);

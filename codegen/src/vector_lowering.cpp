@@ -112,6 +112,11 @@ public:
                 for (const Lanes &l : args) v.push_back(l.scalar);
                 return v;
             };
+            // A narrowing integer cast (int64 loop-nest values to int32 coordinates) commutes
+            // with the lanes' wrapping additions: the lanes stay affine.
+            const Type from = n.args[0].type();
+            if (n.op == Op::Cast && from.is_int_or_uint() && !from.is_bool() && n.type.bits <= from.bits)
+                return Lanes{args[0].kind, f_.apply(n, scalars()), args[0].step, nullptr};
             if (n.op == Op::Add || n.op == Op::Sub) {
                 int64_t st = n.op == Op::Add ? args[0].step + args[1].step : args[0].step - args[1].step;
                 Lanes r{Lanes::Kind::Affine, f_.apply(n, scalars()), st, nullptr};
@@ -146,7 +151,7 @@ public:
         std::vector<Lanes> c;
         bool uniform_all = true;
         bool saved = f_.index_mode;
-        f_.index_mode = true;
+        f_.index_mode = !view.scratch;  // local coordinates wrap (Storage::Kind::Scratch)
         for (const Expr &a : n.args) {
             c.push_back(expr(a, s));
             uniform_all &= c.back().kind == Lanes::Kind::Uniform;
@@ -178,19 +183,29 @@ public:
         return varying(r);
     }
 
+    // The int32 coordinates of int64 lanes (they fit: the regions are checked at entry).
+    Lanes narrow(Lanes l) {
+        llvm::Type *i32 = b_.getInt32Ty();
+        if (l.scalar) l.scalar = b_.CreateTrunc(l.scalar, i32, "", false, true);
+        if (l.vector) l.vector = b_.CreateTrunc(l.vector, shaped(i32, l.vector), "", false, true);
+        return l;
+    }
+
     // One statement instance for all lanes. `aligned_streaming`: the contiguous output store of
     // this step is aligned to the vector size and may be non-temporal.
     void call(const poly::LoopNode &n, const VScope &outer, bool aligned_streaming) {
         const poly::ExecStatement &e = f_.p.statements[size_t(n.statement)];
         const poly::Statement &ms = f_.m.statements[size_t(e.statement)];
         VScope s = outer;
-        f_.index_mode = true;
-        for (size_t i = 0; i < e.dims.size(); ++i) s[e.dims[i]] = expr(n.args[i], outer);
+        // int64 in the loop nest, int32 in the statement (as in FunctionLowering::call).
+        for (size_t i = 0; i < e.dims.size(); ++i) s[e.dims[i]] = narrow(expr(n.args[i], outer));
+        const StorageView &target = f_.view_of(ms.func);
+        f_.index_mode = !target.scratch;  // local coordinates wrap (Storage::Kind::Scratch)
         std::vector<Lanes> c;
         for (const Expr &x : e.store) c.push_back(expr(x, s));
         f_.index_mode = false;
         Lanes v = expr(e.value, s);
-        const StorageView &view = f_.view_of(ms.func);
+        const StorageView &view = target;
         Type t = view.type;
         if (contiguous(c)) {
             std::vector<Value *> coords;
@@ -248,8 +263,9 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     VectorLowering v(*this, w);
 
     // Peel to align the first streaming store: its address at x = lo, in elements, modulo w.
-    Value *count = b.CreateAdd(b.CreateSub(hi, lo), b.getInt32(1));
-    Value *peel = b.getInt32(0);
+    // Loop control in int64, as in serial_for.
+    Value *count = b.CreateAdd(b.CreateSub(hi, lo), i64(1));
+    Value *peel = i64(0);
     if (stream_view) {
         Scope probe = s;
         probe.vars[n.var] = lo;
@@ -261,18 +277,19 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
         Value *addr = b.CreatePtrToInt(address(*stream_view, coords), b.getInt64Ty());
         int64_t bytes = std::max(1, stream_view->type.bytes());
         Value *elem = b.CreateLShr(addr, uint64_t(__builtin_ctzll(uint64_t(bytes))));
-        Value *mis = b.CreateTrunc(b.CreateAnd(elem, uint64_t(w - 1)), b.getInt32Ty());
-        peel = b.CreateAnd(b.CreateSub(b.getInt32(uint32_t(w)), mis), b.getInt32(uint32_t(w - 1)));
+        Value *mis = b.CreateAnd(elem, uint64_t(w - 1));
+        peel = b.CreateAnd(b.CreateSub(i64(w), mis), i64(w - 1));
         // An element-misaligned buffer cannot be aligned by peeling: no streaming then.
         Value *element_aligned = b.CreateICmpEQ(b.CreateAnd(addr, uint64_t(bytes - 1)), b.getInt64(0));
-        peel = b.CreateSelect(element_aligned, peel, b.getInt32(0));
-        peel = b.CreateSelect(b.CreateICmpSLT(peel, count), peel, count);
+        peel = b.CreateSelect(element_aligned, peel, i64(0));
+        // The probe's arithmetic may overflow (nsw, poison) when the loop is empty.
+        peel = b.CreateFreeze(b.CreateSelect(b.CreateICmpSLT(peel, count), peel, count));
     }
     Value *start = b.CreateAdd(lo, peel);
-    Value *vector_count = b.CreateMul(b.CreateSDiv(b.CreateSub(count, peel), b.getInt32(uint32_t(w))), b.getInt32(uint32_t(w)));
+    Value *vector_count = b.CreateMul(b.CreateSDiv(b.CreateSub(count, peel), i64(w)), i64(w));
     Value *end = b.CreateAdd(start, vector_count);  // exclusive
 
-    serial_for(n, s, lo, b.CreateSub(start, b.getInt32(1)), false, true);
+    serial_for(n, s, lo, b.CreateSub(start, i64(1)), false, true);
 
     llvm::BasicBlock *pre = b.GetInsertBlock();
     llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx, n.var + ".vhead", function);
@@ -280,7 +297,7 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx, n.var + ".vexit", function);
     b.CreateBr(head);
     b.SetInsertPoint(head);
-    llvm::PHINode *x = b.CreatePHI(b.getInt32Ty(), 2, n.var + ".v");
+    llvm::PHINode *x = b.CreatePHI(b.getInt64Ty(), 2, n.var + ".v");
     x->addIncoming(start, pre);
     b.CreateCondBr(b.CreateICmpSLT(x, end), body, exit);
     b.SetInsertPoint(body);
@@ -288,7 +305,7 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     for (const auto &kv : s.vars) vs[kv.first] = Lanes{Lanes::Kind::Uniform, kv.second, 0, nullptr};
     vs[n.var] = Lanes{Lanes::Kind::Affine, x, 1, nullptr};
     for (const poly::LoopNode *c : calls) v.call(*c, vs, stream_view != nullptr);
-    Value *next = b.CreateAdd(x, b.getInt32(uint32_t(w)), "", false, true);
+    Value *next = b.CreateAdd(x, i64(w), "", false, true);
     x->addIncoming(next, b.GetInsertBlock());
     llvm::BranchInst *back = b.CreateBr(head);
     // Already vectorized: keep LLVM from vectorizing or unrolling it again.

@@ -155,8 +155,8 @@ Value const_value(const Expr &e) {
 }
 
 
-Expr make_var(const std::string &name) {
-    auto n = new_node(Op::Var, Int(32));
+Expr make_var(const std::string &name, Type t) {
+    auto n = new_node(Op::Var, t);
     n->name = name;
     return Expr(std::move(n));
 }

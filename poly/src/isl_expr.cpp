@@ -88,7 +88,8 @@ Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids, Type index_typ
     internal_error("unsupported isl AST operation ", int(isl_ast_expr_op_get_type(raw)));
 }
 
-Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResolver &params) {
+Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResolver &params, Type index_type) {
+    auto typed = [&](const Expr &e) { return e.type() == index_type ? e : ir::make_cast(index_type, e); };
     isl_aff *aff = a.get();
     isl_val *den = isl_aff_get_denominator_val(aff);
     long d = isl_val_get_num_si(den);
@@ -99,10 +100,10 @@ Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResol
         isl_val_free(v);
         return r;
     };
-    Expr sum = int32(scaled(isl_aff_get_constant_val(aff)));
+    Expr sum = constant(index_type, scaled(isl_aff_get_constant_val(aff)));
     auto add_term = [&](long coef, const Expr &e) {
         if (coef == 0) return;
-        Expr term = coef == 1 ? e : binary(Op::Mul, int32(coef), e);
+        Expr term = coef == 1 ? typed(e) : binary(Op::Mul, constant(index_type, coef), typed(e));
         sum = binary(Op::Add, sum, term);
     };
     int n_in = int(isl_aff_dim(aff, isl_dim_in));
@@ -117,10 +118,10 @@ Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResol
     for (int k = 0; k < n_div; ++k) {
         long c = scaled(isl_aff_get_coefficient_val(aff, isl_dim_div, k));
         if (!c) continue;
-        add_term(c, aff_to_expr(isl::manage(isl_aff_get_div(aff, k)), dims, params));
+        add_term(c, aff_to_expr(isl::manage(isl_aff_get_div(aff, k)), dims, params, index_type));
     }
     isl_val_free(den);
-    return d == 1 ? sum : binary(Op::Div, sum, int32(d));
+    return d == 1 ? sum : binary(Op::Div, sum, constant(index_type, d));
 }
 
 Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids) {

@@ -96,14 +96,6 @@ isl::space Model::set_space(const std::string &tuple, unsigned dims) const {
 
 namespace {
 
-Expr typed_var(const std::string &name, Type t) {
-    Expr v = ir::make_var(name);
-    if (t == Int(32)) return v;
-    auto n = std::make_shared<ExprNode>(*v.get());
-    n->type = t;
-    return Expr(std::move(n));
-}
-
 std::string array_dim_var(int j) { return "$a" + std::to_string(j); }
 
 class ModelBuilder {
@@ -133,7 +125,7 @@ private:
     }
 
     void add_param(Parameter p, Type t) {
-        p.var = typed_var("$" + p.name, t);
+        p.var = ir::make_var("$" + p.name, t);
         m_.params.push_back(std::move(p));
     }
 

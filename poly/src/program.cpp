@@ -166,17 +166,21 @@ private:
             return ir::fold_constants(ir::make_binary(Op::Min, upper_bound(cond->args[0], var), upper_bound(cond->args[1], var)));
         if ((cond->op == Op::LE || cond->op == Op::LT) && cond->args[0]->op == Op::Var && cond->args[0]->name == var) {
             if (cond->op == Op::LE) return cond->args[1];
-            return ir::fold_constants(ir::make_binary(Op::Sub, cond->args[1], make_const(Int(32), int64_t(1))));
+            return ir::fold_constants(ir::make_binary(Op::Sub, cond->args[1], make_const(cond->args[1].type(), int64_t(1))));
         }
         internal_error("unexpected loop condition ", cond, " for ", var);
     }
 
+    // Loop bounds, conditions and statement arguments, in int64 (isl_expr.h). Names that are
+    // not parameters are the AST's loop iterators, int64 too.
     Expr expr(isl_ast_expr *e) {
-        // Names that are not parameters are the AST's loop iterators.
-        return from_ast_expr(isl::manage(e), [this](const std::string &id) -> Expr {
-            const Parameter *prm = p_.model->param_by_name(id);
-            return prm ? prm->var : ir::make_var("$" + id);
-        });
+        return from_ast_expr(
+            isl::manage(e),
+            [this](const std::string &id) -> Expr {
+                const Parameter *prm = p_.model->param_by_name(id);
+                return prm ? prm->var : ir::make_var("$" + id, Int(64));
+            },
+            Int(64));
     }
 
     const Program &p_;

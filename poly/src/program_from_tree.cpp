@@ -45,9 +45,11 @@ bool calls(const ExecStatement &e, const FuncContents *f) {
 }
 
 // The local coordinate of a scratchpad: the global one minus the tile's offset, modulo the
-// ring's rows in a folded dimension.
+// ring's rows in a folded dimension. The offset is int64 (a tile straddling the int32 range may
+// start below it); the subtraction wraps in int32, which is exact since the local coordinate is
+// small (code generators must not assume it does not overflow: Storage::Kind::Scratch).
 Expr local_coordinate(const Expr &global, const Expr &offset, int64_t fold) {
-    Expr l = ir::fold_constants(ir::make_binary(Op::Sub, global, offset));
+    Expr l = ir::fold_constants(ir::make_binary(Op::Sub, global, ir::fold_constants(ir::make_cast(Int(32), offset))));
     if (fold > 0) l = ir::make_binary(Op::Mod, l, make_const(Int(32), fold));
     return l;
 }
@@ -174,7 +176,7 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
             st.extent[size_t(d)] = make_const(Int(32), int64_t(isl_val_get_num_si(v)));
             isl_val_free(v);
             st.min[size_t(d)] = make_const(Int(32), int64_t(0));
-            off[size_t(d)] = aff_to_expr(isl::manage(isl_multi_aff_get_at(offset, j)), tiles, params);
+            off[size_t(d)] = aff_to_expr(isl::manage(isl_multi_aff_get_at(offset, j)), tiles, params, Int(64));
         }
         st.offset = off;
         st.footprint.clear();

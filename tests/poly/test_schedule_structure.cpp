@@ -97,7 +97,7 @@ TEST_CASE("matmul gets a tiled, parallel band from isl's scheduler", "[poly][str
     std::string nest = poly::to_string(p.nest);
     CHECK(nest.find("parallel for") != std::string::npos);
     // Tile loops step over tiles: the point loops start at a multiple of the tile size.
-    CHECK(nest.find("(32 * $c") != std::string::npos);
+    CHECK(nest.find("32 * $c") != std::string::npos);
 }
 
 TEST_CASE("a scan keeps its loop-carried order and is not marked parallel", "[poly][structure]") {

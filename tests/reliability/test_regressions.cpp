@@ -318,3 +318,42 @@ TEST_CASE("a region too complex for an exact isl bound is bounded piece by piece
     interpret(p, {big_want});
     CHECK(same(big, big_want));
 }
+
+TEST_CASE("loops that end at INT32_MAX or start at INT32_MIN terminate and match the interpreter",
+          "[reliability]") {
+    // Loop counters were int32 with nsw increments: a loop ending at INT32_MAX overflowed
+    // (an endless loop or a crash).
+    Var x("x");
+    Func id("id"), g("g"), h("h"), k("k");
+    id(x) = x;
+    g(x) = x * 2;
+    h(x) = g(x) + g(x - 1);  // reads one below
+    k(x) = g(x + 1) + g(x);  // reads one above
+    struct Case {
+        Func f;
+        int64_t min;
+        int extent;
+        bool leaves_int32;  // reads g outside int32: rejected by compiled code
+    };
+    const int64_t top = INT32_MAX, bottom = INT32_MIN;
+    for (const Case &c : std::vector<Case>{{id, top - 2, 3, false},
+                                           {id, top - 40, 41, false},
+                                           {id, bottom, 37, false},
+                                           {h, top - 40, 41, false},
+                                           {h, bottom + 1, 37, false},
+                                           {h, bottom, 37, true},
+                                           {k, bottom, 37, false},
+                                           {k, top - 2, 3, true}}) {
+        Buffer<int> got(std::vector<int>{c.extent}), want(std::vector<int>{c.extent});
+        got.set_min({c.min});
+        want.set_min({c.min});
+        INFO(c.f.name() << " over [" << c.min << ", +" << c.extent << ")");
+        if (c.leaves_int32) {
+            REQUIRE_USER_ERROR(c.f.realize(got), "Func g", "32-bit");
+            continue;
+        }
+        c.f.realize(got);
+        interpret(Pipeline(c.f), {want});
+        CHECK(same(got, want));
+    }
+}

@@ -81,7 +81,7 @@ struct ParamContents {
 namespace ir {
 
 // ---- Builders (no promotion; operand types must match) ---------------------------------------
-Expr make_var(const std::string &name);
+Expr make_var(const std::string &name, Type t = Int(32));
 Expr make_rvar(const std::shared_ptr<RDomContents> &rdom, int index);
 Expr make_param(const std::shared_ptr<ParamContents> &param);
 Expr make_buffer_dim(const std::shared_ptr<InputContents> &input, int dim, int which);

@@ -1,7 +1,8 @@
 // isl AST expressions and parametric affine functions as DSL expressions, so that loop bounds,
-// region boxes and statement arguments are lowered by the same code as Func bodies. Loop nests
-// use int32 (the coordinates' type); region bounds use int64, so that a region reaching past
-// the int32 range is computed exactly and rejected at run time instead of wrapping.
+// region boxes and statement arguments are lowered by the same code as Func bodies. Loop nests,
+// region bounds and scratchpad offsets use int64: a tile that straddles the int32 range, or a
+// region reaching past it, is computed exactly (and the region rejected at run time) instead of
+// wrapping. Only the coordinates handed to Func bodies are int32.
 #pragma once
 
 #include <functional>
@@ -26,7 +27,9 @@ Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids, Type index_typ
 
 // An affine function of set dimensions `dims` (Exprs standing for them) and the parameters,
 // as an Expr; rational parts become floor divisions, as isl defines them.
-Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResolver &params);
+// The result has type `index_type`, like from_ast_expr's.
+Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResolver &params,
+                 Type index_type = Int(32));
 
 // A piecewise affine function of the parameters only, as an Int(64) Expr valid under `context`
 // (and where `pa` is defined; elsewhere its value is unspecified).

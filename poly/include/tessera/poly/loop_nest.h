@@ -1,6 +1,8 @@
 // The loop nest of a scheduled pipeline, converted from isl's AST. Every expression (bounds,
 // conditions, statement arguments) is a DSL Expr over loop iterators ("$c0", "$c1", ...) and
 // parameter Vars, so the AST interpreter and the code generators lower them like Func bodies.
+// They are int64 (iterators included), so no bound wraps; statement arguments become the int32
+// coordinates of the statement's instance when bound to its dimensions.
 #pragma once
 
 #include <memory>

@@ -17,7 +17,8 @@ struct Storage {
     enum class Kind {
         Output,   // the caller's output buffer
         Buffer,   // a full intermediate buffer over the Func's region
-        Scratch,  // a per-tile scratchpad of an overlapped-tiled group, indexed from 0
+        Scratch,  // a per-tile scratchpad of an overlapped-tiled group, indexed from 0 by local
+                  // coordinates computed with wrapping int32 arithmetic (see `offset`)
     };
     Kind kind = Kind::Buffer;
     int array = -1;  // the model array
@@ -29,7 +30,7 @@ struct Storage {
     std::vector<Expr> min, extent;
     int group = -1;  // Scratch: the group whose tiles own it
     // Scratch: the global coordinates of its element 0 in each tile, over the tile coordinates
-    // ("$tile0", ...), Halide order: where the tile's footprint starts.
+    // ("$tile0", ...), Halide order: where the tile's footprint starts. Int64 Exprs.
     std::vector<Expr> offset;
     // Scratch: the box one tile computes (before folding), Halide order.
     std::vector<int64_t> footprint;
