@@ -161,9 +161,31 @@ struct Bounder {
         case Op::LT:
         case Op::LE:
         case Op::GT:
-        case Op::GE:
-        case Op::And:
-        case Op::Or:
+        case Op::GE: {
+            // Only "always false" is derived, and only for integers: a float may be NaN, and
+            // nothing here relies on a comparison being always true.
+            if (!n.args[0].type().is_int_or_uint()) return Interval{0, 1};
+            Interval a = (*this)(n.args[0]), b = (*this)(n.args[1]);
+            bool never = false;
+            switch (n.op) {
+            case Op::EQ: never = a.max < b.min || b.max < a.min; break;
+            case Op::NE: never = a.min == a.max && b.min == b.max && a.min == b.min; break;
+            case Op::LT: never = a.min >= b.max; break;
+            case Op::LE: never = a.min > b.max; break;
+            case Op::GT: never = a.max <= b.min; break;
+            case Op::GE: never = a.max < b.min; break;
+            default: break;
+            }
+            return never ? Interval{0, 0} : Interval{0, 1};
+        }
+        case Op::And: {
+            Interval a = (*this)(n.args[0]), b = (*this)(n.args[1]);
+            return a.max < 0.5 || b.max < 0.5 ? Interval{0, 0} : Interval{0, 1};
+        }
+        case Op::Or: {
+            Interval a = (*this)(n.args[0]), b = (*this)(n.args[1]);
+            return a.max < 0.5 && b.max < 0.5 ? Interval{0, 0} : Interval{0, 1};
+        }
         case Op::Not: return Interval{0, 1};
         case Op::BitAnd:
         case Op::BitOr:

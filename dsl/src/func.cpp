@@ -306,9 +306,8 @@ FuncRef &FuncRef::operator/=(const Expr &value) {
 
 Pipeline Func::realize_pipeline() const {
     std::lock_guard<std::mutex> lock(realize_cache_->mutex);
-    // A fresh handle onto the contents: its own (empty) cache, so the Pipeline does not hold
-    // this cache, which holds the Pipeline.
-    if (!realize_cache_->pipeline) realize_cache_->pipeline.emplace(Func(c_));
+    // The Pipeline holds handles of its own onto the outputs, not this one: no cycle.
+    if (!realize_cache_->pipeline) realize_cache_->pipeline.emplace(*this);
     return *realize_cache_->pipeline;
 }
 

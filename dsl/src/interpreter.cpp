@@ -88,6 +88,10 @@ private:
                 l.rvars.push_back(r);
                 l.scope.rvars[{u.rdom.get(), int(k)}] = r;
             }
+            // A predicate false over the whole RDom: the update never runs and reads nothing
+            // (as the polyhedral model, which sees the empty domain, agrees).
+            for (const Expr &p : u.rdom->predicates)
+                if (bounds_of(p, l.scope).max < 0.5) return std::nullopt;
         }
         return l;
     }

@@ -30,7 +30,9 @@ Pipeline::Pipeline(const std::vector<Func> &outputs) : c_(std::make_shared<Pipel
         for (size_t j = 0; j < i; ++j)
             if (outputs[i].contents() == outputs[j].contents())
                 user_error("Pipeline: Func ", outputs[i].name(), " is listed twice as an output.");
-    c_->outputs = outputs;
+    // Handles of their own onto the outputs: a copy of the caller's would share its realize
+    // cache (Func::realize), which may hold a Pipeline over these contents: a cycle.
+    for (const Func &f : outputs) c_->outputs.emplace_back(f.contents());
 }
 
 const std::vector<Func> &Pipeline::outputs() const { return c_->outputs; }

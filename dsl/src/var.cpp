@@ -127,6 +127,15 @@ RDom &RDom::where(Expr predicate) {
         if (r != c_)
             user_error("RDom ", c_->name, ": the predicate ", predicate, " uses variables of another RDom (", r->name,
                        "). A predicate may use only its own RDom's variables.");
+    // The predicate's variables refer to this RDom without owning it: the RDom owns its
+    // predicates, so owning references back would be a cycle that is never freed.
+    RDomContents *self = c_.get();
+    predicate = ir::transform(predicate, [self](const Expr &n) {
+        if (n->op != Op::RVar || n->rdom.get() != self) return n;
+        auto copy = std::make_shared<ExprNode>(*n.get());
+        copy->rdom = std::shared_ptr<RDomContents>(std::shared_ptr<RDomContents>(), self);  // non-owning
+        return Expr(std::move(copy));
+    });
     c_->predicates.push_back(std::move(predicate));
     return *this;
 }

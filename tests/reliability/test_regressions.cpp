@@ -173,6 +173,10 @@ TEST_CASE("compiled pipelines and Funcs are freed once their handles are gone", 
 }
 
 TEST_CASE("a thousand realize calls keep the resident memory flat", "[reliability]") {
+#if defined(__SANITIZE_ADDRESS__)
+    // ASan's quarantine keeps freed memory resident by design; LeakSanitizer checks that build.
+    return;
+#endif
     Var x("x");
     InputBuffer<float> in("in", 1);
     in.set(Buffer<float>(300));

@@ -60,7 +60,8 @@ public:
 
 private:
     // The single-output Pipeline realize() runs, created on first use. Shared by copies of the
-    // handle; not by the FuncContents, which the Pipeline holds (that would be a cycle).
+    // handle; not by the FuncContents, which the Pipeline holds (that would be a cycle), nor by
+    // the Pipeline's own handles onto its outputs.
     Pipeline realize_pipeline() const;
     std::shared_ptr<FuncContents> c_;
     std::shared_ptr<detail::RealizeCache> realize_cache_;

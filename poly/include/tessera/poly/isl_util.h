@@ -39,8 +39,9 @@ private:
 };
 
 // Runs `f` under an operation quota of `max_operations`; returns false when isl ran out of it
-// (whether the bindings threw exception_quota or a C call returned NULL), with the context's
-// error cleared so that the caller can fall back. Other errors propagate.
+// (whether the bindings threw exception_quota, or a C call returned NULL and whatever `f` threw
+// about that), with the context's error cleared so that the caller can fall back. Other errors
+// propagate.
 template <typename F>
 bool within_quota(isl::ctx ctx, long max_operations, F &&f) {
     OperationQuota quota(ctx, max_operations);
@@ -48,7 +49,7 @@ bool within_quota(isl::ctx ctx, long max_operations, F &&f) {
         f();
         return true;
     } catch (const isl::exception_quota &) {
-    } catch (const isl::exception &) {
+    } catch (...) {
         if (isl_ctx_last_error(ctx.get()) != isl_error_quota) throw;
     }
     isl_ctx_reset_error(ctx.get());

@@ -1,0 +1,29 @@
+// A quick bounded run of the random-pipeline differential fuzzer (tests/fuzz/pipeline_fuzzer.h).
+// Longer runs: build/tests/tessera-fuzz --count 2000 --progress --isolate.
+#include "../test_util.h"
+
+#include "pipeline_fuzzer.h"
+
+TEST_CASE("random pipelines compute what the interpreter computes and reject what it rejects", "[fuzz]") {
+    // Smaller pipelines than tessera-fuzz's defaults. Compiling dominates (50 to 500 ms a
+    // pipeline): 200 pipelines take about half a minute on two cores.
+    const uint64_t count = 200;
+    tessera::fuzz::FuzzSettings settings;
+    settings.max_funcs = 3;
+    settings.max_output_points = 256;
+    settings.max_dimensions = 2;
+    std::string failures;
+    int failed = 0;
+    for (uint64_t seed = 1; seed <= count; ++seed) {
+        tessera::fuzz::FuzzResult r = tessera::fuzz::run_one(seed, settings);
+        if (!r.failed()) continue;
+        ++failed;
+        failures += "\n==== seed " + std::to_string(seed) + ": " + tessera::fuzz::outcome_name(r.outcome) + "\n" +
+                    r.detail + "\n" + r.reproduction;
+    }
+    INFO(failed << " of " << count
+                << " pipelines failed (replay one with tessera-fuzz --max-funcs 3 --max-points 256 --max-dims 2 "
+                   "--seed S --count 1 --verbose):"
+                << failures);
+    REQUIRE(failed == 0);
+}
