@@ -143,6 +143,12 @@ AffineGroupSchedule affine_group_schedule(const Model &m, const std::vector<int>
     } catch (const isl::exception_quota &) {
         r.note = "isl's scheduler exceeded its operation quota (max_operations); kept the original order";
         return r;
+    } catch (const isl::exception &e) {
+        // isl's scheduler can fail outright ("unable to carry dependences" with bounded
+        // coefficients): the original order is legal, so keep it.
+        isl_ctx_reset_error(ctx);
+        r.note = std::string("isl's scheduler failed (") + e.what() + "); kept the original order";
+        return r;
     }
     BandEditor editor(o, r.tile_sizes);
     isl::schedule_node root = computed.root();
