@@ -168,10 +168,24 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
         }
         isl_multi_val *size = isl_fixed_box_get_size(box);
         isl_multi_aff *off = isl_fixed_box_get_offset(box);
+        double elements = 1;
         for (int j = 0; j < int(isl_multi_val_dim(size, isl_dim_set)); ++j) {
             isl_val *v = isl_multi_val_get_at(size, j);
             r.sizes[size_t(si)].push_back(isl_val_get_num_si(v));
+            elements *= double(r.sizes[size_t(si)].back());
             isl_val_free(v);
+        }
+        // A box hull of a skewed footprint (say a diagonal read f(x, x)) can be far larger than
+        // what the tile reads: beyond this many bytes per tile, fuse less instead.
+        constexpr double kMaxScratchBytes = 64.0 * 1024 * 1024;
+        if (elements * p.func->type.bytes() > kMaxScratchBytes) {
+            isl_multi_val_free(size);
+            isl_multi_aff_free(off);
+            isl_fixed_box_free(box);
+            why_not = "the box of " + p.func->name + " one tile needs would take " +
+                      std::to_string(int64_t(elements * p.func->type.bytes() / (1024 * 1024))) +
+                      " MiB per tile (a skewed footprint)";
+            return std::nullopt;
         }
         // Only tiles that hold part of the root compute anything.
         isl_map *b = box_map(off, size, p.name);

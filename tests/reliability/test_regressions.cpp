@@ -361,3 +361,24 @@ TEST_CASE("loops that end at INT32_MAX or start at INT32_MIN terminate and match
         CHECK(same(got, want));
     }
 }
+
+TEST_CASE("a diagonal read fused with fusion max does not allocate a cube per tile", "[reliability]") {
+    // From the fuzzer (seed 64): the box hull of m(x + 3, x - 1, x) over a tile of 4096 x is
+    // 4096^3 elements; the per-tile scratchpad could not be allocated and the code crashed.
+    Var x("x");
+    Buffer<int> data(std::vector<int>{5, 13, 7});
+    data.set_min({-3, 2, 0});
+    data.for_each_coordinate([&](const std::vector<int64_t> &c) {
+        *static_cast<int *>(data.address_of(c)) = int(c[0] * 100 + c[1] * 10 + c[2]);
+    });
+    InputBuffer<int> in("in", 3);
+    in.set(data);
+    Func m = BoundaryConditions::mirror_image(in);
+    Func f("f");
+    f(x) = m(x + 3, x - 1, x);
+    CompileOptions o;
+    o.fusion = "max";
+    Buffer<int> got(std::vector<int>{9});
+    Pipeline(f).compile(Target::host(), o).realize(got);
+    CHECK(same(got, Buffer<int>(interpret(f, {9}))));
+}
