@@ -34,6 +34,8 @@ double now_ms() {
 
 Stopwatch::Stopwatch() : last_(now_ms()) {}
 
+double Stopwatch::elapsed_ms() const { return now_ms() - last_; }
+
 double Stopwatch::lap() {
     double t = now_ms(), d = t - last_;
     last_ = t;

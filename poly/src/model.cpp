@@ -372,6 +372,7 @@ private:
     // `array`: exact when every coordinate is affine, bounded by affine_bounds otherwise.
     Access access(const Statement &s, const AffineSpace &space, const std::vector<Expr> &args, int array,
                   const std::string &what) const {
+        check_time_budget();
         const Array &arr = m_.arrays[size_t(array)];
         Access acc;
         acc.array = array;
@@ -475,7 +476,19 @@ private:
                 a.region = box_hull(a.region, detail::str_cat("input ", a.input->name));
     }
 
+    // isl's operation quotas bound each region bound, but quotas do not nest (each one resets
+    // isl's counter), so the many small computations between them are bounded by time instead:
+    // the model of a pipeline the fuzzer generates takes well under a second.
+    static constexpr double kModelSeconds = 4.0;
+    void check_time_budget() const {
+        if (clock_.elapsed_ms() > kModelSeconds * 1000)
+            user_error("The regions of this pipeline are too entangled for the polyhedral model to infer within ",
+                       kModelSeconds, " s. Simplify the index expressions that combine clamps, selects and "
+                       "data-dependent reads, or split the pipeline.");
+    }
+
     void make_update_statement(FuncContents &f, int k, const isl::set &required, Statement &s) {
+        check_time_budget();
         const Definition &u = f.updates[size_t(k)];
         s.func = &f;
         s.definition = k + 1;
@@ -596,6 +609,7 @@ private:
     }
 
     Model &m_;
+    Stopwatch clock_;  // since the model was started (check_time_budget)
     std::set<std::string> used_names_;
     std::map<const FuncContents *, std::vector<Statement>> by_func_;
 };
@@ -608,7 +622,7 @@ std::unique_ptr<Model> build_model(const Pipeline &p) {
     // code) must not hold p's contents, or neither would ever be freed.
     m->pipeline = Pipeline(p.outputs());
     try {
-        ModelBuilder(*m).build();
+        ModelBuilder(*m).build();  // bounded: region_bound's quotas, check_time_budget
     } catch (const isl::exception &e) {
         internal_error("isl failed while building the model: ", e.what());
     }

@@ -61,6 +61,7 @@ class Stopwatch {
 public:
     Stopwatch();
     double lap();  // milliseconds since the previous lap
+    double elapsed_ms() const;  // milliseconds since the previous lap, without starting a new one
 
 private:
     double last_;
