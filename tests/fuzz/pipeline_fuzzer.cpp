@@ -520,8 +520,8 @@ void Generator::make_inputs() {
         in.owner = new_owner();
         std::string element = cpp_type(in.type), data = in.embedded ? in.name : in.name + "_data";
         in.data = Buffer<void>(in.type, in.extents, data);
-        emit(in.owner, "Buffer<" + element + "> " + data + "(std::vector<int>{" + join_numbers(in.extents) + "}, \"" + data +
-                           "\");");
+        emit(in.owner, "Buffer<" + element + "> " + data + "(std::vector<int>{" + join_numbers(in.extents) + "}, \"" +
+                           data + "\");");
         if (std::any_of(in.mins.begin(), in.mins.end(), [](int m) { return m != 0; })) {
             in.data.set_min(std::vector<int64_t>(in.mins.begin(), in.mins.end()));
             emit(in.owner, data + ".set_min({" + join_numbers(in.mins) + "});");
@@ -682,8 +682,9 @@ void Generator::make_options(int dimensions) {
         shape.extents = extents;
         for (int d = 0; d < dimensions; ++d) {
             int64_t e = extents[size_t(d)];
-            if (far_ && far_high) shape.mins.push_back(int64_t(std::numeric_limits<int32_t>::max()) - e + 1 - choices_.below(3));
-            else if (far_) shape.mins.push_back(int64_t(std::numeric_limits<int32_t>::min()) + choices_.below(3));
+            const int64_t int32_max = std::numeric_limits<int32_t>::max(), int32_min = std::numeric_limits<int32_t>::min();
+            if (far_ && far_high) shape.mins.push_back(int32_max - e + 1 - choices_.below(3));
+            else if (far_) shape.mins.push_back(int32_min + choices_.below(3));
             else shape.mins.push_back(choices_.percent(30) ? small_int() : 0);
         }
         if (k == 1 && (far_ || choices_.percent(60))) shape.mins = result_.outputs[0].mins;
@@ -976,7 +977,9 @@ Code Generator::small_constant(Type t) {
     }
     if (choices_.percent(3)) {  // an extreme of the type
         if (choices_.percent(50)) return constant(t, t.is_int() ? int64_t(t.min_value()) : 0, 0);
-        return constant(t, t.bits == 64 ? (t.is_int() ? std::numeric_limits<int64_t>::max() : -1) : int64_t(t.max_value()), 0);
+        // The largest value; -1 wraps to the largest uint64.
+        int64_t largest = t.bits < 64 ? int64_t(t.max_value()) : t.is_int() ? std::numeric_limits<int64_t>::max() : -1;
+        return constant(t, largest, 0);
     }
     int v = small_int();
     return constant(t, t.is_uint() ? std::abs(v) : v, 0);

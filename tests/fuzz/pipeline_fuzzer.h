@@ -1,12 +1,13 @@
 // A differential fuzzer for whole pipelines: random DAGs of Funcs over several types (with
 // casts between them), boundary conditions, inline reductions, RDom updates with where clauses
 // (empty and triangular ones included), scans, histograms and two-output pipelines, realized over
-// random output regions (sizes around tile boundaries, shifted mins) with random CompileOptions.
+// random output regions (sizes around tile boundaries, shifted mins, a few at the ends of int32)
+// with random CompileOptions.
 // The compiled code must compute exactly what the reference interpreter computes (floats bit for
 // bit, NaN equal to NaN), and reject a pipeline with a UserError exactly when the interpreter does.
 //
-// Every pipeline is a pure function of its seed; a failure comes with C++ source that rebuilds
-// and checks that pipeline (it uses fill_buffer below for the inputs' values).
+// Every pipeline is a pure function of its seed and FuzzSettings; a failure comes with C++ source
+// that rebuilds and checks that pipeline (it uses fill_buffer below for the inputs' values).
 #pragma once
 
 #include <cstdint>
