@@ -7,15 +7,14 @@
 namespace tessera::poly {
 namespace {
 
-Expr int32(long v) {
-    if (v < INT32_MIN || v > INT32_MAX)
+// An integer constant of `t` (Int(32) or Int(64)). Loop nests only meet int32 coordinates, so
+// an int32 constant outside that range means the pipeline's coordinates leave it.
+Expr constant(Type t, long v) {
+    if (t == Int(32) && (v < INT32_MIN || v > INT32_MAX))
         user_error("The pipeline's loops reach the coordinate ", v, ", outside the 32-bit range compiled code uses. "
                    "Keep every coordinate (including those of intermediate Funcs) within [-2^31, 2^31).");
-    return make_const(Int(32), int64_t(v));
+    return make_const(t, int64_t(v));
 }
-
-// An integer constant of `t` (Int(32) or Int(64)).
-Expr constant(Type t, long v) { return t == Int(32) ? int32(v) : make_const(t, int64_t(v)); }
 
 Expr binary(Op op, Expr a, Expr b) {
     if (a.type() != b.type()) {
