@@ -127,7 +127,10 @@ Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdReso
     isl_ast_build *build = isl_ast_build_from_context(context.copy());
     isl_ast_expr *e = isl_ast_build_expr_from_pw_aff(build, pa.copy());
     isl_ast_build_free(build);
-    if (!e) internal_error("isl could not build an expression for a region bound");
+    if (!e) {
+        const char *why = isl_ctx_last_error_msg(pa.ctx().get());
+        internal_error("isl could not build an expression for a region bound: ", why ? why : "no message");
+    }
     return from_ast_expr(isl::manage(e), ids, Int(64));
 }
 
@@ -135,7 +138,10 @@ Expr set_to_condition(const isl::set &params, const isl::set &context, const IdR
     isl_ast_build *build = isl_ast_build_from_context(context.copy());
     isl_ast_expr *e = isl_ast_build_expr_from_set(build, params.copy());
     isl_ast_build_free(build);
-    if (!e) internal_error("isl could not build an expression for a condition on the parameters");
+    if (!e) {
+        const char *why = isl_ctx_last_error_msg(params.ctx().get());
+        internal_error("isl could not build an expression for a condition on the parameters: ", why ? why : "no message");
+    }
     Expr c = from_ast_expr(isl::manage(e), ids, Int(64));
     // isl writes "always" and "never" as the integers 1 and 0.
     return c.type().is_bool() ? c : ir::make_binary(Op::NE, c, make_const(c.type(), int64_t(0)));

@@ -96,6 +96,15 @@ isl::space Model::set_space(const std::string &tuple, unsigned dims) const {
 
 namespace {
 
+// The elements of an array one access (or one box) touches, as the range of each coordinate on
+// its own. Box hulls need no more, and the ranges stay simple where the multi-dimensional range
+// of a clamped or mirrored 3-D access has dozens of pieces with divisions (its pieces multiply
+// across dimensions; those of one coordinate do not).
+struct RegionPart {
+    isl::set present;                   // the parameter values for which the access happens
+    std::vector<isl::set> coordinates;  // per array dimension, in isl order: a 1-D set
+};
+
 std::string array_dim_var(int j) { return "$a" + std::to_string(j); }
 
 class ModelBuilder {
@@ -282,9 +291,15 @@ private:
     // Exact bounds of unions with many pieces can take isl very long; over its quota the bound
     // becomes a Region parameter computed as the min (max) of the bounds of the pieces that are
     // non-empty at run time, which is just as exact but not simplified.
-    isl::pw_aff region_bound(const isl::set &s, unsigned j, const std::string &tuple, const std::string &what,
-                             bool upper) {
-        int dim = int(s.tuple_dim()) - 1 - int(j);
+    //
+    // `s` is the union of `parts` (the ranges of the accesses that make up a region). When the
+    // union is too complex to bound at once, the bound is the min (max) over the parts, each
+    // bounded exactly where it can be, and piece by piece where it cannot.
+    //
+    // The sets are 1-D (one coordinate of the array, `dim` in Halide order).
+    isl::pw_aff region_bound(const isl::set &s, const std::vector<isl::set> &parts, int dim,
+                             const std::string &tuple, const std::string &what, bool upper) {
+        const int j = 0;
         IdResolver ids = [this](const std::string &id) { return m_.param_var(id); };
         auto dim_bound = [&](const isl::set &piece) {
             isl::pw_aff b = isl::manage(upper ? isl_set_dim_max(piece.copy(), int(j)) : isl_set_dim_min(piece.copy(), int(j)));
@@ -293,26 +308,44 @@ private:
                            ": the polyhedral model finds it unbounded. Clamp the coordinates that read it.");
             return b.coalesce();
         };
+        // Where no piece is present at run time the bound is the neutral one, so that the
+        // range is the empty [INT32_MAX, INT32_MIN].
+        Expr neutral = make_const(Int(64), upper ? int64_t(INT32_MIN) : int64_t(INT32_MAX));
+        auto guarded = [&](const isl::pw_aff &b) {
+            // A bound defined nowhere in the context (an empty piece) cannot be an expression.
+            if (b.domain().intersect(m_.context).is_empty()) return neutral;
+            Expr present = set_to_condition(b.domain(), m_.context, ids);
+            return ir::make_select(present, pw_aff_to_expr(b, m_.context, ids), neutral);
+        };
         isl::pw_aff exact;
         Expr value;
         bool done = within_quota(m_.ctx(), kExactBoundOperations, [&] {
             exact = dim_bound(s);
-            if (isl_pw_aff_n_piece(exact.get()) > 1) value = pw_aff_to_expr(exact, m_.context, ids);
+            // One affine piece on a plain domain (one conjunction without local variables, such
+            // as "extent > 0") stays exact in isl. Several pieces, or a domain with divisions or
+            // disjunctions (regions read through mirror/repeat boundary conditions get domains
+            // of dozens of existentials), would make every set built on the bound as complex.
+            isl::set where = exact.domain();
+            bool plain = isl_pw_aff_n_piece(exact.get()) == 1 && isl_set_n_basic_set(where.get()) <= 1 &&
+                         isl_set_involves_locals(where.get()) == isl_bool_false;
+            if (!plain) value = guarded(exact);
         });
         if (done) return value.defined() ? region_parameter(value, tuple, dim, upper) : exact;
-        value = Expr();
-        done = within_quota(m_.ctx(), kPieceBoundOperations, [&] {
-            // A piece absent at run time contributes the neutral bound; with none present the
-            // range is the empty [INT32_MAX, INT32_MIN].
-            Expr neutral = make_const(Int(64), upper ? int64_t(INT32_MIN) : int64_t(INT32_MAX));
-            value = neutral;
-            for (const isl::set &piece : pieces_of(s)) {
-                isl::pw_aff b = dim_bound(piece);
-                Expr present = set_to_condition(b.domain(), m_.context, ids);
-                Expr bound = ir::make_select(present, pw_aff_to_expr(b, m_.context, ids), neutral);
-                value = ir::make_binary(upper ? Op::Max : Op::Min, value, bound);
+        value = neutral;
+        auto combine = [&](const Expr &bound) { value = ir::make_binary(upper ? Op::Max : Op::Min, value, bound); };
+        done = true;
+        for (const isl::set &part : parts) {
+            check_time_budget();
+            Expr bound;
+            if (within_quota(m_.ctx(), kExactBoundOperations, [&] { bound = guarded(dim_bound(part)); })) {
+                combine(bound);
+                continue;
             }
-        });
+            done = within_quota(m_.ctx(), kPieceBoundOperations, [&] {
+                for (const isl::set &piece : pieces_of(part)) combine(guarded(dim_bound(piece)));
+            });
+            if (!done) break;
+        }
         if (!done)
             user_error("The region of ", what, " in dimension ", dim, " is too complex for the polyhedral model to bound ",
                        "within its operation budget. Simplify the coordinates that read it (fewer min/max/clamp and ",
@@ -320,20 +353,35 @@ private:
         return region_parameter(value, tuple, dim, upper);
     }
 
-    // The smallest box containing `s` (a set in an array or statement space), with parametric
-    // bounds per dimension (see region_bound).
-    isl::set box_hull(const isl::set &s, const std::string &what) {
-        if (s.is_empty()) return s;
-        isl::space sp = s.space();
-        unsigned n = s.tuple_dim();
-        std::string tuple = isl_set_get_tuple_name(s.get()) ? isl_set_get_tuple_name(s.get()) : "set";
+    // The smallest box containing the union of `parts` (regions of the array `tuple` of `n`
+    // dimensions), with parametric bounds per dimension (see region_bound).
+    isl::set box_hull(const std::vector<RegionPart> &parts, const std::string &tuple, unsigned n,
+                      const std::string &what) {
+        bool present = false;
+        for (const RegionPart &p : parts) present = present || !p.present.is_empty();
+        if (!present) return isl::set::empty(m_.set_space(tuple, n));
         std::vector<isl::pw_aff> los, his;
         for (unsigned j = 0; j < n; ++j) {
-            los.push_back(region_bound(s, j, tuple, what, false));
-            his.push_back(region_bound(s, j, tuple, what, true));
+            // Identical ranges (a Func read the same way twice) are bounded once; coalescing is
+            // only a simplification, skipped where it would take long.
+            std::vector<isl::set> distinct;
+            for (const RegionPart &p : parts) {
+                const isl::set &c = p.coordinates[j];
+                bool seen = isl_set_plain_is_empty(c.get()) == isl_bool_true;
+                for (const isl::set &d : distinct) seen = seen || isl_set_plain_is_equal(d.get(), c.get()) == isl_bool_true;
+                if (!seen) distinct.push_back(c);
+            }
+            for (isl::set &d : distinct) within_quota(m_.ctx(), kExactBoundOperations, [&] { d = d.coalesce(); });
+            isl::set all = isl::set::empty(m_.set_space(tuple, 1));
+            for (const isl::set &d : distinct) all = all.unite(d);
+            within_quota(m_.ctx(), kExactBoundOperations, [&] { all = all.coalesce(); });
+            if (all.is_empty()) return isl::set::empty(m_.set_space(tuple, n));
+            int dim = int(n) - 1 - int(j);
+            los.push_back(region_bound(all, distinct, dim, tuple, what, false));
+            his.push_back(region_bound(all, distinct, dim, tuple, what, true));
         }
         // The box lives in a space that knows every parameter, including new Region ones.
-        sp = m_.set_space(tuple, n);
+        isl::space sp = m_.set_space(tuple, n);
         isl::set box = isl::set::universe(sp);
         for (unsigned j = 0; j < n; ++j) {
             isl::pw_aff lo = los[j], hi = his[j];
@@ -344,6 +392,20 @@ private:
             box = box.intersect(lo_on.le_set(var)).intersect(var.le_set(hi_on));
         }
         return box.coalesce();
+    }
+
+    // A box (or any set in an array space) as a RegionPart: each dimension projected on its own.
+    static RegionPart part_of_box(const isl::set &box) {
+        RegionPart part;
+        part.present = box.params();
+        unsigned n = box.tuple_dim();
+        const char *name = isl_set_get_tuple_name(box.get());
+        for (unsigned j = 0; j < n; ++j) {
+            isl_set *c = isl_set_project_out(box.copy(), isl_dim_set, j + 1, n - j - 1);
+            c = isl_set_project_out(c, isl_dim_set, 0, j);
+            part.coordinates.push_back(isl::manage(isl_set_set_tuple_name(c, name)));
+        }
+        return part;
     }
 
     isl::set output_box(const Array &a) const {
@@ -370,8 +432,10 @@ private:
 
     // The relation from a statement's instances to the elements `args` (Halide order) of
     // `array`: exact when every coordinate is affine, bounded by affine_bounds otherwise.
+    //
+    // With `part`, also the range of each coordinate on its own (see RegionPart).
     Access access(const Statement &s, const AffineSpace &space, const std::vector<Expr> &args, int array,
-                  const std::string &what) const {
+                  const std::string &what, RegionPart *part = nullptr) const {
         check_time_budget();
         const Array &arr = m_.arrays[size_t(array)];
         Access acc;
@@ -399,6 +463,10 @@ private:
                 isl::map ge = isl::manage(isl_map_lex_ge(one.copy()));
                 dim_rel = lo.apply_range(le).intersect(hi.apply_range(ge));
             }
+            if (part) {
+                isl::set range = dim_rel.intersect_domain(s.domain).range();
+                part->coordinates.push_back(isl::manage(isl_set_set_tuple_name(range.release(), arr.name.c_str())));
+            }
             rel = first ? dim_rel : isl::manage(isl_map_flat_range_product(rel.release(), dim_rel.release()));
             first = false;
         }
@@ -407,37 +475,44 @@ private:
         }
         rel = isl::manage(isl_map_set_tuple_name(rel.release(), isl_dim_out, arr.name.c_str()));
         acc.relation = rel.intersect_domain(s.domain).coalesce();
+        if (part) part->present = s.domain.params();
         return acc;
     }
 
     // ---- Regions and statements ---------------------------------------------------------------
 
     void infer_regions() {
+        read_parts_.assign(m_.arrays.size(), {});
         for (auto it = m_.graph.funcs.rbegin(); it != m_.graph.funcs.rend(); ++it) {
             FuncContents *f = it->get();
             int ai = m_.array_of(f);
             Array &arr = m_.arrays[size_t(ai)];
-            isl::set required = arr.region;
-            if (arr.output >= 0) required = required.unite(output_box(arr));
+            std::string what = detail::str_cat("Func ", f->name);
+            std::vector<RegionPart> &parts = read_parts_[size_t(ai)];
+            if (arr.output >= 0) parts.push_back(part_of_box(output_box(arr)));
+            if (parts.empty()) continue;
+            isl::set required = box_hull(parts, arr.name, unsigned(arr.dimensions), what);
             if (required.is_empty()) continue;
-            required = box_hull(required, detail::str_cat("Func ", f->name));
 
             std::vector<Statement> stmts(f->updates.size() + 1);
-            isl::set realized = required;
+            std::vector<RegionPart> realized_parts{part_of_box(required)};
             for (size_t k = 0; k < f->updates.size(); ++k) {
                 Statement &s = stmts[k + 1];
-                make_update_statement(*f, int(k), required, s);
+                RegionPart written;
+                make_update_statement(*f, int(k), required, s, written);
                 if (s.domain.is_empty()) continue;
                 AffineSpace sp = statement_space(s.name, s.dims);
-                realized = realized.unite(s.write.relation.range());
+                realized_parts.push_back(written);
                 visit_calls(s, [&](const ExprNode &call) {
-                    if (call.op == Op::FuncCall && call.func_ptr == f)
-                        realized = realized.unite(access(s, sp, call.args, ai, f->name).relation.range());
+                    if (call.op != Op::FuncCall || call.func_ptr != f) return;
+                    RegionPart read;
+                    access(s, sp, call.args, ai, f->name, &read);
+                    realized_parts.push_back(read);
                 });
             }
             // For an output, the realized box must fit its buffer; that is checked at run time,
             // where the buffer's extents are known.
-            realized = box_hull(realized.coalesce(), detail::str_cat("Func ", f->name));
+            isl::set realized = box_hull(realized_parts, arr.name, unsigned(arr.dimensions), what);
             arr.region = realized;
 
             Statement &pure = stmts[0];
@@ -457,23 +532,23 @@ private:
                 visit_calls(s, [&](const ExprNode &call) {
                     int target = call.op == Op::FuncCall ? m_.array_of(call.func_ptr) : m_.array_of(call.input.get());
                     TESSERA_INTERNAL_ASSERT(target >= 0, "no array for ", call.name);
-                    Access a = access(s, sp, call.args, target, call.name);
+                    RegionPart read;
+                    Access a = access(s, sp, call.args, target, call.name, &read);
                     bool seen = false;
                     for (const Access &r : s.reads)
                         if (r.array == a.array && r.relation.is_equal(a.relation)) seen = true;
                     if (!seen) s.reads.push_back(a);
-                    if (target != ai) {
-                        Array &producer = m_.arrays[size_t(target)];
-                        producer.region = producer.region.unite(a.relation.range()).coalesce();
-                    }
+                    if (target != ai) read_parts_[size_t(target)].push_back(read);
                 });
             }
             for (Statement &s : stmts)
                 if (!s.domain.is_null() && !s.domain.is_empty()) by_func_[f].push_back(std::move(s));
         }
-        for (Array &a : m_.arrays)
-            if (a.kind == Array::Kind::Input && !a.region.is_empty())
-                a.region = box_hull(a.region, detail::str_cat("input ", a.input->name));
+        for (size_t i = 0; i < m_.arrays.size(); ++i) {
+            Array &a = m_.arrays[i];
+            if (a.kind == Array::Kind::Input && !read_parts_[i].empty())
+                a.region = box_hull(read_parts_[i], a.name, unsigned(a.dimensions), detail::str_cat("input ", a.input->name));
+        }
     }
 
     // isl's operation quotas bound each region bound, but quotas do not nest (each one resets
@@ -487,7 +562,7 @@ private:
                        "data-dependent reads, or split the pipeline.");
     }
 
-    void make_update_statement(FuncContents &f, int k, const isl::set &required, Statement &s) {
+    void make_update_statement(FuncContents &f, int k, const isl::set &required, Statement &s, RegionPart &written) {
         check_time_budget();
         const Definition &u = f.updates[size_t(k)];
         s.func = &f;
@@ -536,7 +611,7 @@ private:
         s.domain = dom.coalesce();
         for (const Expr &a : u.args) s.store.push_back(lower(a));
         s.value = lower(u.value);
-        if (!s.domain.is_empty()) s.write = access(s, sp, s.store, m_.array_of(&f), f.name);
+        if (!s.domain.is_empty()) s.write = access(s, sp, s.store, m_.array_of(&f), f.name, &written);
     }
 
     template <typename F>
@@ -612,6 +687,8 @@ private:
     Stopwatch clock_;  // since the model was started (check_time_budget)
     std::set<std::string> used_names_;
     std::map<const FuncContents *, std::vector<Statement>> by_func_;
+    // Per array, what the accesses that read it touch (its region is their box hull).
+    std::vector<std::vector<RegionPart>> read_parts_;
 };
 
 } // namespace
