@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <tuple>
+#include <vector>
 
 #include "tessera/buffer.h"
 
@@ -239,6 +242,83 @@ Interval bounds_of(const Expr &e, const BoundsScope &scope) {
     Interval r = Bounder{scope}(e);
     if (std::isnan(r.min) || std::isnan(r.max)) return Interval::everything();
     return r;
+}
+
+namespace {
+
+// An RVar plus a constant offset: `r.x`, `r.x + 2`, `2 + r.x`, `r.x - 2`.
+struct RVarOffset {
+    const ExprNode *rvar = nullptr;
+    int64_t offset = 0;
+};
+
+std::optional<RVarOffset> rvar_offset(const Expr &e) {
+    if (!e.type().is_int() || e.type().bits < 32) return std::nullopt;
+    if (e->op == Op::RVar) return RVarOffset{e.get(), 0};
+    if (e->op != Op::Add && e->op != Op::Sub) return std::nullopt;
+    const Expr &a = e->args[0], &b = e->args[1];
+    if (a->op == Op::RVar && b->op == Op::IntConst) return RVarOffset{a.get(), e->op == Op::Add ? b->int_value : -b->int_value};
+    if (e->op == Op::Add && b->op == Op::RVar && a->op == Op::IntConst) return RVarOffset{b.get(), a->int_value};
+    return std::nullopt;
+}
+
+void conjuncts(const Expr &e, std::vector<Expr> &out) {
+    if (e->op == Op::And) {
+        conjuncts(e->args[0], out);
+        conjuncts(e->args[1], out);
+    } else {
+        out.push_back(e);
+    }
+}
+
+// Narrows the interval of the RVar of `v` by `v <= bound - strict` (upper) or
+// `v >= bound + strict` (lower); true when it changed.
+bool narrow(const RVarOffset &v, Type t, double bound, bool upper, int strict, BoundsScope &scope) {
+    auto it = scope.rvars.find({v.rvar->rdom.get(), v.rvar->index});
+    if (it == scope.rvars.end() || !std::isfinite(bound) || it->second.empty()) return false;
+    Interval &i = it->second;
+    // r + offset must not wrap in its type, or the comparison says nothing about r.
+    Interval shifted{i.min + double(v.offset), i.max + double(v.offset)};
+    if (shifted.min < t.min_value() || shifted.max > t.max_value()) return false;
+    if (upper) {
+        double m = std::floor(bound) - strict - double(v.offset);
+        if (m >= i.max) return false;
+        i.max = m;
+    } else {
+        double m = std::ceil(bound) + strict - double(v.offset);
+        if (m <= i.min) return false;
+        i.min = m;
+    }
+    return true;
+}
+
+} // namespace
+
+void narrow_by_condition(const Expr &condition, BoundsScope &scope) {
+    std::vector<Expr> cs;
+    conjuncts(condition, cs);
+    for (int round = 0; round < 4; ++round) {
+        bool changed = false;
+        for (const Expr &c : cs) {
+            if (c->args.size() != 2 || !c->args[0].type().is_int_or_uint()) continue;
+            // As pairs (lhs, rhs, strict) meaning lhs <= rhs - strict.
+            std::vector<std::tuple<Expr, Expr, int>> les;
+            const Expr &a = c->args[0], &b = c->args[1];
+            switch (c->op) {
+            case Op::LT: les.emplace_back(a, b, 1); break;
+            case Op::LE: les.emplace_back(a, b, 0); break;
+            case Op::GT: les.emplace_back(b, a, 1); break;
+            case Op::GE: les.emplace_back(b, a, 0); break;
+            case Op::EQ: les.emplace_back(a, b, 0); les.emplace_back(b, a, 0); break;
+            default: break;
+            }
+            for (const auto &[lhs, rhs, strict] : les) {
+                if (auto v = rvar_offset(lhs)) changed |= narrow(*v, lhs.type(), bounds_of(rhs, scope).max, true, strict, scope);
+                if (auto v = rvar_offset(rhs)) changed |= narrow(*v, rhs.type(), bounds_of(lhs, scope).min, false, strict, scope);
+            }
+        }
+        if (!changed) break;
+    }
 }
 
 } // namespace tessera

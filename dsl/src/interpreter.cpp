@@ -88,6 +88,13 @@ private:
                 l.rvars.push_back(r);
                 l.scope.rvars[{u.rdom.get(), int(k)}] = r;
             }
+            // The RVars range only over values for which the predicates can hold (the
+            // polyhedral model sees affine predicates exactly, so it never needs more).
+            for (const Expr &p : u.rdom->predicates) narrow_by_condition(p, l.scope);
+            for (size_t k = 0; k < l.rvars.size(); ++k) {
+                l.rvars[k] = l.scope.rvars.at({u.rdom.get(), int(k)});
+                if (l.rvars[k].empty()) return std::nullopt;
+            }
             // A predicate false over the whole RDom: the update never runs and reads nothing
             // (as the polyhedral model, which sees the empty domain, agrees).
             for (const Expr &p : u.rdom->predicates)

@@ -40,4 +40,13 @@ struct BoundsScope {
 // read from Funcs and buffers range over their whole type.
 Interval bounds_of(const Expr &e, const BoundsScope &scope);
 
+// Narrows the scope's RVar intervals to the values for which `condition` (an RDom predicate)
+// can hold, as Halide's bounds inference trims a loop variable by the simple conditions around
+// it. Only conjuncts that compare an RVar (plus or minus an integer constant, in a signed
+// type of at least 32 bits, without overflow) with any expression narrow anything; the
+// narrowing repeats while it changes something (at most a few rounds), and it only drops
+// values for which the condition is false. Example: with r.x in [-1, 3] and r.y in [1, 4],
+// `r.y <= r.x` narrows r.x to [1, 3] (r.x >= min(r.y) = 1) and r.y to [1, 3].
+void narrow_by_condition(const Expr &condition, BoundsScope &scope);
+
 } // namespace tessera
