@@ -5,6 +5,7 @@
 #include <isl/schedule.h>
 #include <isl/schedule_node.h>
 
+#include "tessera/poly/loop_order.h"
 #include "tessera/poly/tree_transform.h"
 
 namespace tessera::poly {
@@ -59,7 +60,9 @@ bool skewed(const isl::schedule_node &band) {
 
 class BandEditor {
 public:
-    BandEditor(const ScheduleOptions &o, std::vector<std::vector<int>> &tiles) : o_(o), tiles_(tiles) {}
+    BandEditor(const Model &m, const ScheduleOptions &o, std::vector<std::vector<int>> &tiles,
+               std::vector<std::string> &notes)
+        : m_(m), o_(o), tiles_(tiles), notes_(notes) {}
 
     // Edits the band at n (tiling, marks), then the subtree below it; returns the node at n's
     // position.
@@ -71,6 +74,14 @@ public:
         }
         int members = int(isl_schedule_node_band_n_member(n.get()));
         bool permutable = isl_schedule_node_band_get_permutable(n.get()) == isl_bool_true;
+        if (permutable && members >= 2) {
+            // Contiguous, coincident loop innermost (loop_order.h): the vector loop.
+            LoopOrder order = stride_one_innermost_order(m_, n);
+            if (!order.members.empty()) {
+                n = permute_band(n, order.members);
+                notes_.push_back(order.reason);
+            }
+        }
         bool parallel = allow_parallel && o_.parallel &&
                         isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
         bool tiled = permutable && members >= 2;
@@ -115,8 +126,10 @@ public:
     }
 
 private:
+    const Model &m_;
     const ScheduleOptions &o_;
     std::vector<std::vector<int>> &tiles_;
+    std::vector<std::string> &notes_;
 };
 
 } // namespace
@@ -150,9 +163,11 @@ AffineGroupSchedule affine_group_schedule(const Model &m, const std::vector<int>
         r.note = std::string("isl's scheduler failed (") + e.what() + "); kept the original order";
         return r;
     }
-    BandEditor editor(o, r.tile_sizes);
+    std::vector<std::string> notes;
+    BandEditor editor(m, o, r.tile_sizes, notes);
     isl::schedule_node root = computed.root();
     r.schedule = editor.visit(root, true).schedule();
+    for (const std::string &n : notes) r.note += (r.note.empty() ? "loop order: " : "; ") + n;
     return r;
 }
 

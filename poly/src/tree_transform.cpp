@@ -1,6 +1,9 @@
 #include "tessera/poly/tree_transform.h"
 
+#include <isl/aff.h>
 #include <isl/schedule_node.h>
+
+#include "tessera/error.h"
 
 namespace tessera::poly {
 
@@ -26,6 +29,29 @@ isl::schedule_node tile_band(const isl::schedule_node &node, const std::vector<i
     isl_options_set_tile_scale_tile_loops(ctx, 0);
     isl_options_set_tile_shift_point_loops(ctx, 1);
     return isl::manage(isl_schedule_node_band_tile(node.copy(), mv));
+}
+
+isl::schedule_node permute_band(const isl::schedule_node &node, const std::vector<int> &order) {
+    isl_ctx *ctx = node.ctx().get();
+    int members = int(isl_schedule_node_band_n_member(node.get()));
+    TESSERA_INTERNAL_ASSERT(int(order.size()) == members, "permute_band: ", order.size(), " indices for ", members, " members");
+    TESSERA_INTERNAL_ASSERT(isl_schedule_node_band_get_permutable(node.get()) == isl_bool_true,
+                            "permute_band: the band is not permutable");
+    isl_multi_union_pw_aff *mupa = isl_schedule_node_band_get_partial_schedule(node.get());
+    isl_union_pw_aff_list *list = isl_union_pw_aff_list_alloc(ctx, members);
+    std::vector<bool> coincident;
+    for (int k : order) {
+        list = isl_union_pw_aff_list_add(list, isl_multi_union_pw_aff_get_at(mupa, k));
+        coincident.push_back(isl_schedule_node_band_member_get_coincident(node.get(), k) == isl_bool_true);
+    }
+    isl_space *space = isl_multi_union_pw_aff_get_space(mupa);
+    isl_multi_union_pw_aff_free(mupa);
+    isl_multi_union_pw_aff *permuted = isl_multi_union_pw_aff_from_union_pw_aff_list(space, list);
+    isl_schedule_node *n = isl_schedule_node_delete(node.copy());
+    n = isl_schedule_node_insert_partial_schedule(n, permuted);
+    n = isl_schedule_node_band_set_permutable(n, 1);
+    for (int k = 0; k < members; ++k) n = isl_schedule_node_band_member_set_coincident(n, k, coincident[size_t(k)] ? 1 : 0);
+    return isl::manage(n);
 }
 
 isl::schedule_node set_band_parallel(const isl::schedule_node &node) {

@@ -100,6 +100,62 @@ TEST_CASE("matmul gets a tiled, parallel band from isl's scheduler", "[poly][str
     CHECK(nest.find("32 * $c") != std::string::npos);
 }
 
+namespace {
+
+// The arguments of the first call of `statement` in a loop-nest dump, split at top-level commas.
+std::vector<std::string> call_arguments(const std::string &nest, const std::string &statement) {
+    size_t at = nest.find(statement + "(");
+    REQUIRE(at != std::string::npos);
+    std::vector<std::string> args(1);
+    int depth = 0;
+    for (size_t i = at + statement.size() + 1; i < nest.size(); ++i) {
+        char c = nest[i];
+        if (c == '(') ++depth;
+        if (c == ')' && depth-- == 0) break;
+        if (c == ',' && depth == 0) args.emplace_back();
+        else args.back() += c;
+    }
+    return args;
+}
+
+// The variable of the innermost loop around the first call of `statement`, and whether that
+// loop is vectorized.
+std::pair<std::string, bool> innermost_loop(const std::string &nest, const std::string &statement) {
+    size_t at = nest.find(statement + "(");
+    REQUIRE(at != std::string::npos);
+    size_t loop = nest.rfind("for (", at);
+    REQUIRE(loop != std::string::npos);
+    size_t line = nest.rfind('\n', loop);
+    bool vectorized = nest.substr(line + 1, loop - line - 1).find("vectorized") != std::string::npos;
+    size_t var = loop + 5;
+    return {nest.substr(var, nest.find(' ', var) - var), vectorized};
+}
+
+} // namespace
+
+TEST_CASE("matmul's reduction loop moves outward and its column loop becomes the vector loop",
+          "[poly][structure]") {
+    // C(j, i) += A(k, i) * B(j, k): isl keeps k innermost, where B is read with a row stride
+    // and nothing vectorizes. j is contiguous in C and B and invariant in A (loop_order.h).
+    for (const std::string app : {"matmul", "gemm"}) {
+        poly::Program p = schedule(app);
+        std::string nest = poly::to_string(p.nest);
+        std::string update = "S_" + app + "_1";
+        auto [var, vectorized] = innermost_loop(nest, update);
+        std::vector<std::string> args = call_arguments(nest, update);  // i, j, k
+        REQUIRE(args.size() == 3);
+        INFO(nest);
+        CHECK(vectorized);
+        CHECK(args[1].find(var) != std::string::npos);
+        CHECK(args[2].find(var) == std::string::npos);
+        CHECK(p.groups.back().note.find("loop order") != std::string::npos);
+    }
+    // A scan's RDom loop is not coincident: it stays where it is (and the update is not vectorized
+    // along it).
+    poly::Program scan = schedule("prefix_sum");
+    CHECK(scan.groups.back().note.find("loop order") == std::string::npos);
+}
+
 TEST_CASE("a scan keeps its loop-carried order and is not marked parallel", "[poly][structure]") {
     poly::Program p = schedule("prefix_sum");
     std::string nest = poly::to_string(p.nest);

@@ -19,6 +19,12 @@ isl::schedule_node split_band(const isl::schedule_node &node, int pos);
 // the point band. isl scales tile loops to tile indices (tile_scale_tile_loops off).
 isl::schedule_node tile_band(const isl::schedule_node &node, const std::vector<int> &sizes);
 
+// Reorders the members of the permutable band at `node`: member k of the result is member
+// order[k] of the band. Coincidence flags move with their members and the band stays
+// permutable (all its dependences are non-negative on every member, so every order is legal).
+// Returns the new band.
+isl::schedule_node permute_band(const isl::schedule_node &node, const std::vector<int> &order);
+
 // Marks every member of the band at `node` coincident (parallel) and the band permutable;
 // the caller guarantees it (e.g. the tile loops of an overlapped group).
 isl::schedule_node set_band_parallel(const isl::schedule_node &node);

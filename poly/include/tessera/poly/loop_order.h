@@ -1,0 +1,31 @@
+// The order of the members of a permutable band, chosen for locality and vectorization, as
+// Pluto and Polly choose it: the innermost member is the coincident one along which the
+// accesses are contiguous (stride 1 in the array's innermost dimension) or invariant, and
+// not strided.
+//
+// Example: C(j, i) += A(k, i) * B(j, k) (statement dims i, j, k; isl's scheduler keeps the band
+// (i, j, k) with k, the reduction, innermost). Along j, C and B are stride 1 and A invariant;
+// along k, A is stride 1, C invariant and B strided by a row; along i, C and A are strided.
+// j is coincident and scores best, so the order becomes (i, k, j): the reduction loop moves
+// out and j, a pure dimension of the update, becomes the vector loop.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tessera/poly/model.h"
+
+namespace tessera::poly {
+
+struct LoopOrder {
+    std::vector<int> members;  // the band's member indices, outermost first; empty: keep the order
+    std::string reason;        // why the order stays (when `members` is empty) or what moved
+};
+
+// Chooses an order for the permutable band at `band` (statements of `m`). Fails (an empty
+// `members`, with the reason) when a member is not a single statement dimension for some
+// statement (a skewed band), when no coincident member is better innermost than the current
+// one, or when the band has fewer than two members.
+LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &band);
+
+} // namespace tessera::poly

@@ -1,0 +1,155 @@
+#include "tessera/poly/loop_order.h"
+
+#include <isl/aff.h>
+#include <isl/map.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+
+#include <map>
+
+namespace tessera::poly {
+namespace {
+
+// How consecutive iterations of one loop move through an array.
+enum class Stride { Invariant, One, Other, Unknown };
+
+// For each statement under the band, the statement dimension each member follows (-1 when a
+// member combines dimensions, scales one, or has several pieces).
+std::map<std::string, std::vector<int>> member_dims(const isl::schedule_node &band, int members) {
+    std::map<std::string, std::vector<int>> dims;
+    isl_multi_union_pw_aff *mupa = isl_schedule_node_band_get_partial_schedule(band.get());
+    for (int k = 0; k < members; ++k) {
+        isl_union_pw_aff *upa = isl_multi_union_pw_aff_get_at(mupa, k);
+        struct Visit {
+            std::map<std::string, std::vector<int>> *dims;
+            int member, members;
+        } v{&dims, k, members};
+        isl_union_pw_aff_foreach_pw_aff(
+            upa,
+            [](isl_pw_aff *pa, void *user) {
+                auto &v = *static_cast<Visit *>(user);
+                isl_space *sp = isl_pw_aff_get_domain_space(pa);
+                const char *name = isl_space_get_tuple_name(sp, isl_dim_set);
+                std::vector<int> &d = (*v.dims)[name ? name : ""];
+                isl_space_free(sp);
+                if (d.empty()) d.assign(size_t(v.members), -1);
+                int found = -1;
+                if (isl_pw_aff_n_piece(pa) == 1) {
+                    isl_pw_aff_foreach_piece(
+                        pa,
+                        [](isl_set *set, isl_aff *aff, void *u) {
+                            int &found = *static_cast<int *>(u);
+                            int n = int(isl_aff_dim(aff, isl_dim_in)), hits = 0, dim = -1;
+                            for (int i = 0; i < n; ++i) {
+                                isl_val *c = isl_aff_get_coefficient_val(aff, isl_dim_in, i);
+                                if (!isl_val_is_zero(c)) {
+                                    ++hits;
+                                    dim = isl_val_is_one(c) ? i : -2;
+                                }
+                                isl_val_free(c);
+                            }
+                            isl_val *den = isl_aff_get_denominator_val(aff);
+                            if (hits == 1 && dim >= 0 && isl_val_is_one(den)) found = dim;
+                            isl_val_free(den);
+                            isl_set_free(set);
+                            isl_aff_free(aff);
+                            return isl_stat_ok;
+                        },
+                        &found);
+                }
+                d[size_t(v.member)] = found;
+                isl_pw_aff_free(pa);
+                return isl_stat_ok;
+            },
+            &v);
+        isl_union_pw_aff_free(upa);
+    }
+    isl_multi_union_pw_aff_free(mupa);
+    return dims;
+}
+
+// The stride of `access` (a relation from the statement's instances) along dimension `dim`:
+// the set of differences between the elements touched by instances one apart in `dim`.
+Stride stride_along(const isl::map &access, int dim) {
+    isl_space *space = isl_space_map_from_set(isl_space_domain(isl_map_get_space(access.get())));
+    isl_multi_aff *next = isl_multi_aff_identity(space);
+    isl_aff *a = isl_multi_aff_get_at(next, dim);
+    next = isl_multi_aff_set_at(next, dim, isl_aff_add_constant_si(a, 1));
+    isl::map step = isl::manage(isl_map_from_multi_aff(next));
+    // element -> element of the next instance, over the instances that touch the first.
+    isl::map pairs = access.reverse().apply_range(step.apply_range(access));
+    isl::set deltas = isl::manage(isl_map_deltas(pairs.release()));
+    if (deltas.is_empty()) return Stride::Unknown;
+    int n = int(deltas.tuple_dim());
+    auto only = [&](int last) {
+        isl::set s = isl::set::universe(deltas.space());
+        for (int i = 0; i < n; ++i)
+            s = isl::manage(isl_set_fix_si(s.release(), isl_dim_set, i, i == n - 1 ? last : 0));
+        return deltas.is_subset(s);
+    };
+    if (n == 0 || only(0)) return Stride::Invariant;
+    if (only(1) || only(-1)) return Stride::One;
+    return Stride::Other;
+}
+
+} // namespace
+
+LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &band) {
+    LoopOrder r;
+    int members = int(isl_schedule_node_band_n_member(band.get()));
+    if (members < 2) {
+        r.reason = "a band of one member";
+        return r;
+    }
+    std::map<std::string, std::vector<int>> dims = member_dims(band, members);
+    // Score each member as the innermost loop: contiguous accesses vectorize and use whole
+    // cache lines, invariant ones stay in registers, strided ones cost a line (or a gather) each.
+    std::vector<int> score(size_t(members), 0);
+    for (const auto &[name, of_member] : dims) {
+        int si = m.statement_index(name);
+        if (si < 0) {
+            r.reason = "a statement the model does not know (" + name + ")";
+            return r;
+        }
+        const Statement &s = m.statements[size_t(si)];
+        std::vector<const Access *> accesses{&s.write};
+        for (const Access &a : s.reads) accesses.push_back(&a);
+        for (int k = 0; k < members; ++k) {
+            if (of_member[size_t(k)] < 0) {
+                r.reason = "member " + std::to_string(k) + " is not one dimension of " + name + " (a skewed band)";
+                return r;
+            }
+            for (const Access *a : accesses) {
+                if (a->relation.is_null()) continue;
+                switch (a->exact ? stride_along(a->relation, of_member[size_t(k)]) : Stride::Other) {
+                case Stride::One: score[size_t(k)] += 2; break;
+                case Stride::Invariant: score[size_t(k)] += 1; break;
+                case Stride::Other: score[size_t(k)] -= 3; break;
+                case Stride::Unknown: break;
+                }
+            }
+        }
+    }
+    int best = members - 1;
+    for (int k = 0; k < members; ++k)
+        if (isl_schedule_node_band_member_get_coincident(band.get(), k) == isl_bool_true &&
+            score[size_t(k)] > score[size_t(best)])
+            best = k;
+    if (best == members - 1) {
+        r.reason = "the innermost member is already the best";
+        return r;
+    }
+    for (int k = 0; k < members; ++k)
+        if (k != best) r.members.push_back(k);
+    r.members.push_back(best);
+    // Name the loops after the first statement's dimensions, e.g. "j innermost, k outward".
+    const auto &[name, of_member] = *dims.begin();
+    const Statement &s = m.statements[size_t(m.statement_index(name))];
+    auto dim_name = [&](int k) { return s.dims[size_t(of_member[size_t(k)])]; };
+    r.reason = name + ": " + dim_name(best) + " innermost (coincident; accesses contiguous or invariant), " +
+               dim_name(members - 1) + " outward";
+    return r;
+}
+
+} // namespace tessera::poly
