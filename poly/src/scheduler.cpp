@@ -35,20 +35,26 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
     std::vector<GroupPlan> plans = plan_groups(m, o);
     timings.emplace_back("grouping", watch.lap());
     // Dependences drive isl's scheduler and the verification; overlapped-tiled groups of pure
-    // stages are correct by construction and need none.
-    bool need_deps = o.verify || std::any_of(plans.begin(), plans.end(), [](const GroupPlan &g) { return !g.overlapped; });
+    // stages are correct by construction and need none. They are computed when first needed:
+    // a group planned for overlapped tiling may turn out not to fit it (below) and go to isl's
+    // scheduler, which without them would see independent statements and reorder them freely.
     isl::union_map none = isl::union_map::empty(m.ctx());
     Dependences deps{none, none, none, true};
-    if (need_deps) {
+    bool have_deps = false;
+    auto need_deps = [&] {
+        if (have_deps) return true;
         deps = compute_dependences(m, o.max_operations);
         timings.emplace_back("dependences", watch.lap());
-        if (!deps.computed) {
-            Program p = sequential_program(model);
-            p.groups[0].note = "dependence analysis exceeded its operation quota (max_operations); the pipeline runs in "
-                               "its original sequential order";
-            return p;
-        }
-    }
+        have_deps = true;
+        return deps.computed;
+    };
+    auto sequential = [&] {
+        Program p = sequential_program(model);
+        p.groups[0].note = "dependence analysis exceeded its operation quota (max_operations); the pipeline runs in "
+                           "its original sequential order";
+        return p;
+    };
+    if (o.verify && !need_deps()) return sequential();
     std::vector<Group> groups;
     isl_schedule *full = nullptr;
     for (size_t k = 0; k < plans.size(); ++k) {
@@ -75,6 +81,7 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
         if (!done) {
             // A Func's pure definition runs before its updates: isl would otherwise fuse the
             // initialization into the updates' (possibly skewed) band for no gain.
+            if (!need_deps()) return sequential();
             std::vector<int> pure, updates;
             for (int s : plan.statements) (m.statements[size_t(s)].definition == 0 ? pure : updates).push_back(s);
             isl_schedule *seq = nullptr;
