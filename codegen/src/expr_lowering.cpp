@@ -377,6 +377,7 @@ Value *FunctionLowering::load(const StorageView &view, const std::vector<Expr> &
 Value *FunctionLowering::load_at(const StorageView &view, const std::vector<Value *> &coords) {
     llvm::LoadInst *l = b.CreateLoad(storage_type(view.type), address(view, coords));
     if (access_group) l->setMetadata(llvm::LLVMContext::MD_access_group, access_group);
+    tag_access(l, view);
     return from_memory(view.type, l);
 }
 
@@ -400,6 +401,24 @@ Value *FunctionLowering::to_memory(Type t, Value *v) {
     return v;
 }
 
+void FunctionLowering::make_alias_scopes(size_t arrays) {
+    llvm::MDBuilder mdb(ctx);
+    llvm::MDNode *domain = mdb.createAnonymousAliasScopeDomain("tessera arrays");
+    for (size_t i = 0; i < arrays; ++i) alias_scopes.push_back(mdb.createAnonymousAliasScope(domain));
+    for (size_t i = 0; i < arrays; ++i) {
+        std::vector<llvm::Metadata *> others;
+        for (size_t j = 0; j < arrays; ++j)
+            if (j != i) others.push_back(alias_scopes[j]);
+        noalias_lists.push_back(llvm::MDNode::get(ctx, others));
+    }
+}
+
+void FunctionLowering::tag_access(llvm::Instruction *access, const StorageView &view) const {
+    if (view.alias < 0 || size_t(view.alias) >= alias_scopes.size()) return;
+    access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx, {alias_scopes[size_t(view.alias)]}));
+    access->setMetadata(llvm::LLVMContext::MD_noalias, noalias_lists[size_t(view.alias)]);
+}
+
 void FunctionLowering::mark_nontemporal(llvm::StoreInst *st) {
     st->setMetadata(llvm::LLVMContext::MD_nontemporal, llvm::MDNode::get(ctx, llvm::ConstantAsMetadata::get(b.getInt32(1))));
 }
@@ -407,6 +426,7 @@ void FunctionLowering::mark_nontemporal(llvm::StoreInst *st) {
 void FunctionLowering::store(const StorageView &view, const std::vector<Value *> &coords, Value *v, bool streaming) {
     llvm::StoreInst *st = b.CreateStore(to_memory(view.type, v), address(view, coords));
     if (access_group) st->setMetadata(llvm::LLVMContext::MD_access_group, access_group);
+    tag_access(st, view);
     if (streaming) mark_nontemporal(st);
 }
 

@@ -85,6 +85,7 @@ void FunctionLowering::allocate_scratch(int group) {
         StorageView &v = storage[l.storage];
         v.type = st.type;
         v.scratch = true;
+        v.alias = int(m.graph.inputs.size() + l.storage);
         v.min.assign(size_t(st.dimensions), i64(0));
         v.stride.clear();
         for (int64_t s : l.strides) v.stride.push_back(i64(s));
@@ -172,6 +173,39 @@ void FunctionLowering::run() {
             Value *lo = field(desc[i], dim_field(d, 0), b.getInt64Ty());
             Value *hi = b.CreateSub(b.CreateAdd(lo, field(desc[i], dim_field(d, 1), b.getInt64Ty())), i64(1));
             fail_if(outside_int32(lo, hi), TESSERA_ERROR_BUFFER_RANGE, i, d, lo, hi, nullptr, nullptr);
+        }
+    }
+
+    // No output may share memory with another buffer argument: the schedule and the alias
+    // scopes of the accesses assume distinct arrays. Spans are in bytes, [lo, hi).
+    struct Span {
+        Value *lo, *hi, *empty;
+    };
+    auto span_of = [&](size_t i) {
+        const Argument &a = arguments[i];
+        Value *host = b.CreatePtrToInt(field(desc[i], kHostField, ptr), b.getInt64Ty());
+        int64_t bytes = std::max(1, a.type.bytes());
+        Span s{host, b.CreateAdd(host, i64(bytes)), b.getFalse()};
+        for (int d = 0; d < a.dimensions; ++d) {
+            Value *ext = field(desc[i], dim_field(d, 1), b.getInt64Ty());
+            Value *stride = field(desc[i], dim_field(d, 2), b.getInt64Ty());
+            Value *reach = b.CreateMul(b.CreateMul(stride, b.CreateSub(ext, i64(1))), i64(bytes));
+            Value *zero = i64(0);
+            s.lo = b.CreateAdd(s.lo, b.CreateSelect(b.CreateICmpSLT(reach, zero), reach, zero));
+            s.hi = b.CreateAdd(s.hi, b.CreateSelect(b.CreateICmpSGT(reach, zero), reach, zero));
+            s.empty = b.CreateOr(s.empty, b.CreateICmpSLE(ext, zero));
+        }
+        return s;
+    };
+    for (size_t o = 0; o < arguments.size(); ++o) {
+        if (arguments[o].kind != Argument::Kind::Output) continue;
+        Span so = span_of(o);
+        for (size_t i = 0; i < arguments.size(); ++i) {
+            if (i == o || arguments[i].kind == Argument::Kind::Param) continue;
+            Span si = span_of(i);
+            Value *overlap = b.CreateAnd(b.CreateICmpULT(so.lo, si.hi), b.CreateICmpULT(si.lo, so.hi));
+            overlap = b.CreateAnd(overlap, b.CreateNot(b.CreateOr(so.empty, si.empty)));
+            fail_if(overlap, TESSERA_ERROR_ALIASING, o, 0, i64(int64_t(i)), i64(int64_t(i)), nullptr, nullptr);
         }
     }
 
@@ -278,7 +312,12 @@ void FunctionLowering::run() {
         }
         return v;
     };
-    for (const auto &in : m.graph.inputs) inputs[in.get()] = view_of(desc[arg_of_input(in.get())], in->type, in->dimensions);
+    make_alias_scopes(m.graph.inputs.size() + p.storage.size());
+    for (size_t k = 0; k < m.graph.inputs.size(); ++k) {
+        const auto &in = m.graph.inputs[k];
+        StorageView &v = inputs[in.get()] = view_of(desc[arg_of_input(in.get())], in->type, in->dimensions);
+        v.alias = int(k);
+    }
     storage.assign(p.storage.size(), StorageView{});
     llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", ptr, b.getInt64Ty(), b.getInt64Ty());
     for (size_t i = 0; i < p.storage.size(); ++i) {
@@ -306,6 +345,7 @@ void FunctionLowering::run() {
             heap_allocations.push_back(v.base);
             storage[i] = v;
         }
+        storage[i].alias = int(m.graph.inputs.size() + i);
     }
     // Scratchpads of groups that run outside parallel loops live in this function (the others
     // are allocated per thread by the outlined bodies).

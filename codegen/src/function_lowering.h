@@ -37,6 +37,7 @@ struct StorageView {
     std::vector<llvm::Value *> min, stride;  // i64 per dimension (Halide order)
     bool output = false;                     // written once by its statements (streaming stores)
     bool scratch = false;
+    int alias = -1;  // its alias scope (FunctionLowering::alias_scopes)
 };
 
 class FunctionLowering {
@@ -95,6 +96,13 @@ public:
     llvm::Function *function = nullptr;  // the function being emitted into (entry or outlined)
     llvm::BasicBlock *error_exit = nullptr;
     llvm::Value *error_arg = nullptr;
+    // One alias scope per input and per storage: a pipeline's arrays never share memory (the
+    // entry rejects outputs that overlap another buffer), so every access is tagged with its
+    // array's scope and as not aliasing the others. LLVM can then keep values in registers
+    // across loops, such as an accumulator across a reduction loop.
+    std::vector<llvm::MDNode *> alias_scopes, noalias_lists;
+    void make_alias_scopes(size_t arrays);
+    void tag_access(llvm::Instruction *access, const StorageView &view) const;
     llvm::MDNode *access_group = nullptr;  // set inside loops marked vector
     int parallel_depth = 0;
     bool streamed = false;  // the current function issued non-temporal stores

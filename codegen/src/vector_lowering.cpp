@@ -169,6 +169,7 @@ public:
             Value *addr = f_.address(view, coords);
             llvm::Type *vt = llvm::FixedVectorType::get(f_.storage_type(t), unsigned(w_));
             llvm::LoadInst *l = b_.CreateAlignedLoad(vt, addr, llvm::Align(uint64_t(std::max(1, t.bytes()))));
+            f_.tag_access(l, view);
             return varying(f_.from_memory(t, l));
         }
         // Gather, lane by lane.
@@ -214,6 +215,7 @@ public:
             bool streaming = aligned_streaming && view.output;
             uint64_t align = streaming ? uint64_t(w_ * std::max(1, t.bytes())) : uint64_t(std::max(1, t.bytes()));
             llvm::StoreInst *st = b_.CreateAlignedStore(f_.to_memory(t, to_vector(v)), addr, llvm::Align(align));
+            f_.tag_access(st, view);
             if (streaming) {
                 f_.mark_nontemporal(st);
                 f_.streamed = true;

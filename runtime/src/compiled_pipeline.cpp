@@ -238,6 +238,13 @@ private:
             user_error("The pipeline was compiled for output ", a.name, " of extent ", e.need_min, " in dimension ", e.dim,
                        " (CompileOptions::specialize_sizes) but is run with extent ", e.have_min,
                        ". Compile without specialize_sizes to accept every size.");
+        case TESSERA_ERROR_ALIASING: {
+            const codegen::Argument &other = arguments_.at(size_t(e.need_min));
+            user_error("The output buffer of Func ", a.name, " shares memory with the ",
+                       other.kind == codegen::Argument::Kind::Output ? "output buffer of Func " : "buffer of InputBuffer ",
+                       other.name, ". Compiled pipelines do not compute in place: pass an output buffer that overlaps "
+                       "no input and no other output (e.g. a new Buffer, then copy).");
+        }
         case TESSERA_ERROR_OUT_OF_MEMORY:
             user_error("The pipeline could not allocate an intermediate buffer of ", e.need_min, " bytes.");
         default: internal_error("compiled pipeline returned error code ", e.code);

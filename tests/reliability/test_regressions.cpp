@@ -516,3 +516,25 @@ TEST_CASE("a group that overlapped tiling refuses is scheduled with its dependen
         CHECK(want(2, -1) == 2);
     }
 }
+
+TEST_CASE("an output that shares memory with an input or another output is rejected", "[reliability][errors]") {
+    // Compiled code tags every array's accesses as not aliasing the others (so that LLVM keeps
+    // accumulators in registers), and the schedule assumes distinct arrays: computing in place
+    // would give wrong values. The entry checks the buffers' byte spans instead.
+    Var x("x");
+    Buffer<float> data(std::vector<int>{16});
+    InputBuffer<float> in("in", 1);
+    in.set(data);
+    Func f("f"), g("g");
+    f(x) = in(x) * 2.f;
+    g(x) = in(x) + 1.f;
+    Callable one = Pipeline(f).compile(Target::host(), CompileOptions());
+    REQUIRE_USER_ERROR(one.realize(data), "Func f", "shares memory", "InputBuffer in");
+    Buffer<float> out(std::vector<int>{16});
+    Callable two = Pipeline({f, g}).compile(Target::host(), CompileOptions());
+    REQUIRE_USER_ERROR(two.realize(std::vector<Buffer<void>>{out, out}), "Func f", "shares memory", "Func g");
+    // Distinct buffers, and empty ones, pass.
+    Buffer<float> other(std::vector<int>{16});
+    two.realize(std::vector<Buffer<void>>{out, other});
+    CHECK(out(3) == data(3) * 2.f);
+}

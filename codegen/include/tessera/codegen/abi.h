@@ -33,8 +33,10 @@ enum {
     TESSERA_ERROR_OUT_OF_MEMORY = 4,     /* an intermediate buffer could not be allocated */
     TESSERA_ERROR_SPECIALIZATION = 5,    /* sizes differ from the ones the code was specialized for */
     TESSERA_ERROR_BUFFER_RANGE = 6,      /* a buffer's coordinates [need_min, need_max] leave int32 */
-    TESSERA_ERROR_REGION_RANGE = 7       /* the region of array number `argument` (the pipeline's
+    TESSERA_ERROR_REGION_RANGE = 7,      /* the region of array number `argument` (the pipeline's
                                             model) leaves int32 */
+    TESSERA_ERROR_ALIASING = 8           /* output `argument` shares memory with the buffer of
+                                            argument need_min (compiled code does not work in place) */
 };
 
 typedef struct tessera_error_t {
