@@ -74,6 +74,7 @@ public:
         }
         int members = int(isl_schedule_node_band_n_member(n.get()));
         bool permutable = isl_schedule_node_band_get_permutable(n.get()) == isl_bool_true;
+        std::vector<int> model_sizes;  // tile sizes from the strides (loop_order.h)
         if (permutable && members >= 2) {
             // Contiguous, coincident loop innermost (loop_order.h): the vector loop.
             LoopOrder order = stride_one_innermost_order(m_, n);
@@ -81,6 +82,7 @@ public:
                 n = permute_band(n, order.members);
                 notes_.push_back(order.reason);
             }
+            model_sizes = order.tile_sizes;
         }
         bool parallel = allow_parallel && o_.parallel &&
                         isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
@@ -88,6 +90,7 @@ public:
         int chain_members = members;
         if (tiled) {
             std::vector<int> sizes(size_t(members), 32);
+            if (o_.tile_sizes.empty() && int(model_sizes.size()) == members) sizes = model_sizes;
             for (int i = 0; i < members && i < int(o_.tile_sizes.size()); ++i)
                 sizes[size_t(members - 1 - i)] = o_.tile_sizes[size_t(i)];
             tiles_.push_back(sizes);

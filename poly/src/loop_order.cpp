@@ -6,6 +6,7 @@
 #include <isl/set.h>
 #include <isl/union_map.h>
 
+#include <algorithm>
 #include <map>
 
 namespace tessera::poly {
@@ -106,6 +107,8 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
     // Score each member as the innermost loop: contiguous accesses vectorize and use whole
     // cache lines, invariant ones stay in registers, strided ones cost a line (or a gather) each.
     std::vector<int> score(size_t(members), 0);
+    std::vector<bool> write_invariant(size_t(members), true);
+    int element_bytes = 1;
     for (const auto &[name, of_member] : dims) {
         int si = m.statement_index(name);
         if (si < 0) {
@@ -113,6 +116,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
             return r;
         }
         const Statement &s = m.statements[size_t(si)];
+        if (s.write.array >= 0) element_bytes = std::max(element_bytes, m.arrays[size_t(s.write.array)].type.bytes());
         std::vector<const Access *> accesses{&s.write};
         for (const Access &a : s.reads) accesses.push_back(&a);
         for (int k = 0; k < members; ++k) {
@@ -122,7 +126,9 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
             }
             for (const Access *a : accesses) {
                 if (a->relation.is_null()) continue;
-                switch (a->exact ? stride_along(a->relation, of_member[size_t(k)]) : Stride::Other) {
+                Stride st = a->exact ? stride_along(a->relation, of_member[size_t(k)]) : Stride::Other;
+                if (a == &s.write && st != Stride::Invariant) write_invariant[size_t(k)] = false;
+                switch (st) {
                 case Stride::One: score[size_t(k)] += 2; break;
                 case Stride::Invariant: score[size_t(k)] += 1; break;
                 case Stride::Other: score[size_t(k)] -= 3; break;
@@ -131,18 +137,25 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
             }
         }
     }
+    auto coincident = [&](int k) { return isl_schedule_node_band_member_get_coincident(band.get(), k) == isl_bool_true; };
     int best = members - 1;
     for (int k = 0; k < members; ++k)
-        if (isl_schedule_node_band_member_get_coincident(band.get(), k) == isl_bool_true &&
-            score[size_t(k)] > score[size_t(best)])
-            best = k;
+        if (coincident(k) && score[size_t(k)] > score[size_t(best)]) best = k;
+    std::vector<int> order;
+    for (int k = 0; k < members; ++k)
+        if (k != best) order.push_back(k);
+    order.push_back(best);
+    for (int k : order) {
+        int size = 8;
+        if (k == best) size = std::max(32, 4096 / element_bytes);
+        else if (!coincident(k) && write_invariant[size_t(k)]) size = 32;
+        r.tile_sizes.push_back(size);
+    }
     if (best == members - 1) {
         r.reason = "the innermost member is already the best";
         return r;
     }
-    for (int k = 0; k < members; ++k)
-        if (k != best) r.members.push_back(k);
-    r.members.push_back(best);
+    r.members = order;
     // Name the loops after the first statement's dimensions, e.g. "j innermost, k outward".
     const auto &[name, of_member] = *dims.begin();
     const Statement &s = m.statements[size_t(m.statement_index(name))];

@@ -149,6 +149,8 @@ TEST_CASE("matmul's reduction loop moves outward and its column loop becomes the
         CHECK(args[1].find(var) != std::string::npos);
         CHECK(args[2].find(var) == std::string::npos);
         CHECK(p.groups.back().note.find("loop order") != std::string::npos);
+        // Tiles from the strides: 4 KiB rows of float along j, 32 along the reduction, 8 along i.
+        CHECK(p.groups.back().tile_sizes == std::vector<int>{8, 32, 1024});
     }
     // A scan's RDom loop is not coincident: it stays where it is (and the update is not vectorized
     // along it).

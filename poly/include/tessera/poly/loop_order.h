@@ -20,12 +20,19 @@ namespace tessera::poly {
 struct LoopOrder {
     std::vector<int> members;  // the band's member indices, outermost first; empty: keep the order
     std::string reason;        // why the order stays (when `members` is empty) or what moved
+    // Tile sizes per member of the band in its new order (empty when the band was not analyzed),
+    // from the strides: the innermost (vector) member gets rows of 4 KiB, so that each tile
+    // streams long contiguous runs and the loop overhead is amortized; a reduction member (not
+    // coincident, the written array invariant along it) 32; the others 8, which keeps the
+    // tile's working set within L2 (matmul 1024^3 float: 8 x 32 x 1024, 161 KiB).
+    std::vector<int> tile_sizes;
 };
 
 // Chooses an order for the permutable band at `band` (statements of `m`). Fails (an empty
-// `members`, with the reason) when a member is not a single statement dimension for some
-// statement (a skewed band), when no coincident member is better innermost than the current
-// one, or when the band has fewer than two members.
+// `members` and no tile sizes, with the reason) when a member is not a single statement
+// dimension for some statement (a skewed band, as in time tiling) or the band has fewer than
+// two members. When no coincident member is better innermost than the current one, `members`
+// is empty but the tile sizes are given.
 LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &band);
 
 } // namespace tessera::poly
