@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The matmul benchmark: float C = A B (matmul) and C = beta C + alpha A B (gemm), M x N x K.
+
+Variants, each in its own process, interleaved `--repeats` times:
+  (a) gcc -O3 -march=native         PolyBench-style loops (i, k, j), one thread
+  (b) clang-19 -O3 -march=native    the same loops, one thread
+  (c) clang-19 + Polly              -mllvm -polly -mllvm -polly-parallel -fopenmp, 2 threads
+  (d) OpenBLAS sgemm                when libopenblas-dev is installed, 2 threads
+  (e) Tessera                       the matmul / gemm apps, automatic schedule, 2 threads
+
+The C loops use static arrays with compile-time sizes (as PolyBench does, so that Polly sees
+constant bounds), -ffp-contract=off as Tessera without fast_math. Tessera's output is checked
+exactly against the app's plain loops; the C variants' checksums must agree with each other
+(OpenBLAS within 1e-3, it sums in another order). Medians over all runs; the JSON goes to
+bench/results/matmul.json and a Markdown table to stdout.
+
+    python3 bench/run_matmul_benchmark.py [--build build] [--size 2048 2048 2048] [--runs 5] [--repeats 3]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+THREADS = "2"
+
+
+def run_json(cmd, env=None):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out)
+
+
+def openblas_available():
+    # Debian's libopenblas-dev (the reference libblas-dev has a cblas.h too, but no sgemm worth timing).
+    lib = "/usr/lib/x86_64-linux-gnu/libopenblas.so"
+    return os.path.exists(lib)
+
+
+def build_baselines(out_dir, kernel, size):
+    src = os.path.join(ROOT, "bench", "matmul_baselines.c")
+    M, N, K = size
+    defs = [f"-DSIZE_M={M}", f"-DSIZE_N={N}", f"-DSIZE_K={K}"] + (["-DGEMM"] if kernel == "gemm" else [])
+    common = ["-O3", "-march=native", "-ffp-contract=off"] + defs
+    variants = {
+        "gcc -O3": (["gcc"] + common, []),
+        "clang-19 -O3": (["clang-19"] + common, []),
+        "clang-19 + Polly (2 threads)": (
+            ["clang-19"] + common + ["-fopenmp", "-mllvm", "-polly", "-mllvm", "-polly-parallel", "-mllvm",
+                                     "-polly-vectorizer=stripmine"], []),
+    }
+    if openblas_available() and shutil.which("gcc"):
+        variants["OpenBLAS sgemm (2 threads)"] = (["gcc"] + common + ["-DUSE_OPENBLAS"], ["-lopenblas"])
+    exes = {}
+    for name, (cmd, libs) in variants.items():
+        exe = os.path.join(out_dir, f"matmul_{kernel}_" + "".join(c if c.isalnum() else "_" for c in name))
+        r = subprocess.run(cmd + [src, "-o", exe] + libs, capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"skipping {name}: {r.stderr.strip()[:200]}", file=sys.stderr)
+            continue
+        exes[name] = exe
+    return exes
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--size", nargs=3, type=int, default=[2048, 2048, 2048], metavar=("M", "N", "K"))
+    ap.add_argument("--runs", type=int, default=5, help="timed runs per process (at least 5)")
+    ap.add_argument("--repeats", type=int, default=3, help="processes per variant; medians pool all runs")
+    ap.add_argument("--kernels", nargs="+", default=["matmul", "gemm"])
+    args = ap.parse_args()
+    runs = max(5, args.runs)
+    M, N, K = args.size
+    flops = 2.0 * M * N * K
+    out_dir = os.path.join(args.build, "bench")
+    tessera = os.path.join(out_dir, "bench_matmul_tessera")
+    env = dict(os.environ, OMP_NUM_THREADS=THREADS, OPENBLAS_NUM_THREADS=THREADS)
+    results = {"size": [M, N, K], "threads": int(THREADS), "runs": runs, "repeats": args.repeats, "kernels": {}}
+    for kernel in args.kernels:
+        exes = build_baselines(out_dir, kernel, (M, N, K))
+        times = {name: [] for name in list(exes) + ["Tessera"]}
+        checksums = {}
+        compile_ms = []
+        for rep in range(args.repeats):
+            for name, exe in exes.items():
+                r = run_json([exe, str(runs)], env)
+                times[name] += r["run_ms"]
+                checksums.setdefault(name, r["checksum"])
+            check = "check" if rep == 0 else "nocheck"
+            r = run_json([tessera, kernel, str(M), str(N), str(K), str(runs), check], env)
+            if r["check"] not in ("ok", "skipped"):
+                sys.exit(f"Tessera's {kernel} does not match its reference loops")
+            times["Tessera"] += r["run_ms"]
+            compile_ms.append(r["compile"])
+        loops = [v for k, v in checksums.items() if not k.startswith("OpenBLAS")]
+        for name, c in checksums.items():
+            tol = 1e-3 if name.startswith("OpenBLAS") else 1e-6
+            if abs(c - loops[0]) > tol * max(1.0, abs(loops[0])):
+                sys.exit(f"{name}'s checksum {c} differs from {loops[0]}")
+        medians = {name: statistics.median(t) for name, t in times.items() if t}
+        best_loops = min(v for k, v in medians.items() if k not in ("Tessera",) and not k.startswith("OpenBLAS"))
+        rows = []
+        for name, ms in medians.items():
+            rows.append({"variant": name, "median_ms": ms, "gflops": flops / ms / 1e6,
+                         "tessera_speedup": ms / medians["Tessera"]})
+        results["kernels"][kernel] = {"rows": rows, "best_compiled_loops_ms": best_loops,
+                                      "tessera_compile_ms": compile_ms[0]}
+        print(f"\n### {kernel} {M} x {N} x {K} float\n")
+        print("| variant | median | GFLOP/s | Tessera faster by |")
+        print("|---|---|---|---|")
+        for row in rows:
+            print(f"| {row['variant']} | {row['median_ms']:.1f} ms | {row['gflops']:.1f} | {row['tessera_speedup']:.2f}x |")
+        print("\n```text")
+        top = max(row["gflops"] for row in rows)
+        for row in rows:
+            bar = "#" * max(1, round(40 * row["gflops"] / top))
+            print(f"{row['variant'][:30]:<30} {bar} {row['gflops']:.0f} GFLOP/s")
+        print("```")
+        c = compile_ms[0]
+        phases = ", ".join(f"{k} {v:.1f}" for k, v in c.items() if k != "total_ms")
+        print(f"\nTessera compile: {c['total_ms']:.1f} ms ({phases})")
+    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
+    with open(os.path.join(ROOT, "bench", "results", "matmul.json"), "w") as f:
+        json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
