@@ -17,6 +17,19 @@ std::unique_ptr<App> make_prefix_sum();
 std::unique_ptr<App> make_jacobi_2d();
 std::unique_ptr<App> make_seidel_2d();
 std::unique_ptr<App> make_bilateral_grid();
+// PolyBench 4.2 (polybench.cpp).
+std::unique_ptr<App> make_pb_atax();
+std::unique_ptr<App> make_pb_bicg();
+std::unique_ptr<App> make_pb_mvt();
+std::unique_ptr<App> make_pb_2mm();
+std::unique_ptr<App> make_pb_3mm();
+std::unique_ptr<App> make_pb_doitgen();
+std::unique_ptr<App> make_pb_gemver();
+std::unique_ptr<App> make_pb_gesummv();
+std::unique_ptr<App> make_pb_syrk();
+std::unique_ptr<App> make_pb_syr2k();
+std::unique_ptr<App> make_pb_covariance();
+std::unique_ptr<App> make_pb_jacobi_1d();
 
 namespace {
 struct Entry {
@@ -28,6 +41,18 @@ const Entry kApps[] = {
     {"histogram", make_histogram},         {"matmul", make_matmul},     {"gemm", make_gemm},
     {"prefix_sum", make_prefix_sum},       {"jacobi_2d", make_jacobi_2d}, {"seidel_2d", make_seidel_2d},
     {"bilateral_grid", make_bilateral_grid},
+    {"pb_atax", make_pb_atax},
+    {"pb_bicg", make_pb_bicg},
+    {"pb_mvt", make_pb_mvt},
+    {"pb_2mm", make_pb_2mm},
+    {"pb_3mm", make_pb_3mm},
+    {"pb_doitgen", make_pb_doitgen},
+    {"pb_gemver", make_pb_gemver},
+    {"pb_gesummv", make_pb_gesummv},
+    {"pb_syrk", make_pb_syrk},
+    {"pb_syr2k", make_pb_syr2k},
+    {"pb_covariance", make_pb_covariance},
+    {"pb_jacobi_1d", make_pb_jacobi_1d},
 };
 } // namespace
 

@@ -1,35 +1,9 @@
 // Every app compiled for the host, with 1 and 2 threads, against its plain C++ loops at odd,
 // prime and smaller-than-a-tile sizes.
-#include "../test_util.h"
-
-#include "tessera_apps/app.h"
+#include "compiled_app_check.h"
 
 using namespace tessera;
-
-namespace {
-
-void check_compiled(const std::string &name, const std::vector<std::vector<int>> &sizes, CompileOptions o = {}) {
-    auto app = apps::make_app(name);
-    for (int threads : {1, 2}) {
-        o.threads = threads;
-        Callable c = app->pipeline().compile(Target::host(), o);
-        uint32_t seed = 3;
-        for (const auto &s : sizes) {
-            app->prepare(s, seed++);
-            std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
-            c.realize(got);
-            app->reference(want);
-            for (size_t i = 0; i < got.size(); ++i) {
-                apps::Comparison cmp = apps::compare(got[i], want[i], app->tolerance());
-                INFO(name << " threads=" << threads << " fusion=" << o.fusion << " sizes=" << Catch::Detail::stringify(s)
-                          << ": " << cmp.first_mismatch);
-                CHECK(cmp.ok);
-            }
-        }
-    }
-}
-
-} // namespace
+using compiled_app_check::check_compiled;
 
 TEST_CASE("compiled blur_x_blur_y matches plain loops", "[codegen][apps]") {
     check_compiled("blur_x_blur_y", {{5, 5}, {9, 13}, {37, 71}, {263, 41}, {1031, 67}});

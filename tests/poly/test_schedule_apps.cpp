@@ -47,3 +47,26 @@ TEST_CASE("scheduled jacobi_2d and seidel_2d time loops match the reference", "[
 TEST_CASE("scheduled bilateral_grid (histogram, blur, data-dependent slice) matches the reference", "[poly][schedule]") {
     check_app("bilateral_grid", {{1, 1}, {9, 17}, {61, 29}});
 }
+
+TEST_CASE("scheduled PolyBench kernels match the reference at MINI and awkward sizes, with each fusion mode",
+          "[poly][schedule][polybench]") {
+    const std::vector<std::pair<std::string, std::vector<std::vector<int>>>> kernels = {
+        {"pb_atax", {{38, 42}, {7, 13}, {65, 37}}},
+        {"pb_bicg", {{38, 42}, {7, 13}, {65, 37}}},
+        {"pb_mvt", {{40}, {7}, {65}}},
+        {"pb_2mm", {{16, 18, 22, 24}, {7, 13, 1, 37}, {33, 31, 13, 65}}},
+        {"pb_3mm", {{16, 18, 20, 22, 24}, {7, 13, 37, 1, 31}, {65, 33, 7, 31, 37}}},
+        {"pb_doitgen", {{8, 10, 12}, {7, 13, 37}, {13, 7, 65}}},
+        {"pb_gemver", {{40}, {7}, {65}}},
+        {"pb_gesummv", {{30}, {7}, {65}}},
+        {"pb_syrk", {{20, 30}, {7, 13}, {33, 65}}},
+        {"pb_syr2k", {{20, 30}, {7, 13}, {33, 65}}},
+        {"pb_covariance", {{28, 32}, {13, 7}, {33, 65}}},
+        {"pb_jacobi_1d", {{20, 30}, {7, 2}, {5, 65}}},
+    };
+    for (const auto &[name, sizes] : kernels) {
+        check_app(name, sizes);
+        check_app(name, {sizes.front()}, fusion(poly::Fusion::None));
+        check_app(name, {sizes.front()}, fusion(poly::Fusion::Max));
+    }
+}
