@@ -1,5 +1,7 @@
 #include "tessera/poly/overlapped_tiling.h"
 
+#include <algorithm>
+
 #include <isl/aff.h>
 #include <isl/fixed_box.h>
 #include <isl/ilp.h>
@@ -129,9 +131,11 @@ isl_map *box_map(isl_multi_aff *off, isl_multi_val *size, const std::string &tup
 
 // Footprints of every stage per tile, consumers first, each producer widened to its fixed box
 // hull (PolyMage's rectangular footprints), which keeps its per-tile domain a single box.
-std::optional<Footprints> compute_footprints(const Model &m, const std::vector<int> &stages,
-                                             const std::vector<int> &tile_sizes, std::string &why_not,
-                                             const Footprints *known) {
+namespace {
+
+std::optional<Footprints> footprints_unbounded(const Model &m, const std::vector<int> &stages,
+                                               const std::vector<int> &tile_sizes, std::string &why_not,
+                                               const Footprints *known) {
     const Statement &root = m.statements[size_t(stages.back())];
     TESSERA_INTERNAL_ASSERT(tile_sizes.size() == root.dims.size(), "tile sizes for ", root.name);
     Footprints r;
@@ -194,6 +198,27 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
         isl_multi_val_free(size);
         isl_multi_aff_free(off);
         isl_fixed_box_free(box);
+    }
+    return r;
+}
+
+} // namespace
+
+std::optional<Footprints> compute_footprints(const Model &m, const std::vector<int> &stages,
+                                             const std::vector<int> &tile_sizes, std::string &why_not,
+                                             const Footprints *known) {
+    // The footprints are an optimization: over the quota, the group is not fused or tiled this way.
+    constexpr long kFootprintOperations = 1000000;
+    std::optional<Footprints> r;
+    if (!within_quota(m.ctx(), kFootprintOperations, [&] { r = footprints_unbounded(m, stages, tile_sizes, why_not, known); })) {
+        why_not = "isl exceeded its operation quota finding the part of each stage one tile needs";
+        return std::nullopt;
+    }
+    // A C call that ran out of the quota returns null without throwing: never hand on such a box.
+    if (r && std::any_of(r->boxes.begin(), r->boxes.end(), [](const std::optional<isl::map> &b) { return !b || b->is_null(); })) {
+        isl_ctx_reset_error(m.ctx().get());
+        why_not = "isl exceeded its operation quota finding the part of each stage one tile needs";
+        return std::nullopt;
     }
     return r;
 }

@@ -44,7 +44,8 @@ struct Footprints {
 // Computes the footprints of `stages` (producers first, root last) for the given tiles. Entries
 // already present in `known` (aligned with `stages`, e.g. a consumer group's footprints before a
 // merge) are reused; the others are derived from their consumers. Returns nullopt with `why_not`
-// when a producer's footprint has no fixed size.
+// when a producer's footprint has no fixed size, or when isl needs more than an operation quota
+// to find it (fixed box hulls of reads under parity predicates took isl seconds).
 std::optional<Footprints> compute_footprints(const Model &m, const std::vector<int> &stages,
                                              const std::vector<int> &tile_sizes, std::string &why_not,
                                              const Footprints *known = nullptr);
