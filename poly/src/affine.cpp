@@ -13,6 +13,11 @@
 namespace tessera::poly {
 namespace {
 
+// Whether every value of the integer type `from` is a value of `to` (a cast is then the identity).
+bool keeps_every_value(Type from, Type to) {
+    return to.min_value() <= from.min_value() && from.max_value() <= to.max_value();
+}
+
 isl::pw_aff constant(const AffineSpace &s, long v) {
     isl_local_space *ls = isl_local_space_from_space(s.universe.space().release());
     return isl::manage(isl_pw_aff_from_aff(isl_aff_val_on_domain(ls, isl_val_int_from_si(s.universe.ctx().get(), v))));
@@ -50,8 +55,10 @@ std::optional<isl::pw_aff> to_pw_aff(const Expr &e, const AffineSpace &s) {
         return std::nullopt;
     }
     case Op::Cast: {
-        // Integer widening (or a cast we assume does not wrap, as index arithmetic never does).
-        if (!is_integer(n.args[0])) return std::nullopt;
+        // The identity only when the new type holds every value of the old one: a narrowing or
+        // sign-changing cast wraps (cast<uint8_t>(r) of r = -1 is 255; modeling it as r made a
+        // region too small and the compiled code read outside it, fuzzer seed 2688).
+        if (!is_integer(n.args[0]) || !keeps_every_value(n.args[0].type(), n.type)) return std::nullopt;
         return to_pw_aff(n.args[0], s);
     }
     case Op::Likely: return to_pw_aff(n.args[0], s);
@@ -255,8 +262,9 @@ AffineBounds affine_bounds(const Expr &e, const AffineSpace &s) {
     }
     case Op::Cast:
         if (is_integer(n.args[0]) && is_integer(e)) {
-            // A widening cast keeps the bounds; a narrowing one may wrap.
-            if (e.type().bits >= n.args[0].type().bits) r = affine_bounds(n.args[0], s);
+            // A cast to a type that holds every value keeps the bounds; any other may wrap (its
+            // bounds are then the new type's, from numeric_bounds below).
+            if (keeps_every_value(n.args[0].type(), e.type())) r = affine_bounds(n.args[0], s);
         }
         break;
     case Op::Likely: r = affine_bounds(n.args[0], s); break;

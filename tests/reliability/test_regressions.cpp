@@ -538,3 +538,24 @@ TEST_CASE("an output that shares memory with an input or another output is rejec
     two.realize(std::vector<Buffer<void>>{out, other});
     CHECK(out(3) == data(3) * 2.f);
 }
+
+TEST_CASE("a narrowing or sign-changing cast in an index is not modeled as the identity", "[reliability]") {
+    // From the fuzzer (seed 2688): cast<uint8_t>(r) for r in [-2, 2] is 254, 255, 0, 1, 2, but
+    // the model took the cast as r, so clamp(..., 3, 10) was the constant 3. g's region held
+    // only element 3 and the compiled code read g(10) outside it: every element was wrong.
+    Var x("x");
+    Func g("g"), f("f");
+    g(x) = x * 10;
+    RDom r(-2, 5, "r");
+    f(x) = 0;
+    f(x) += g(clamp(cast<int>(cast<uint8_t>(r)), 3, 10));
+    Buffer<int> got = f.realize({4});
+    Buffer<int> want = interpret(f, {4});
+    CHECK(same(got, want));
+    CHECK(want(0) == 2 * 100 + 3 * 30);
+    // int32 to uint32 changes the sign of negative values too.
+    Func h("h");
+    h(x) = 0;
+    h(x) += g(clamp(cast<int>(cast<uint32_t>(r) % 7u), 0, 6));
+    CHECK(same(Buffer<int>(h.realize({3})), Buffer<int>(interpret(h, {3}))));
+}
