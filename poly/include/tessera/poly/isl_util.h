@@ -42,12 +42,16 @@ private:
 // (whether the bindings threw exception_quota, or a C call returned NULL and whatever `f` threw
 // about that), with the context's error cleared so that the caller can fall back. Other errors
 // propagate.
+// A C call that runs out of the quota may return null without anything throwing (callers that
+// test for null and give up): `f` finishing with the quota error recorded counts as out of
+// quota too, so that no stale error is left for a later call to misread.
 template <typename F>
 bool within_quota(isl::ctx ctx, long max_operations, F &&f) {
     OperationQuota quota(ctx, max_operations);
+    isl_ctx_reset_error(ctx.get());
     try {
         f();
-        return true;
+        if (isl_ctx_last_error(ctx.get()) != isl_error_quota) return true;
     } catch (const isl::exception_quota &) {
     } catch (...) {
         if (isl_ctx_last_error(ctx.get()) != isl_error_quota) throw;
