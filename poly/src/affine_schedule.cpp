@@ -74,15 +74,26 @@ public:
         }
         int members = int(isl_schedule_node_band_n_member(n.get()));
         bool permutable = isl_schedule_node_band_get_permutable(n.get()) == isl_bool_true;
-        std::vector<int> model_sizes;  // tile sizes from the strides (loop_order.h)
+        std::vector<int> model_sizes;  // tile sizes from the strides (loop_order.h), per member
+        std::vector<int> point_order;  // a permutation of the point band alone
         if (permutable && members >= 2) {
             // Contiguous, coincident loop innermost (loop_order.h): the vector loop.
             LoopOrder order = stride_one_innermost_order(m_, n);
-            if (!order.members.empty()) {
+            model_sizes = order.tile_sizes;
+            auto coincident = [&](int k) {
+                return isl_schedule_node_band_member_get_coincident(n.get(), k) == isl_bool_true;
+            };
+            if (!order.members.empty() && (coincident(order.members[0]) || !coincident(0))) {
                 n = permute_band(n, order.members);
                 notes_.push_back(order.reason);
+            } else if (!order.members.empty()) {
+                // Moving the only coincident member inward would lose the parallel outer loop
+                // (out(y) += in(y, r): (y, r) -> (r, y)). Both bands of a tiled permutable band
+                // are permutable: the tile loops keep isl's order, the point loops take the new one.
+                point_order = order.members;
+                for (int k = 0; k < members; ++k) model_sizes[size_t(order.members[size_t(k)])] = order.tile_sizes[size_t(k)];
+                notes_.push_back(order.reason + " (in each tile; the tile loops keep the parallel one outermost)");
             }
-            model_sizes = order.tile_sizes;
         }
         bool parallel = allow_parallel && o_.parallel &&
                         isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
@@ -109,6 +120,7 @@ public:
                 seen += int(isl_schedule_node_band_n_member(point.get()));
                 point = point.child(0);
             }
+            if (!point_order.empty()) point = permute_band(point, point_order);
             point = mark_parallel_and_vector(point, false, true);
             for (int i = 0; i < steps; ++i) point = point.parent();
             n = mark_parallel_and_vector(point, parallel, false);
