@@ -152,6 +152,21 @@ TEST_CASE("matmul's reduction loop moves outward and its column loop becomes the
         // Tiles from the strides: 4 KiB rows of float along j, 32 along the reduction, 8 along i.
         CHECK(p.groups.back().tile_sizes == std::vector<int>{8, 32, 1024});
     }
+    // atax's y(j) += A(j, r) * tmp(r): j, the only coincident member, becomes the vector loop
+    // inside each tile, while the tile loops keep j outermost and parallel.
+    {
+        poly::Program p = schedule("pb_atax");
+        std::string nest = poly::to_string(p.nest);
+        INFO(nest);
+        auto [var, vectorized] = innermost_loop(nest, "S_y_1");
+        CHECK(vectorized);
+        CHECK(call_arguments(nest, "S_y_1")[0].find(var) != std::string::npos);
+        size_t update = nest.find("S_y_1(");
+        size_t parallel = nest.rfind("parallel for", update);
+        REQUIRE(parallel != std::string::npos);
+        CHECK(nest.find("S_y_0(", parallel) > update);  // that parallel loop is the update's own
+        CHECK(p.groups.back().note.find("in each tile") != std::string::npos);
+    }
     // A scan's RDom loop is not coincident: it stays where it is (and the update is not vectorized
     // along it).
     poly::Program scan = schedule("prefix_sum");
