@@ -31,10 +31,20 @@ std::optional<long> const_int(const Expr &e) {
 
 bool is_integer(const Expr &e) { return e.type().is_int_or_uint() && !e.type().is_bool(); }
 
+// Arithmetic that wraps within its type at values an index reaches: in a type narrower than 32
+// bits, or unsigned (uint16 x + 65530 is x - 6 modulo 65536). Its structural bounds do not hold;
+// only interval bounds that know the wrap (numeric_bounds) do. Signed 32- and 64-bit index
+// arithmetic is taken not to wrap (regions are checked against int32 at run time).
+bool wrapping_arithmetic(const Expr &e) {
+    Type t = e.type();
+    bool arithmetic = e->op == Op::Add || e->op == Op::Sub || e->op == Op::Mul;
+    return arithmetic && is_integer(e) && (t.bits < 32 || t.is_uint());
+}
+
 } // namespace
 
 std::optional<isl::pw_aff> to_pw_aff(const Expr &e, const AffineSpace &s) {
-    if (!e.defined() || !is_integer(e)) return std::nullopt;
+    if (!e.defined() || !is_integer(e) || wrapping_arithmetic(e)) return std::nullopt;
     const ExprNode &n = *e;
     switch (n.op) {
     case Op::IntConst:
@@ -190,6 +200,7 @@ AffineBounds numeric_bounds(const Expr &e, const AffineSpace &s) {
 
 AffineBounds affine_bounds(const Expr &e, const AffineSpace &s) {
     if (auto exact = to_pw_aff(e, s)) return AffineBounds{exact, exact, true};
+    if (wrapping_arithmetic(e)) return numeric_bounds(e, s);  // inexact: the type's range at most
     const ExprNode &n = *e;
     AffineBounds r;
     switch (n.op) {

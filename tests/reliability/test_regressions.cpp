@@ -559,3 +559,25 @@ TEST_CASE("a narrowing or sign-changing cast in an index is not modeled as the i
     h(x) += g(clamp(cast<int>(cast<uint32_t>(r) % 7u), 0, 6));
     CHECK(same(Buffer<int>(h.realize({3})), Buffer<int>(interpret(h, {3}))));
 }
+
+TEST_CASE("narrow unsigned arithmetic in an index wraps in the model as it does at run time", "[reliability]") {
+    // From the fuzzer (seed 3156): in(r) + uint16(65530) is in(r) - 6 modulo 65536, but the model
+    // bounded it by [65530, 131065], so clamp(..., 3, 6) was the constant 6. h's storage held row
+    // 6 only and the update wrote row 3 outside it (heap corruption, a crash in free). Under the
+    // sanitizer build (scripts/sanitize.sh) the old code fails this test with a heap overflow.
+    Var x("x"), y("y");
+    Buffer<uint16_t> data(std::vector<int>{4});
+    const uint16_t values[4] = {0, 3, 7, 9};  // - 6: 65530, 65533, 1, 3 -> clamped 6, 6, 3, 3
+    for (int i = 0; i < 4; ++i) data(i) = values[i];
+    InputBuffer<uint16_t> in("in", 1);
+    in.set(data);
+    RDom r(0, 4, "r");
+    Func h("h"), out("out");
+    h(x, y) = 0;
+    h(x, clamp(cast<int>(in(r) + cast<uint16_t>(Expr(-6))), 3, 6)) += 1;
+    out(x) = h(x, 6);
+    Buffer<int> got = out.realize({8});
+    Buffer<int> want = interpret(out, {8});
+    CHECK(same(got, want));
+    CHECK(want(0) == 2);
+}
