@@ -197,12 +197,17 @@ void FunctionLowering::run() {
         }
         return s;
     };
+    std::vector<Span> spans(arguments.size(), Span{nullptr, nullptr, nullptr});  // once per buffer
+    bool any_output = false;
+    for (const Argument &a : arguments) any_output = any_output || a.kind == Argument::Kind::Output;
+    for (size_t i = 0; i < arguments.size() && any_output; ++i)
+        if (arguments[i].kind != Argument::Kind::Param) spans[i] = span_of(i);
     for (size_t o = 0; o < arguments.size(); ++o) {
         if (arguments[o].kind != Argument::Kind::Output) continue;
-        Span so = span_of(o);
+        const Span &so = spans[o];
         for (size_t i = 0; i < arguments.size(); ++i) {
             if (i == o || arguments[i].kind == Argument::Kind::Param) continue;
-            Span si = span_of(i);
+            const Span &si = spans[i];
             Value *overlap = b.CreateAnd(b.CreateICmpULT(so.lo, si.hi), b.CreateICmpULT(si.lo, so.hi));
             overlap = b.CreateAnd(overlap, b.CreateNot(b.CreateOr(so.empty, si.empty)));
             fail_if(overlap, TESSERA_ERROR_ALIASING, o, 0, i64(int64_t(i)), i64(int64_t(i)), nullptr, nullptr);

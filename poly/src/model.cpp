@@ -299,10 +299,9 @@ private:
     // The sets are 1-D (one coordinate of the array, `dim` in Halide order).
     isl::pw_aff region_bound(const isl::set &s, const std::vector<isl::set> &parts, int dim,
                              const std::string &tuple, const std::string &what, bool upper) {
-        const int j = 0;
         IdResolver ids = [this](const std::string &id) { return m_.param_var(id); };
         auto dim_bound = [&](const isl::set &piece) {
-            isl::pw_aff b = isl::manage(upper ? isl_set_dim_max(piece.copy(), int(j)) : isl_set_dim_min(piece.copy(), int(j)));
+            isl::pw_aff b = isl::manage(upper ? isl_set_dim_max(piece.copy(), 0) : isl_set_dim_min(piece.copy(), 0));  // 1-D sets
             if (isl_pw_aff_involves_nan(b.get()))
                 user_error("Cannot bound the region of ", what, " in dimension ", dim,
                            ": the polyhedral model finds it unbounded. Clamp the coordinates that read it.");
