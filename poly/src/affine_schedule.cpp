@@ -60,9 +60,9 @@ bool skewed(const isl::schedule_node &band) {
 
 class BandEditor {
 public:
-    BandEditor(const Model &m, const ScheduleOptions &o, std::vector<std::vector<int>> &tiles,
+    BandEditor(const Model &m, const ScheduleOptions &o, const isl::union_map &order, std::vector<std::vector<int>> &tiles,
                std::vector<std::string> &notes)
-        : m_(m), o_(o), tiles_(tiles), notes_(notes) {}
+        : m_(m), o_(o), order_(order), tiles_(tiles), notes_(notes) {}
 
     // Edits the band at n (tiling, marks), then the subtree below it; returns the node at n's
     // position.
@@ -98,16 +98,27 @@ public:
         bool parallel = allow_parallel && o_.parallel &&
                         isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
         bool tiled = permutable && members >= 2;
+        bool wavefront = false;
+        bool skew = skewed(n);
         int chain_members = members;
         if (tiled) {
             std::vector<int> sizes(size_t(members), 32);
             if (o_.tile_sizes.empty() && int(model_sizes.size()) == members) sizes = model_sizes;
             for (int i = 0; i < members && i < int(o_.tile_sizes.size()); ++i)
                 sizes[size_t(members - 1 - i)] = o_.tile_sizes[size_t(i)];
+            // A skewed band of three or more loops (time tiles of a 2-D or 3-D stencil) keeps its
+            // innermost loop whole: whole rows vectorize with long trip counts, and isl's AST of
+            // fully skewed tiles took seconds.
+            bool rows = skew && members >= 3;
+            int tiled_members = rows ? members - 1 : members;
+            if (rows) {
+                sizes.pop_back();
+                n = split_band(n, tiled_members);
+            }
             tiles_.push_back(sizes);
             isl::schedule_node tile = tile_band(n, sizes);
-            chain_members += members;
-            if (members >= 3 && !skewed(n)) {
+            chain_members += tiled_members;
+            if (members >= 3 && !skew) {
                 // A second level of tiles (4 first-level tiles per dimension) for the outer cache.
                 tile = tile_band(tile, std::vector<int>(size_t(members), 4));
                 chain_members += members;
@@ -121,9 +132,23 @@ public:
                 point = point.child(0);
             }
             if (!point_order.empty()) point = permute_band(point, point_order);
-            point = mark_parallel_and_vector(point, false, true);
+            if (rows) {
+                point = point.child(0);  // the whole innermost loop, below the point band
+                ++steps;
+            }
+            point = mark_innermost_vector(point);
             for (int i = 0; i < steps; ++i) point = point.parent();
             n = mark_parallel_and_vector(point, parallel, false);
+            if (!parallel && allow_parallel && o_.parallel) {
+                // No tile loop is parallel (a time-tiled stencil: every member carries a
+                // dependence): run the tiles by wavefronts instead.
+                Wavefront w = wavefront_band(n);
+                if (w.band) {
+                    n = *w.band;
+                    wavefront = true;
+                    notes_.push_back("tiles run in parallel wavefronts (tile loops 1 + 2)");
+                }
+            }
         } else {
             n = mark_parallel_and_vector(n, parallel, members > 0);
         }
@@ -135,14 +160,28 @@ public:
             ++steps;
             if (seen >= chain_members) break;
         }
-        n = visit(n, allow_parallel && !parallel);
+        n = visit(n, allow_parallel && !parallel && !wavefront);
         for (int i = 0; i < steps; ++i) n = n.parent();
         return n;
     }
 
 private:
+    // Marks the innermost member of the point band at `point` "vector" when it is coincident,
+    // or when it carries none of the dependences with every loop around it fixed (the point
+    // loops of a skewed band, whose outer point loop carries them all). Returns the topmost
+    // node of the edited band.
+    isl::schedule_node mark_innermost_vector(isl::schedule_node point) {
+        int members = int(isl_schedule_node_band_n_member(point.get()));
+        if (isl_schedule_node_band_member_get_coincident(point.get(), members - 1) == isl_bool_true)
+            return mark_parallel_and_vector(point, false, true);
+        isl::schedule_node inner = members > 1 ? split_band(point, members - 1).child(0) : point;
+        if (carried_dependences(inner, order_).is_empty()) inner = insert_named_mark(inner, "vector");
+        return members > 1 ? inner.parent() : inner;
+    }
+
     const Model &m_;
     const ScheduleOptions &o_;
+    const isl::union_map &order_;  // the dependences (and extra order) the schedule respects
     std::vector<std::vector<int>> &tiles_;
     std::vector<std::string> &notes_;
 };
@@ -150,7 +189,7 @@ private:
 } // namespace
 
 AffineGroupSchedule affine_group_schedule(const Model &m, const std::vector<int> &statements, const Dependences &d,
-                                          const ScheduleOptions &o) {
+                                          const ScheduleOptions &o, const isl::union_map *extra_order) {
     AffineGroupSchedule r;
     isl::union_set dom = domain_of(m, statements);
     r.schedule = original_order(m, dom);
@@ -163,10 +202,12 @@ AffineGroupSchedule affine_group_schedule(const Model &m, const std::vector<int>
     isl_options_set_schedule_max_constant_term(ctx, 20);
     isl_options_set_schedule_serialize_sccs(ctx, o.fusion == Fusion::None ? 1 : 0);
     isl::schedule computed;
+    isl::union_map order = deps;
+    if (extra_order) order = order.unite(extra_order->intersect_domain(dom).intersect_range(dom));
     try {
         OperationQuota quota(m.ctx(), o.max_operations);
         isl::schedule_constraints sc = isl::schedule_constraints::on_domain(dom);
-        sc = sc.set_context(m.context).set_validity(deps).set_coincidence(deps).set_proximity(deps);
+        sc = sc.set_context(m.context).set_validity(order).set_coincidence(order).set_proximity(deps);
         computed = sc.compute_schedule();
     } catch (const isl::exception_quota &) {
         r.note = "isl's scheduler exceeded its operation quota (max_operations); kept the original order";
@@ -178,8 +219,9 @@ AffineGroupSchedule affine_group_schedule(const Model &m, const std::vector<int>
         r.note = std::string("isl's scheduler failed (") + e.what() + "); kept the original order";
         return r;
     }
+    r.scheduled = true;
     std::vector<std::string> notes;
-    BandEditor editor(m, o, r.tile_sizes, notes);
+    BandEditor editor(m, o, order, r.tile_sizes, notes);
     isl::schedule_node root = computed.root();
     r.schedule = editor.visit(root, true).schedule();
     for (const std::string &n : notes) r.note += (r.note.empty() ? "loop order: " : "; ") + n;

@@ -3,6 +3,7 @@
 // per dependence relation small.
 #include "tessera/poly/legality.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -15,6 +16,9 @@
 #include <isl/set.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
+
+#include "tessera/poly/storage_folding.h"
+#include "tessera/poly/tree_transform.h"
 
 namespace tessera::poly {
 namespace {
@@ -142,6 +146,111 @@ struct Checker {
         }
     }
 
+    // Element [t, j] of a folded array (t: n_tile tile coordinates) lives in slot [t, j'] with
+    // j'_d = j_d mod fold_d (the ring).
+    isl::union_map slot_map(const Storage &st, const Array &arr, unsigned n_tile) const {
+        unsigned dims = unsigned(arr.dimensions), total = n_tile + dims;
+        isl_space *sp = isl_space_set_alloc(m.ctx().get(), 0, total);
+        sp = isl_space_set_tuple_name(sp, isl_dim_set, arr.name.c_str());
+        isl_local_space *ls = isl_local_space_from_space(isl_space_copy(sp));
+        isl_aff_list *affs = isl_aff_list_alloc(m.ctx().get(), int(total));
+        for (unsigned q = 0; q < total; ++q) {
+            isl_aff *a = isl_aff_var_on_domain(isl_local_space_copy(ls), isl_dim_set, q);
+            if (q >= n_tile) {
+                int64_t f = st.fold[size_t(dims - 1 - (q - n_tile))];
+                if (f > 0) a = isl_aff_mod_val(a, isl_val_int_from_si(m.ctx().get(), f));
+            }
+            affs = isl_aff_list_add(affs, a);
+        }
+        isl_local_space_free(ls);
+        isl_space *msp = isl_space_map_from_set(sp);
+        return isl::union_map(isl::manage(isl_map_from_multi_aff(isl_multi_aff_from_aff_list(msp, affs))));
+    }
+
+    // A scratchpad folded into a ring of rows, read by `reads` and written by `writes` (copy ->
+    // [n_tile tile coordinates, element]): the last write of each slot a read finds must be
+    // that of the element itself, so no row sharing its slot overwrote it since.
+    void check_ring(const Storage &st, const Array &arr, unsigned n_tile, const isl::union_map &writes,
+                    const isl::union_map &reads) {
+        isl::union_map slot = slot_map(st, arr, n_tile);
+        isl::union_map slot_writes = writes.apply_range(slot);
+        const std::string &name = arr.func->name;
+        // No reader may need two elements that share a slot at once.
+        isl::union_map same_slot = slot.apply_range(slot.reverse()).subtract(slot.domain().identity());
+        if (!reads.apply_range(same_slot).intersect(reads).is_empty()) {
+            fail("The schedule overwrites a row of " + name +
+                 " in its ring (fold) before a stage reads it: a stage reads more rows than the fold keeps.");
+            return;
+        }
+        // One analysis over all reads of the ring, on the statements that access it only.
+        // Since a reader's elements occupy distinct slots, the last writer of a slot it reads
+        // must have written the element it wants there, i.e. one of its elements.
+        isl::union_set accessing = writes.domain().unite(reads.domain());
+        isl::schedule local = isl::manage(isl_schedule_intersect_domain(p.schedule.copy(), accessing.copy()));
+        isl::union_access_info info(reads.apply_range(slot));
+        isl::union_flow flow = info.set_must_source(slot_writes).set_schedule(local).compute_flow();
+        if (!flow.may_no_source().is_empty()) {
+            fail("The schedule lets a stage of its overlapped group read " + name +
+                 " before the tile computes it (the flow dependence inside the tile is not respected).");
+            return;
+        }
+        isl::union_map right = writes.apply_range(reads.reverse());  // writer -> reader of the element
+        if (!flow.must_dependence().unite(flow.may_dependence()).subtract(right).is_empty())
+            fail("The schedule overwrites a row of " + name +
+                 " in its ring (fold) before a stage reads it: the fold keeps too few rows for the schedule.");
+    }
+
+    // Full buffers folded along a dimension (storage_folding.h): no statement instance may read
+    // two elements that share a slot. (That each slot holds the plane a read wants is the order
+    // of fold_dependences, checked like a dependence.)
+    void check_folded_buffers() {
+        for (const Storage &st : p.storage) {
+            if (!r.legal || st.kind != Storage::Kind::Buffer) continue;
+            if (std::none_of(st.fold.begin(), st.fold.end(), [](int64_t f) { return f > 0; })) continue;
+            const Array &arr = m.arrays[size_t(st.array)];
+            isl::union_map reads = isl::union_map::empty(m.ctx());
+            for (const Statement &s : m.statements)
+                for (const Access &a : s.reads)
+                    if (a.array == st.array) reads = reads.unite(isl::union_map(a.relation.intersect_domain(s.domain)));
+            isl::union_map slot = slot_map(st, arr, 0);
+            isl::union_map same_slot = slot.apply_range(slot.reverse()).subtract(slot.domain().identity());
+            if (!reads.apply_range(same_slot).intersect(reads).is_empty()) {
+                fail("The schedule folds " + arr.func->name +
+                     " into fewer planes than a statement reads at once: one read would find another plane's value in its slot.");
+                return;
+            }
+            for (size_t k = 0; k < st.fold.size(); ++k) {
+                if (st.fold[k] <= 0) continue;
+                std::string why = fold_reader_violation(m, StorageFold{st.array, int(k), st.fold[k]});
+                if (!why.empty()) {
+                    fail("The schedule folds " + arr.func->name + " into a ring of " + std::to_string(st.fold[k]) +
+                         " planes, but " + why + ".");
+                    return;
+                }
+            }
+        }
+    }
+
+    // The statements that read a folded Func without defining it must run after all of its
+    // definitions (they read the final ring).
+    void check_fold_readers_last() {
+        for (const Storage &st : p.storage) {
+            if (!r.legal || st.kind != Storage::Kind::Buffer) continue;
+            if (std::none_of(st.fold.begin(), st.fold.end(), [](int64_t f) { return f > 0; })) continue;
+            const FuncContents *f = m.arrays[size_t(st.array)].func;
+            isl::union_set defs = isl::union_set::empty(m.ctx()), readers = defs;
+            for (const Statement &s : m.statements) {
+                if (s.func == f) defs = defs.unite(isl::union_set(s.domain));
+                else if (std::any_of(s.reads.begin(), s.reads.end(), [&](const Access &a) { return a.array == st.array; }))
+                    readers = readers.unite(isl::union_set(s.domain));
+            }
+            if (readers.is_empty()) continue;
+            isl::union_map before = isl::manage(isl_union_map_from_domain_and_range(defs.release(), readers.release()));
+            check_order(before, "folded storage",
+                        "a statement reading a folded Func reads its final ring, after all of its definitions");
+        }
+    }
+
     // Inside an overlapped group, a read of a scratchpad must find the element written in the
     // same tile, earlier. With a folded scratchpad (a ring of rows), the last write of the read's
     // slot must be that of the element itself: no later row may have overwritten it.
@@ -188,49 +297,7 @@ struct Checker {
                          " before the tile computes it (the flow dependence inside the tile is not respected).");
                 continue;
             }
-            // Element [t, j] lives in slot [t, j'] with j'_d = j_d mod fold_d (the ring).
-            unsigned dims = unsigned(arr.dimensions), total = n_tile + dims;
-            isl_space *sp = isl_space_set_alloc(m.ctx().get(), 0, total);
-            sp = isl_space_set_tuple_name(sp, isl_dim_set, arr.name.c_str());
-            isl_local_space *ls = isl_local_space_from_space(isl_space_copy(sp));
-            isl_aff_list *affs = isl_aff_list_alloc(m.ctx().get(), int(total));
-            for (unsigned q = 0; q < total; ++q) {
-                isl_aff *a = isl_aff_var_on_domain(isl_local_space_copy(ls), isl_dim_set, q);
-                if (q >= n_tile) {
-                    int64_t f = st.fold[size_t(dims - 1 - (q - n_tile))];
-                    if (f > 0) a = isl_aff_mod_val(a, isl_val_int_from_si(m.ctx().get(), f));
-                }
-                affs = isl_aff_list_add(affs, a);
-            }
-            isl_local_space_free(ls);
-            isl_space *msp = isl_space_map_from_set(sp);
-            isl::union_map slot(isl::manage(isl_map_from_multi_aff(isl_multi_aff_from_aff_list(msp, affs))));
-            isl::union_map slot_writes = writes.apply_range(slot);
-            // No reader may need two elements that share a slot at once.
-            isl::union_map same_slot = slot.apply_range(slot.reverse()).subtract(slot.domain().identity());
-            if (!reads.apply_range(same_slot).intersect(reads).is_empty()) {
-                fail("The schedule overwrites a row of " + arr.func->name +
-                     " in its ring (fold) before a stage reads it: a stage reads more rows than the fold keeps.");
-                return;
-            }
-            // One analysis over all reads of the scratchpad, on the group's statements only.
-            // Since a reader's elements occupy distinct slots, the last writer of a slot it reads
-            // must have written the element it wants there, i.e. one of its elements.
-            isl::union_set group = writes.domain().unite(reads.domain());
-            isl::schedule local = isl::manage(isl_schedule_intersect_domain(p.schedule.copy(), group.copy()));
-            isl::union_access_info info(reads.apply_range(slot));
-            isl::union_flow flow = info.set_must_source(slot_writes).set_schedule(local).compute_flow();
-            if (!flow.may_no_source().is_empty()) {
-                fail("The schedule lets a stage of its overlapped group read " + arr.func->name +
-                     " before the tile computes it (the flow dependence inside the tile is not respected).");
-                return;
-            }
-            isl::union_map right = writes.apply_range(reads.reverse());  // writer -> reader of the element
-            if (!flow.must_dependence().unite(flow.may_dependence()).subtract(right).is_empty()) {
-                fail("The schedule overwrites a row of " + arr.func->name +
-                     " in its ring (fold) before a stage reads it: the fold keeps too few rows for the schedule.");
-                return;
-            }
+            check_ring(st, arr, n_tile, writes, reads);
         }
     }
 };
@@ -254,6 +321,15 @@ void marked_bands(isl_schedule_node *n, std::vector<std::pair<std::string, isl::
     }
 }
 
+// The folds of full buffers (storage_folding.h).
+std::vector<StorageFold> buffer_folds(const Program &p) {
+    std::vector<StorageFold> folds;
+    for (const Storage &st : p.storage)
+        for (size_t k = 0; st.kind == Storage::Kind::Buffer && k < st.fold.size(); ++k)
+            if (st.fold[k] > 0) folds.push_back(StorageFold{st.array, int(k), st.fold[k]});
+    return folds;
+}
+
 } // namespace
 
 // A marked loop must not carry `deps` (pairs of executed copies): pairs that agree on every
@@ -264,13 +340,7 @@ static void check_marks(const Program &p, const isl::union_map &deps, Checker &c
     marked_bands(root.get(), bands);
     for (const auto &[mark, band] : bands) {
         if (!c.r.legal) return;
-        isl::union_map outer = isl::manage(isl_schedule_node_get_prefix_schedule_union_map(band.get()));
-        isl::multi_union_pw_aff mupa = isl::manage(isl_schedule_node_band_get_partial_schedule(band.get()));
-        isl::union_map member = isl::manage(
-            isl_union_map_from_union_pw_aff(isl_multi_union_pw_aff_get_at(mupa.get(), 0)));
-        isl::union_map same_outer = outer.apply_range(outer.reverse());
-        isl::union_map same_member = member.apply_range(member.reverse());
-        isl::union_map carried = deps.intersect(same_outer).intersect_domain(member.domain()).subtract(same_member);
+        isl::union_map carried = carried_dependences(band, deps);
         if (!carried.is_empty()) {
             std::vector<isl::map> ex = maps_of(carried);
             c.fail(detail::str_cat("The loop marked ", mark, " around ", isl_map_get_tuple_name(ex.front().get(), isl_dim_in),
@@ -304,12 +374,21 @@ Legality check_legality(const Program &p, const Dependences &d) {
     c.check_order(prepared(d.flow), "flow (read-after-write)", "it writes a value the other reads");
     c.check_order(prepared(d.anti), "anti (write-after-read)", "it reads a value the other overwrites");
     c.check_order(prepared(d.output), "output (write-after-write)", "both write the same element, in this order");
+    std::vector<StorageFold> folds = buffer_folds(p);
+    if (!folds.empty())
+        c.check_order(prepared(fold_dependences(*p.model, folds)), "folded storage",
+                      "a slot of the folded Func holds one plane at a time: the later plane's write must wait for "
+                      "every access of the earlier one");
     c.check_coverage();
     c.check_tiles();
+    c.check_folded_buffers();
+    c.check_fold_readers_last();
     if (c.r.legal) {
         // Dependences between executed copies (recomputed copies inside a group excluded).
         isl::union_map to_copies = c.to_instance.reverse();
-        isl::union_map all = d.all().intersect_domain(dom).intersect_range(dom);
+        // Folded buffers add the order of their slots: a marked loop must not run a write of a
+        // slot concurrently with an access of the plane it replaces.
+        isl::union_map all = d.all().unite(fold_dependences(*p.model, folds)).intersect_domain(dom).intersect_range(dom);
         isl::union_map copies = all.apply_domain(to_copies).apply_range(to_copies);
         isl::union_map same_copy_group = isl::union_map::empty(p.model->ctx());
         for (const auto &kv : group_domain) {

@@ -136,6 +136,39 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
 
     IdResolver params = [&](const std::string &id) { return m->param_var(id); };
 
+    // Full buffers folded by the schedule (storage_folding.h): the folded dimension keeps a ring
+    // of planes, indexed by the coordinate modulo their number in every store and read.
+    for (size_t ai = 0; ai < m->arrays.size(); ++ai) {
+        const Array &a = m->arrays[ai];
+        auto fit = folds.find(a.name);
+        if (a.kind != Array::Kind::Func || a.output >= 0 || fit == folds.end()) continue;
+        auto [dim, planes] = fit->second;
+        if (dim >= a.dimensions)
+            user_error("The schedule folds dimension ", dim, " of ", a.name, ", which has ", a.dimensions, " dimensions.");
+        std::optional<int64_t> extent = ir::as_const_int(a.extent[size_t(dim)]);
+        if (extent && *extent <= planes) continue;
+        Storage &st = p.storage[size_t(p.storage_of_array[ai])];
+        st.fold.assign(size_t(a.dimensions), 0);
+        st.fold[size_t(dim)] = planes;
+        st.min[size_t(dim)] = make_const(Int(32), int64_t(0));
+        st.extent[size_t(dim)] = make_const(Int(32), planes);
+        auto ring = [&](const Expr &c) { return ir::make_binary(Op::Mod, c, make_const(c.type(), planes)); };
+        auto fold_calls = [&](const Expr &x) {
+            return ir::transform(x, [&](const Expr &n) {
+                if (n->op != Op::FuncCall || n->func_ptr != a.func) return n;
+                std::vector<Expr> args = n->args;
+                args[size_t(dim)] = ring(args[size_t(dim)]);
+                return ir::rebuild(n, std::move(args));
+            });
+        };
+        for (ExecStatement &e : p.statements) {
+            e.value = fold_calls(e.value);
+            for (Expr &g : e.guards) g = fold_calls(g);
+            for (Expr &s : e.store) s = fold_calls(s);
+            if (m->statements[size_t(e.statement)].func == a.func) e.store[size_t(dim)] = ring(e.store[size_t(dim)]);
+        }
+    }
+
     for (size_t ai = 0; ai < m->arrays.size(); ++ai) {
         const Array &a = m->arrays[ai];
         if (a.kind != Array::Kind::Func || a.output >= 0) continue;

@@ -135,7 +135,8 @@ std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int ind
     if (o) {
         j["options"] = {{"fusion", fusion_name(o->fusion)}, {"tile_sizes", o->tile_sizes}, {"parallel", o->parallel},
                         {"vector_width", o->vector_width}, {"max_operations", o->max_operations},
-                        {"max_recompute", o->max_recompute}, {"cache_bytes", o->cache_bytes}};
+                        {"max_recompute", o->max_recompute}, {"cache_bytes", o->cache_bytes},
+                        {"storage_folding", o->storage_folding}};
     }
     json params = json::array();
     for (const Parameter &prm : m.params) {

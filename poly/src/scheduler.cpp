@@ -8,6 +8,8 @@
 #include "tessera/poly/grouping.h"
 #include "tessera/poly/legality.h"
 #include "tessera/poly/overlapped_tiling.h"
+#include "tessera/poly/storage_folding.h"
+#include "tessera/poly/tree_transform.h"
 
 namespace tessera::poly {
 
@@ -57,6 +59,7 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
     if (o.verify && !need_deps()) return sequential();
     std::vector<Group> groups;
     isl_schedule *full = nullptr;
+    bool folded = false;  // some group stores a Func folded (verified below)
     for (size_t k = 0; k < plans.size(); ++k) {
         const GroupPlan &plan = plans[k];
         Group g;
@@ -76,6 +79,32 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
                 done = true;
             } else {
                 g.note = "overlapped tiling does not apply: " + why;
+            }
+        }
+        std::vector<StorageFold> folds;
+        if (!done && o.storage_folding) folds = storage_fold_candidates(m, plan.statements);
+        if (!done && !folds.empty()) {
+            // A Func stepped along a dimension keeps only its last planes: its pure definition
+            // must then run inside the stepping loop, just before the planes it initializes are
+            // needed, so the group is scheduled as a whole under the ring's extra order.
+            if (!need_deps()) return sequential();
+            isl::union_map ring_order = fold_dependences(m, folds);
+            AffineGroupSchedule a = affine_group_schedule(m, plan.statements, deps, o, &ring_order);
+            if (a.scheduled) {
+                g.kind = Group::Kind::Affine;
+                if (!a.tile_sizes.empty()) g.tile_sizes = a.tile_sizes.back();
+                isl::schedule_node top = a.schedule.root().child(0);
+                std::string what;
+                for (const StorageFold &f : folds) {
+                    top = insert_named_mark(top, fold_mark_name(m, f));
+                    const Array &arr = m.arrays[size_t(f.array)];
+                    what += detail::str_cat(what.empty() ? "" : ", ", arr.func->name, " along dimension ", f.dimension,
+                                            " to ", f.planes, " planes");
+                }
+                sched = top.schedule();
+                g.note = "storage folded: " + what + (a.note.empty() ? "" : "; " + a.note);
+                done = true;
+                folded = true;
             }
         }
         if (!done) {
@@ -102,8 +131,19 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
     timings.emplace_back("group schedules", watch.lap());
     Program p = program_from_tree(model, isl::manage(full), groups);
     timings.emplace_back("storage and AST", watch.lap());
-    if (o.verify) {
+    if (o.verify || folded) {
         Legality l = check_legality(p, deps);
+        if (!l.legal && folded) {
+            // The ring's order was a superset of what the slots need, but the reads of other
+            // statements (a consumer reading several planes) are only known to fit once
+            // scheduled: without folding the schedule is correct by construction.
+            ScheduleOptions unfolded = o;
+            unfolded.storage_folding = false;
+            Program q = schedule_model(model, unfolded);
+            for (Group &qg : q.groups)
+                qg.note += (qg.note.empty() ? "" : "; ") + std::string("storage not folded: ") + l.violation;
+            return q;
+        }
         if (!l.legal) internal_error("the automatic schedule is illegal: ", l.violation);
         timings.emplace_back("legality check", watch.lap());
     }

@@ -83,4 +83,37 @@ isl::schedule_node mark_parallel_and_vector(const isl::schedule_node &node, bool
     return n;
 }
 
+Wavefront wavefront_band(const isl::schedule_node &node) {
+    Wavefront w;
+    if (!is_band(node) || isl_schedule_node_band_n_member(node.get()) < 2) {
+        w.why_not = "the band has fewer than two loops";
+        return w;
+    }
+    if (isl_schedule_node_band_get_permutable(node.get()) != isl_bool_true) {
+        w.why_not = "the band is not permutable";
+        return w;
+    }
+    // (T0, T1, ...) -> (T0 + T1, T1, ...): replace the band by the new partial schedule.
+    isl_multi_union_pw_aff *mupa = isl_schedule_node_band_get_partial_schedule(node.get());
+    isl_union_pw_aff *sum = isl_union_pw_aff_add(isl_multi_union_pw_aff_get_at(mupa, 0), isl_multi_union_pw_aff_get_at(mupa, 1));
+    mupa = isl_multi_union_pw_aff_set_at(mupa, 0, sum);
+    isl_schedule_node *n = isl_schedule_node_delete(node.copy());
+    n = isl_schedule_node_insert_partial_schedule(n, mupa);
+    n = isl_schedule_node_band_set_permutable(n, 1);
+    isl::schedule_node band = isl::manage(n);
+    // The wavefront loop alone, then the parallel loop (and the rest of the band) below it.
+    band = split_band(band, 1);
+    w.band = insert_named_mark(band.child(0), "parallel").parent();
+    return w;
+}
+
+isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps) {
+    isl::union_map outer = isl::manage(isl_schedule_node_get_prefix_schedule_union_map(node.get()));
+    isl::multi_union_pw_aff mupa = isl::manage(isl_schedule_node_band_get_partial_schedule(node.get()));
+    isl::union_map member = isl::manage(isl_union_map_from_union_pw_aff(isl_multi_union_pw_aff_get_at(mupa.get(), 0)));
+    isl::union_map same_outer = outer.apply_range(outer.reverse());
+    isl::union_map same_member = member.apply_range(member.reverse());
+    return deps.intersect(same_outer).intersect_domain(member.domain()).subtract(same_member);
+}
+
 } // namespace tessera::poly

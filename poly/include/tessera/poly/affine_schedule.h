@@ -14,6 +14,7 @@ struct AffineGroupSchedule {
     isl::schedule schedule;
     std::vector<std::vector<int>> tile_sizes;  // per tiled band, per member
     std::string note;
+    bool scheduled = false;  // false: isl's scheduler gave up and the original order was kept
 };
 
 // Schedules the given model statements with isl's scheduler: validity, coincidence and
@@ -23,7 +24,9 @@ struct AffineGroupSchedule {
 // coincident gets a "parallel" mark and each innermost coincident member a "vector" mark.
 // If isl exceeds the operation quota, the statements keep their original order (sequential and
 // legal by construction) and `note` says so.
+// `extra_order` (statement instance pairs) joins the dependences as validity and coincidence
+// constraints: the order folded storage needs (storage_folding.h).
 AffineGroupSchedule affine_group_schedule(const Model &m, const std::vector<int> &statements, const Dependences &d,
-                                          const ScheduleOptions &o);
+                                          const ScheduleOptions &o, const isl::union_map *extra_order = nullptr);
 
 } // namespace tessera::poly

@@ -30,6 +30,9 @@ struct ScheduleOptions {
     int64_t cache_bytes = 512 * 1024;
     // Fused groups stop growing at this many stages.
     int max_group_stages = 48;
+    // Store a Func stepped along a dimension (a time loop) as a ring of its last planes
+    // (storage_folding.h).
+    bool storage_folding = true;
     // GPU targets: ask isl for outer parallelism.
     bool outer_coincidence = false;
     // Check the produced schedule against the dependences with isl (tests and imported

@@ -2,6 +2,7 @@
 // node and returns the node at the corresponding position of the edited tree.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,23 @@ isl::schedule_node set_band_parallel(const isl::schedule_node &node);
 // a "vector" mark above its innermost member if that one is coincident (splitting the band so
 // each mark stands directly above its loop). Returns the topmost node of the edited band.
 isl::schedule_node mark_parallel_and_vector(const isl::schedule_node &node, bool parallel, bool vector);
+
+// Wavefront of a permutable band whose first member carries dependences (the tile loops of a
+// time-tiled stencil): members (T0, T1, ...) become (T0 + T1, T1, ...), split after the first.
+// Tiles with the same T0 + T1 differ in neither T0 nor T1 along any dependence (all distances
+// are non-negative in a permutable band), so the new second loop runs in parallel; a
+// "parallel" mark is inserted above it. Returns the outer (wavefront) band, or failure with a
+// reason when the band has fewer than two members or is not permutable.
+struct Wavefront {
+    std::optional<isl::schedule_node> band;
+    std::string why_not;
+};
+Wavefront wavefront_band(const isl::schedule_node &node);
+
+// The dependences of `deps` (statement instance pairs) that the first member of the band at
+// `node` carries: dependent instances that agree on every loop around it but differ on it. A
+// loop that carries none may run its iterations in parallel or as vector lanes.
+isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps);
 
 // Whether a node is a band with at least one member.
 bool is_band(const isl::schedule_node &node);

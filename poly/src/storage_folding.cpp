@@ -1,0 +1,192 @@
+#include "tessera/poly/storage_folding.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include <isl/aff.h>
+#include <isl/constraint.h>
+#include <isl/local_space.h>
+#include <isl/map.h>
+#include <isl/set.h>
+#include <isl/val.h>
+
+#include <tessera/ir.h>
+
+namespace tessera::poly {
+namespace {
+
+// The smallest and largest values of tuple dimension `q` of `s` over every value of the
+// parameters, each if it is a finite integer. An empty set gives {max, min}.
+struct Extremes {
+    std::optional<int64_t> lo, hi;
+};
+Extremes extremes(isl_set *s, unsigned q) {
+    unsigned n = unsigned(isl_set_dim(s, isl_dim_set));
+    s = isl_set_project_out(s, isl_dim_set, q + 1, n - q - 1);
+    s = isl_set_project_out(s, isl_dim_set, 0, q);
+    s = isl_set_project_out(s, isl_dim_param, 0, unsigned(isl_set_dim(s, isl_dim_param)));
+    if (isl_set_is_empty(s) == isl_bool_true) {
+        isl_set_free(s);
+        return {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+    }
+    isl_aff *v = isl_aff_var_on_domain(isl_local_space_from_space(isl_set_get_space(s)), isl_dim_set, 0);
+    isl_val *lo = isl_set_min_val(s, v), *hi = isl_set_max_val(s, v);
+    Extremes r;
+    if (lo && isl_val_is_int(lo)) r.lo = int64_t(isl_val_get_num_si(lo));
+    if (hi && isl_val_is_int(hi)) r.hi = int64_t(isl_val_get_num_si(hi));
+    isl_val_free(lo);
+    isl_val_free(hi);
+    isl_aff_free(v);
+    isl_set_free(s);
+    return r;
+}
+
+// How many planes behind the written one a statement of the Func reads along tuple dimension q:
+// [lo, hi] of (written - read) over its instances.
+Extremes read_distance(const Statement &s, const Access &read, unsigned q) {
+    isl_map *w = isl_map_intersect_domain(s.write.relation.copy(), s.domain.copy());
+    isl_map *r = isl_map_intersect_domain(read.relation.copy(), s.domain.copy());
+    isl_map *read_to_written = isl_map_apply_range(isl_map_reverse(r), w);  // deltas: written - read
+    return extremes(isl_map_deltas(read_to_written), q);
+}
+
+// The values tuple dimension q of the elements `access` touches takes, over the statement's
+// instances (a 1-D set over the parameters).
+isl_set *planes_of(const Statement &s, const Access &access, unsigned q) {
+    isl_set *elements = isl_map_range(isl_map_intersect_domain(access.relation.copy(), s.domain.copy()));
+    unsigned n = unsigned(isl_set_dim(elements, isl_dim_set));
+    elements = isl_set_project_out(elements, isl_dim_set, q + 1, n - q - 1);
+    return isl_set_project_out(elements, isl_dim_set, 0, q);
+}
+
+// The largest difference b - a of a in `from` and b in `to`, for the same parameters (nullopt:
+// unbounded; below any value when there is no pair).
+std::optional<int64_t> largest_difference(isl_set *from, isl_set *to) {
+    from = isl_set_align_params(from, isl_set_get_space(to));
+    to = isl_set_align_params(to, isl_set_get_space(from));
+    return extremes(isl_map_deltas(isl_map_from_domain_and_range(from, to)), 0).hi;
+}
+
+} // namespace
+
+std::string fold_reader_violation(const Model &m, const StorageFold &fold) {
+    const Array &a = m.arrays[size_t(fold.array)];
+    unsigned q = unsigned(a.dimensions - 1 - fold.dimension);
+    for (const Statement &reader : m.statements) {
+        if (reader.func == a.func) continue;
+        for (const Access &r : reader.reads) {
+            if (r.array != fold.array) continue;
+            // The planes one reader instance reads at once must fit in the ring ...
+            isl_set *read = planes_of(reader, r, q);
+            auto width = largest_difference(isl_set_copy(read), isl_set_copy(read));
+            if (!width || *width >= fold.planes) {
+                isl_set_free(read);
+                return width ? detail::str_cat(reader.name, " reads more planes of ", a.func->name, " at once than the ring keeps")
+                             : detail::str_cat(reader.name, " reads an unbounded range of planes of ", a.func->name);
+            }
+            // ... and be among the last ones: the Func's region ends at the last plane its
+            // consumers read or its updates access, so no plane past the read one and
+            // sharing its slot may be accessed by an update.
+            for (const Statement &u : m.statements) {
+                if (u.func != a.func || u.definition == 0) continue;
+                std::vector<const Access *> accesses{&u.write};
+                for (const Access &ur : u.reads)
+                    if (ur.array == fold.array) accesses.push_back(&ur);
+                for (const Access *ua : accesses) {
+                    auto ahead = largest_difference(isl_set_copy(read), planes_of(u, *ua, q));
+                    if (!ahead || *ahead >= fold.planes) {
+                        isl_set_free(read);
+                        return detail::str_cat(reader.name, " reads a plane of ", a.func->name, " that ", u.name,
+                                               " overwrites in the ring later (it reads an early plane, not the last ones)");
+                    }
+                }
+            }
+            isl_set_free(read);
+        }
+    }
+    return "";
+}
+
+std::vector<StorageFold> storage_fold_candidates(const Model &m, const std::vector<int> &statements) {
+    std::vector<StorageFold> folds;
+    for (size_t ai = 0; ai < m.arrays.size(); ++ai) {
+        const Array &a = m.arrays[ai];
+        if (a.kind != Array::Kind::Func || a.output >= 0 || a.dimensions < 2) continue;
+        std::vector<int> own;
+        bool all_here = true, has_update = false, exact = true;
+        for (size_t si = 0; si < m.statements.size(); ++si) {
+            const Statement &s = m.statements[si];
+            if (s.func == a.func) {
+                own.push_back(int(si));
+                all_here = all_here && std::count(statements.begin(), statements.end(), int(si)) > 0;
+                has_update = has_update || s.definition > 0;
+                exact = exact && s.write.exact;
+            }
+            for (const Access &r : s.reads)
+                if (r.array == int(ai)) exact = exact && r.exact;
+        }
+        if (!all_here || !has_update || !exact) continue;
+        for (unsigned q = 0; q < unsigned(a.dimensions); ++q) {
+            int64_t behind = 0;
+            bool ok = true;
+            for (int si : own) {
+                const Statement &s = m.statements[size_t(si)];
+                for (const Access &r : s.reads) {
+                    if (r.array != int(ai)) continue;
+                    Extremes d = read_distance(s, r, q);
+                    if (!d.lo || !d.hi || (*d.lo <= *d.hi && *d.lo < 0)) ok = false;
+                    else if (*d.lo <= *d.hi) behind = std::max(behind, *d.hi);
+                }
+            }
+            if (!ok || behind < 1) continue;
+            int d = a.dimensions - 1 - int(q);
+            StorageFold fold{int(ai), d, behind + 1};
+            std::optional<int64_t> extent = ir::as_const_int(a.extent[size_t(d)]);
+            if ((extent && *extent <= fold.planes) || !fold_reader_violation(m, fold).empty()) continue;
+            folds.push_back(fold);
+            break;
+        }
+    }
+    return folds;
+}
+
+isl::union_map fold_dependences(const Model &m, const std::vector<StorageFold> &folds) {
+    isl::union_map deps = isl::union_map::empty(m.ctx());
+    for (const StorageFold &f : folds) {
+        const Array &a = m.arrays[size_t(f.array)];
+        unsigned n = unsigned(a.dimensions), q = n - 1 - unsigned(f.dimension);
+        // { A[e] -> A[e'] : e'_q >= e_q + planes, e'_p = e_p otherwise }
+        isl_space *sp = isl_space_set_alloc(m.ctx().get(), 0, n);
+        sp = isl_space_set_tuple_name(sp, isl_dim_set, a.name.c_str());
+        isl_map *later = isl_map_universe(isl_space_map_from_set(sp));
+        for (unsigned p = 0; p < n; ++p)
+            if (p != q) later = isl_map_equate(later, isl_dim_in, p, isl_dim_out, p);
+        isl_constraint *c = isl_constraint_alloc_inequality(isl_local_space_from_space(isl_map_get_space(later)));
+        c = isl_constraint_set_coefficient_si(c, isl_dim_out, int(q), 1);
+        c = isl_constraint_set_coefficient_si(c, isl_dim_in, int(q), -1);
+        c = isl_constraint_set_constant_si(c, -int(f.planes));
+        later = isl_map_add_constraint(later, c);
+        isl::union_map writes = isl::union_map::empty(m.ctx()), accesses = writes;
+        for (const Statement &s : m.statements) {
+            if (s.func != a.func) continue;
+            if (s.write.array == f.array) {
+                isl::union_map w(isl::manage(isl_map_intersect_domain(s.write.relation.copy(), s.domain.copy())));
+                writes = writes.unite(w);
+                accesses = accesses.unite(w);
+            }
+            for (const Access &r : s.reads)
+                if (r.array == f.array)
+                    accesses = accesses.unite(isl::union_map(isl::manage(isl_map_intersect_domain(r.relation.copy(), s.domain.copy()))));
+        }
+        deps = deps.unite(accesses.apply_range(isl::union_map(isl::manage(later))).apply_range(writes.reverse()));
+    }
+    return deps.coalesce();
+}
+
+std::string fold_mark_name(const Model &m, const StorageFold &fold) {
+    return "fold:" + m.arrays[size_t(fold.array)].name + ":" + std::to_string(fold.dimension) + ":" +
+           std::to_string(fold.planes);
+}
+
+} // namespace tessera::poly

@@ -1,0 +1,146 @@
+// Storage folding of time-stepped Funcs (storage_folding.h) and the wavefront time tiles that
+// go with it: what is folded, what is not, and the rejection of folds a schedule cannot keep.
+#include "poly_test_util.h"
+
+#include <isl/schedule.h>
+#include <isl/schedule_node.h>
+#include <nlohmann/json.hpp>
+
+#include <tessera/poly/schedule_json.h>
+#include <tessera/poly/storage_folding.h>
+
+using namespace tessera;
+using json = nlohmann::json;
+
+namespace {
+
+const poly::Storage &storage_of(const poly::Program &p, const std::string &func) {
+    for (const poly::Storage &st : p.storage)
+        if (st.name == func) return st;
+    FAIL("no storage for " << func);
+    return p.storage.front();
+}
+
+bool has_mark(const std::string &ast, const std::string &mark) { return ast.find("// " + mark) != std::string::npos; }
+
+// jacobi over time written the natural way, and a consumer reading plane T (and optionally an
+// early plane too).
+struct TimeJacobi {
+    InputBuffer<float> in{"in", 2};
+    Param<int> steps{"steps"};
+    Func J{"J"}, out{"out"};
+    explicit TimeJacobi(bool also_reads_plane_0) {
+        Var x("x"), y("y"), t("t");
+        RDom r(1, in.width() - 2, 1, in.height() - 2, 1, steps, "r");
+        J(x, y, t) = in(x, y);
+        J(r.x, r.y, r.z) = 0.25f * (J(r.x - 1, r.y, r.z - 1) + J(r.x + 1, r.y, r.z - 1) + J(r.x, r.y - 1, r.z - 1) +
+                                    J(r.x, r.y + 1, r.z - 1));
+        out(x, y) = also_reads_plane_0 ? J(x, y, steps) - J(x, y, 0) : J(x, y, steps);
+    }
+    void run_and_compare(const poly::Program &p, int w, int h, int s, const std::string &what) {
+        Buffer<float> data(w, h);
+        std::mt19937 rng(uint32_t(w * 131 + h * 7 + s));
+        apps::fill_random(data, rng, 0.0, 1.0);
+        in.set(data);
+        steps.set(s);
+        Buffer<float> got(w, h), want(w, h);
+        poly::ExecuteOptions eo;
+        eo.reverse_parallel_loops = true;
+        poly::execute(p, {got}, eo);
+        interpret(Pipeline(out), {want});
+        apps::Comparison c = apps::compare(got, want, 0);
+        INFO(what << " " << w << "x" << h << " steps " << s << ": " << c.first_mismatch << "\n" << p.ast_c);
+        CHECK(c.ok);
+    }
+};
+
+} // namespace
+
+TEST_CASE("a Func stepped in time keeps a ring of two planes, its initialization fused into the time loop",
+          "[poly][fold]") {
+    TimeJacobi j(false);
+    poly::ScheduleOptions o;
+    o.verify = true;
+    poly::Program p = poly::schedule_pipeline(Pipeline(j.out), o);
+    const poly::Storage &st = storage_of(p, "J");
+    REQUIRE(st.kind == poly::Storage::Kind::Buffer);
+    CHECK(st.fold == std::vector<int64_t>{0, 0, 2});
+    CHECK(ir::as_const_int(st.extent[2]) == 2);
+    CHECK(p.groups.front().note.find("storage folded: J along dimension 2 to 2 planes") != std::string::npos);
+    CHECK(has_mark(p.ast_c, "fold:F_J:2:2"));
+    poly_test::check_legal(p, "folded jacobi");
+    // Awkward sizes: no interior, one step, an odd and a prime number of steps, around the
+    // 32-wide tiles and smaller than them.
+    for (auto [w, h, s] : std::vector<std::tuple<int, int, int>>{{3, 3, 1}, {2, 5, 3}, {5, 4, 0}, {11, 7, 2}, {33, 31, 7}, {37, 65, 33}})
+        j.run_and_compare(p, w, h, s, "folded jacobi");
+}
+
+TEST_CASE("time tiles of a folded stencil run in parallel wavefronts with a vector loop inside", "[poly][fold]") {
+    auto app = apps::make_app("pb_jacobi_2d");
+    poly::ScheduleOptions o;
+    o.verify = true;
+    std::shared_ptr<const poly::Model> m = poly::build_model(app->pipeline());
+    poly::Program p = poly::schedule_model(m, o);
+    CHECK(has_mark(p.ast_c, "parallel"));
+    CHECK(has_mark(p.ast_c, "vector"));
+    CHECK(p.groups.front().note.find("wavefronts") != std::string::npos);
+    poly_test::check_legal(p, "wavefront");
+    for (const std::vector<int> &s : std::vector<std::vector<int>>{{1, 3}, {3, 40}, {20, 30}, {9, 33}}) {
+        app->prepare(s, 5);
+        poly_test::check_runs(p, *app, "wavefront pb_jacobi_2d");
+    }
+}
+
+TEST_CASE("a Func a consumer reads at an early plane is not folded", "[poly][fold]") {
+    TimeJacobi j(true);
+    poly::ScheduleOptions o;
+    o.verify = true;
+    std::shared_ptr<const poly::Model> m = poly::build_model(Pipeline(j.out));
+    int array = m->array_of(j.J.contents().get());
+    std::string why = poly::fold_reader_violation(*m, poly::StorageFold{array, 2, 2});
+    CHECK(why.find("S_out_0 reads a plane of J that S_J_1 overwrites in the ring later") != std::string::npos);
+    poly::Program p = poly::schedule_model(m, o);
+    CHECK(std::all_of(storage_of(p, "J").fold.begin(), storage_of(p, "J").fold.end(), [](int64_t f) { return f == 0; }));
+    j.run_and_compare(p, 13, 9, 4, "unfolded");
+}
+
+TEST_CASE("storage folding can be turned off", "[poly][fold]") {
+    TimeJacobi j(false);
+    poly::ScheduleOptions o;
+    o.storage_folding = false;
+    poly::Program p = poly::schedule_pipeline(Pipeline(j.out), o);
+    const std::vector<int64_t> &fold = storage_of(p, "J").fold;
+    CHECK(std::all_of(fold.begin(), fold.end(), [](int64_t f) { return f == 0; }));
+    CHECK(json::parse(poly::schedule_to_json(p, &o))["options"]["storage_folding"] == false);
+    j.run_and_compare(p, 13, 9, 4, "not folded");
+}
+
+TEST_CASE("an imported fold the schedule cannot keep is rejected with the dependence it breaks", "[poly][fold][json]") {
+    TimeJacobi j(false);
+    std::shared_ptr<const poly::Model> m = poly::build_model(Pipeline(j.out));
+    auto tree_only = [](const std::string &tree) {
+        return json{{"schema_version", poly::kScheduleSchemaVersion}, {"schedule_tree", tree}}.dump();
+    };
+    // The unfolded schedule initializes every plane before the time loop: folding it would
+    // overwrite plane t - 2's slot before the steps read it.
+    poly::ScheduleOptions unfolded;
+    unfolded.storage_folding = false;
+    poly::Program p = poly::schedule_model(m, unfolded);
+    isl::schedule_node top = p.schedule.root().child(0);
+    top = top.insert_mark(isl::manage(isl_id_alloc(m->ctx().get(), "fold:F_J:2:2", nullptr)));
+    char *s = isl_schedule_to_str(top.schedule().get());
+    std::string tree = s;
+    free(s);
+    REQUIRE_USER_ERROR(poly::schedule_from_json(m, tree_only(tree)), "illegal", "folded storage", "S_J_0", "S_J_1");
+    // The folded schedule with one plane instead of two: a step overwrites values its
+    // neighbours still read.
+    poly::Program folded = poly::schedule_model(m, poly::ScheduleOptions{});
+    std::string t2 = json::parse(poly::schedule_to_json(folded))["schedule_tree"];
+    size_t at = t2.find("fold:F_J:2:2");
+    REQUIRE(at != std::string::npos);
+    t2.replace(at, 12, "fold:F_J:2:1");
+    REQUIRE_USER_ERROR(poly::schedule_from_json(m, tree_only(t2)), "illegal", "folded storage");
+    // The folded schedule itself round-trips.
+    poly::Program back = poly::schedule_from_json(m, poly::schedule_to_json(folded));
+    j.run_and_compare(back, 17, 10, 5, "round trip");
+}
