@@ -2,7 +2,7 @@
 // random inputs, reports compile time, run time and bandwidth, and checks the result against
 // the app's plain C++ loops.
 //
-//   <app> [--size N ...] [--seed S] [--runs R] [--threads T] [--schedule]
+//   <app> [--size N ...] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule]
 //
 // --schedule prints the schedule JSON the pipeline runs with and exits.
 #include <algorithm>
@@ -61,11 +61,19 @@ int main(int argc, char **argv) {
                 runs = std::max(1, std::atoi(argv[++i]));
             } else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
                 options.threads = std::atoi(argv[++i]);
+            } else if (!std::strcmp(argv[i], "--tile") && i + 1 < argc) {
+                // Tile sizes, dimension 0 (innermost) first: "256,32,16".
+                options.tile_sizes.clear();
+                for (const char *p = argv[++i]; *p;) {
+                    options.tile_sizes.push_back(std::atoi(p));
+                    while (*p && *p != ',') ++p;
+                    if (*p == ',') ++p;
+                }
             } else if (!std::strcmp(argv[i], "--schedule")) {
                 std::printf("%s\n", app->pipeline().schedule_json().c_str());
                 return 0;
             } else {
-                std::fprintf(stderr, "usage: %s [--size N ...] [--seed S] [--runs R] [--threads T] [--schedule]\n", argv[0]);
+                std::fprintf(stderr, "usage: %s [--size N ...] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule]\n", argv[0]);
                 return 2;
             }
         }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """PolyBench 4.2 kernels: gcc, clang and clang + Polly against Tessera's pb_* apps, double precision.
 
-Kernels: the twelve that exist as Tessera apps (apps/src/polybench.cpp): atax, bicg, mvt, 2mm, 3mm,
-doitgen, gemver, gesummv, syrk, syr2k, covariance, jacobi-1d.
+Kernels: the fifteen that exist as Tessera apps (apps/src/polybench.cpp, apps/src/polybench_stencils.cpp): atax, bicg, mvt, 2mm, 3mm,
+doitgen, gemver, gesummv, syrk, syr2k, covariance, jacobi-1d, jacobi-2d, heat-3d, seidel-2d.
 
 Variants, each in its own process, interleaved `--repeats` times:
   (a) gcc -O3 -march=native         PolyBench's loop nest (bench/polybench/<kernel>.c), one thread
@@ -35,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 THREADS = "2"
 
 # PolyBench 4.2's dataset sizes (the <kernel>.h headers), in the order of the Tessera app's
-# size_names() (apps/src/polybench.cpp), which is also the order of the -D macros.
+# size_names() (apps/src/polybench.cpp, apps/src/polybench_stencils.cpp), which is also the order of the -D macros.
 SIZE_NAMES = {
     "atax": ["M", "N"],
     "bicg": ["M", "N"],
@@ -49,27 +49,30 @@ SIZE_NAMES = {
     "syr2k": ["M", "N"],
     "covariance": ["M", "N"],
     "jacobi_1d": ["TSTEPS", "N"],
+    "jacobi_2d": ["TSTEPS", "N"],
+    "heat_3d": ["TSTEPS", "N"],
+    "seidel_2d": ["TSTEPS", "N"],
 }
 DATASETS = {
     "MINI": {
         "atax": [38, 42], "bicg": [38, 42], "mvt": [40], "2mm": [16, 18, 22, 24], "3mm": [16, 18, 20, 22, 24],
         "doitgen": [8, 10, 12], "gemver": [40], "gesummv": [30], "syrk": [20, 30], "syr2k": [20, 30],
-        "covariance": [28, 32], "jacobi_1d": [20, 30],
+        "covariance": [28, 32], "jacobi_1d": [20, 30], "jacobi_2d": [20, 30], "heat_3d": [20, 10], "seidel_2d": [20, 40],
     },
     "SMALL": {
         "atax": [116, 124], "bicg": [116, 124], "mvt": [120], "2mm": [40, 50, 70, 80], "3mm": [40, 50, 60, 70, 80],
         "doitgen": [20, 25, 30], "gemver": [120], "gesummv": [90], "syrk": [60, 80], "syr2k": [60, 80],
-        "covariance": [80, 100], "jacobi_1d": [40, 120],
+        "covariance": [80, 100], "jacobi_1d": [40, 120], "jacobi_2d": [40, 90], "heat_3d": [40, 20], "seidel_2d": [40, 120],
     },
     "MEDIUM": {
         "atax": [390, 410], "bicg": [390, 410], "mvt": [400], "2mm": [180, 190, 210, 220],
         "3mm": [180, 190, 200, 210, 220], "doitgen": [40, 50, 60], "gemver": [400], "gesummv": [250],
-        "syrk": [200, 240], "syr2k": [200, 240], "covariance": [240, 260], "jacobi_1d": [100, 400],
+        "syrk": [200, 240], "syr2k": [200, 240], "covariance": [240, 260], "jacobi_1d": [100, 400], "jacobi_2d": [100, 250], "heat_3d": [100, 40], "seidel_2d": [100, 400],
     },
     "LARGE": {
         "atax": [1900, 2100], "bicg": [1900, 2100], "mvt": [2000], "2mm": [800, 900, 1100, 1200],
         "3mm": [800, 900, 1000, 1100, 1200], "doitgen": [140, 150, 160], "gemver": [2000], "gesummv": [1300],
-        "syrk": [1000, 1200], "syr2k": [1000, 1200], "covariance": [1200, 1400], "jacobi_1d": [500, 2000],
+        "syrk": [1000, 1200], "syr2k": [1000, 1200], "covariance": [1200, 1400], "jacobi_1d": [500, 2000], "jacobi_2d": [500, 1300], "heat_3d": [500, 120], "seidel_2d": [500, 2000],
     },
 }
 KERNELS = list(SIZE_NAMES)

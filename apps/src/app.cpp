@@ -30,6 +30,9 @@ std::unique_ptr<App> make_pb_syrk();
 std::unique_ptr<App> make_pb_syr2k();
 std::unique_ptr<App> make_pb_covariance();
 std::unique_ptr<App> make_pb_jacobi_1d();
+std::unique_ptr<App> make_pb_jacobi_2d();
+std::unique_ptr<App> make_pb_heat_3d();
+std::unique_ptr<App> make_pb_seidel_2d();
 
 namespace {
 struct Entry {
@@ -53,6 +56,9 @@ const Entry kApps[] = {
     {"pb_syr2k", make_pb_syr2k},
     {"pb_covariance", make_pb_covariance},
     {"pb_jacobi_1d", make_pb_jacobi_1d},
+    {"pb_jacobi_2d", make_pb_jacobi_2d},
+    {"pb_heat_3d", make_pb_heat_3d},
+    {"pb_seidel_2d", make_pb_seidel_2d},
 };
 } // namespace
 

@@ -1,4 +1,4 @@
-// A slice of PolyBench 4.2 (linear-algebra kernels and BLAS, datamining, stencils) written in the
+// A slice of PolyBench 4.2 (linear-algebra kernels and BLAS, datamining) written in the
 // DSL, in double precision like PolyBench's default. Each reference() is PolyBench's loop nest,
 // in PolyBench's order, over C-style row-major arrays (X[i][j]); in the DSL dimension 0 is the
 // column, so PolyBench's A[i][k] is A(k, i).
@@ -8,53 +8,12 @@
 // in RDom order (PolyBench's k loop), and products keep PolyBench's association. So every
 // kernel compares bit-exactly (tolerance 0). Inputs are random in [-1, 1) rather than
 // PolyBench's init_array formulas, so that no coincidence hides a wrong element.
-#include "tessera_apps/app.h"
+#include "polybench_arrays.h"
 
 namespace tessera::apps {
 namespace {
 
-// PolyBench's arrays as C-style arrays: m[i][j] is element (j, i) of the buffer.
-using Vec = std::vector<double>;
-using Mat = std::vector<Vec>;
-
-Vec zeros(int n) { return Vec(size_t(n)); }
-Mat zeros(int rows, int columns) { return Mat(size_t(rows), zeros(columns)); }
-
-Vec vec_of(const Buffer<double> &b) {
-    Vec v(size_t(b.width()));
-    for (int i = 0; i < b.width(); ++i) v[size_t(i)] = b(i);
-    return v;
-}
-
-Mat mat_of(const Buffer<double> &b) {
-    Mat m(size_t(b.height()), Vec(size_t(b.width())));
-    for (int i = 0; i < b.height(); ++i)
-        for (int j = 0; j < b.width(); ++j) m[size_t(i)][size_t(j)] = b(j, i);
-    return m;
-}
-
-void store(const Vec &v, const Buffer<double> &b) {
-    for (int i = 0; i < b.width(); ++i) b(i) = v[size_t(i)];
-}
-
-void store(const Mat &m, const Buffer<double> &b) {
-    for (int i = 0; i < b.height(); ++i)
-        for (int j = 0; j < b.width(); ++j) b(j, i) = m[size_t(i)][size_t(j)];
-}
-
-// A buffer of the given sizes (dimension 0 first) with random values in [-1, 1), bound to `in`.
-Buffer<double> random_input(const InputBuffer<double> &in, const std::vector<int> &sizes, std::mt19937 &rng) {
-    Buffer<double> b(sizes);
-    fill_random(b, rng, -1.0, 1.0);
-    in.set(b);
-    return b;
-}
-
-double elements(const std::vector<Buffer<double>> &buffers) {
-    double n = 0;
-    for (const auto &b : buffers) n += double(b.number_of_elements());
-    return n;
-}
+using namespace polybench;
 
 // ---------------------------------------------------------------------------------------------
 // linear-algebra/kernels/atax: y = A^T (A x).
@@ -618,53 +577,6 @@ private:
     Buffer<double> d_;
 };
 
-// ---------------------------------------------------------------------------------------------
-// stencils/jacobi-1d: TSTEPS times B = smooth(A), A = smooth(B) on the interior. One plane per
-// half step of a 2-D Func: plane 2t is A after t steps, plane 2t + 1 is B after t + 1 steps; each
-// plane starts as the initial array it stands for, since PolyBench never writes the two ends.
-class Jacobi1D : public App {
-public:
-    Jacobi1D() : App("pb_jacobi_1d") {
-        Var i("i"), s("s");
-        Func J("jacobi_planes"), A("jacobi_1d");
-        RDom r(1, A_.width() - 2, 0, 2 * tsteps_, "r");
-        J(i, s) = select(s % 2 == 0, A_(i), B_(i));
-        J(r.x, r.y + 1) = 0.33333 * (J(r.x - 1, r.y) + J(r.x, r.y) + J(r.x + 1, r.y));
-        A(i) = J(i, 2 * tsteps_);
-        pipeline_ = Pipeline(A);
-    }
-
-    std::vector<std::string> size_names() const override { return {"TSTEPS", "N"}; }
-    std::vector<int> default_sizes() const override { return {40, 120}; }
-
-    void prepare(const std::vector<int> &sizes, uint32_t seed) override {
-        std::mt19937 rng(seed);
-        int T = sizes.at(0), N = sizes.at(1);
-        tsteps_.set(T);
-        a_ = random_input(A_, {N}, rng);
-        b_ = random_input(B_, {N}, rng);
-    }
-
-    std::vector<Buffer<void>> make_outputs() const override { return {Buffer<double>(a_.width())}; }
-
-    void reference(const std::vector<Buffer<void>> &outputs) const override {
-        int TSTEPS = tsteps_.get(), N = a_.width();
-        Vec A = vec_of(a_), B = vec_of(b_);
-        for (int t = 0; t < TSTEPS; t++) {
-            for (int i = 1; i < N - 1; i++) B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1]);
-            for (int i = 1; i < N - 1; i++) A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1]);
-        }
-        store(A, outputs.at(0));
-    }
-
-    double minimum_bytes() const override { return 8.0 * (elements({a_, b_}) + a_.width()); }
-
-private:
-    InputBuffer<double> A_{"A", 1}, B_{"B", 1};
-    Param<int> tsteps_{"tsteps"};
-    Buffer<double> a_, b_;
-};
-
 } // namespace
 
 std::unique_ptr<App> make_pb_atax() { return std::make_unique<Atax>(); }
@@ -678,6 +590,5 @@ std::unique_ptr<App> make_pb_gesummv() { return std::make_unique<Gesummv>(); }
 std::unique_ptr<App> make_pb_syrk() { return std::make_unique<Syrk>(false); }
 std::unique_ptr<App> make_pb_syr2k() { return std::make_unique<Syrk>(true); }
 std::unique_ptr<App> make_pb_covariance() { return std::make_unique<Covariance>(); }
-std::unique_ptr<App> make_pb_jacobi_1d() { return std::make_unique<Jacobi1D>(); }
 
 } // namespace tessera::apps

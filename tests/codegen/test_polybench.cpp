@@ -1,4 +1,4 @@
-// PolyBench 4.2 kernels written in the DSL (apps/src/polybench.cpp), compiled for the host with 1
+// PolyBench 4.2 kernels written in the DSL (apps/src/polybench.cpp, polybench_stencils.cpp), compiled for the host with 1
 // and 2 threads, against PolyBench's own loop nests at the MINI and SMALL dataset sizes and at
 // awkward sizes: 1, primes, and sizes around the tile size 32. The reference interpreter is
 // checked against the same loops, so that a compiled mismatch points at the compiler.
@@ -77,4 +77,22 @@ TEST_CASE("compiled PolyBench jacobi-1d (a plane per half step) matches PolyBenc
           "sizes",
           "[codegen][polybench]") {
     check_polybench("pb_jacobi_1d", {20, 30}, {40, 120}, {{0, 7}, {1, 3}, {13, 1}, {7, 2}, {37, 31}, {3, 33}, {5, 65}});
+}
+
+TEST_CASE("compiled PolyBench jacobi-2d (time planes folded to two) matches PolyBench's loops at MINI, SMALL and "
+          "awkward sizes",
+          "[codegen][polybench]") {
+    check_polybench("pb_jacobi_2d", {20, 30}, {40, 90}, {{0, 7}, {1, 3}, {13, 1}, {7, 2}, {17, 33}, {3, 65}});
+}
+
+TEST_CASE("compiled PolyBench heat-3d (time planes folded to two) matches PolyBench's loops at MINI, SMALL and awkward "
+          "sizes",
+          "[codegen][polybench]") {
+    check_polybench("pb_heat_3d", {20, 10}, {40, 20}, {{0, 5}, {1, 3}, {7, 2}, {5, 13}, {3, 33}});
+}
+
+TEST_CASE("compiled PolyBench seidel-2d (in place, wavefront time tiles) matches PolyBench's loops at MINI, SMALL and "
+          "awkward sizes",
+          "[codegen][polybench]") {
+    check_polybench("pb_seidel_2d", {20, 40}, {40, 120}, {{0, 7}, {1, 3}, {13, 1}, {7, 2}, {17, 33}, {3, 65}});
 }

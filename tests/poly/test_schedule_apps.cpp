@@ -63,6 +63,9 @@ TEST_CASE("scheduled PolyBench kernels match the reference at MINI and awkward s
         {"pb_syr2k", {{20, 30}, {7, 13}, {33, 65}}},
         {"pb_covariance", {{28, 32}, {13, 7}, {33, 65}}},
         {"pb_jacobi_1d", {{20, 30}, {7, 2}, {5, 65}}},
+        {"pb_jacobi_2d", {{20, 30}, {7, 2}, {5, 33}}},
+        {"pb_heat_3d", {{5, 10}, {7, 2}, {3, 13}}},
+        {"pb_seidel_2d", {{20, 40}, {7, 2}, {5, 33}}},
     };
     for (const auto &[name, sizes] : kernels) {
         check_app(name, sizes);
