@@ -106,11 +106,18 @@ public:
             if (o_.tile_sizes.empty() && int(model_sizes.size()) == members) sizes = model_sizes;
             for (int i = 0; i < members && i < int(o_.tile_sizes.size()); ++i)
                 sizes[size_t(members - 1 - i)] = o_.tile_sizes[size_t(i)];
-            // A skewed band of three or more loops (time tiles of a 2-D or 3-D stencil) keeps its
-            // innermost loop whole: whole rows vectorize with long trip counts, and isl's AST of
-            // fully skewed tiles took seconds.
-            bool rows = skew && members >= 3;
+            // A skewed band (time tiles of a stencil) keeps its innermost loop whole: whole rows
+            // vectorize with long trip counts, and isl's AST of fully skewed tiles took seconds.
+            // (A 1-D stencil then runs its time steps in order, each a vector loop: its
+            // wavefronts of small tiles cost more in synchronization than they gained.)
+            bool rows = skew;
             int tiled_members = rows ? members - 1 : members;
+            if (rows && o_.tile_sizes.empty()) {
+                // Time tiles (measured on PolyBench jacobi-2d and heat-3d, 2 threads): 32 steps
+                // by 64 rows over whole 2-D rows, 16 cubed over whole rows of a 3-D grid.
+                sizes.assign(size_t(members), 16);
+                if (members == 3) sizes = {32, 64, 1};
+            }
             if (rows) {
                 sizes.pop_back();
                 n = split_band(n, tiled_members);
