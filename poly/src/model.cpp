@@ -120,7 +120,6 @@ public:
         order_statements();
         make_original_schedule();
         describe_regions();
-        describe_region_coverage();
     }
 
 private:
@@ -197,7 +196,6 @@ private:
             for (size_t i = 0; i < outs.size(); ++i)
                 if (outs[i].contents().get() == f.get()) a.output = int(i);
             a.region = isl::set::empty(array_space(a));  // isl objects must be set before a copy
-            a.region_covers = isl::set::universe(m_.set_space("", 0).params());
             m_.arrays.push_back(std::move(a));
         }
         for (const auto &in : m_.graph.inputs) {
@@ -208,7 +206,6 @@ private:
             a.dimensions = in->dimensions;
             a.input = in;
             a.region = isl::set::empty(array_space(a));
-            a.region_covers = isl::set::universe(m_.set_space("", 0).params());
             m_.arrays.push_back(std::move(a));
         }
     }
@@ -682,49 +679,6 @@ private:
                 a.min[size_t(d)] = pw_aff_to_expr(lo, m_.context, ids);
                 a.extent[size_t(d)] = pw_aff_to_expr(hi.sub(lo).add(one), m_.context, ids);
             }
-        }
-    }
-
-    // ---- What Region parameters are known to satisfy --------------------------------------
-
-    // isl operations the coverage of one array's region may take (else none is assumed).
-    static constexpr long kCoveringOperations = 200000;
-
-    // A Region parameter is a bound of the box hull of the accesses to its array, so every
-    // access lies inside the region (Array::region_covers records it for isl). Without it,
-    // schedules and ASTs over the region (a Func's pure definition fused with its updates) split
-    // into cases for regions that miss the updates' iterations: a time-stepped Func's AST grew to
-    // a hundred loops and seconds of isl.
-    void describe_region_coverage() {
-        std::set<std::string> region_params;
-        for (const Parameter &p : m_.params)
-            if (p.kind == Parameter::Kind::Region) region_params.insert(p.name);
-        if (region_params.empty()) return;
-        for (size_t ai = 0; ai < m_.arrays.size(); ++ai) {
-            Array &a = m_.arrays[ai];
-            if (a.kind != Array::Kind::Func || a.region.is_empty()) continue;
-            bool opaque = false;
-            for (int i = 0; i < int(isl_set_dim(a.region.get(), isl_dim_param)); ++i) {
-                const char *name = isl_set_get_dim_name(a.region.get(), isl_dim_param, unsigned(i));
-                opaque = opaque || (name && region_params.count(name) &&
-                                    isl_set_involves_dims(a.region.get(), isl_dim_param, unsigned(i), 1) == isl_bool_true);
-            }
-            if (!opaque) continue;
-            isl::set covers = isl::set::universe(m_.set_space("", 0).params());
-            bool done = within_quota(m_.ctx(), kCoveringOperations, [&] {
-                for (const Statement &s : m_.statements) {
-                    std::vector<const Access *> accesses;
-                    if (s.write.array == int(ai) && s.definition > 0) accesses.push_back(&s.write);
-                    for (const Access &r : s.reads)
-                        if (r.array == int(ai)) accesses.push_back(&r);
-                    for (const Access *x : accesses) {
-                        isl::set touched = x->relation.intersect_domain(s.domain).range();
-                        covers = covers.subtract(touched.subtract(a.region).params());
-                    }
-                }
-                covers = covers.coalesce();
-            });
-            if (done) a.region_covers = covers;
         }
     }
 

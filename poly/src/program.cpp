@@ -7,6 +7,7 @@
 #include <isl/options.h>
 
 #include "tessera/poly/isl_expr.h"
+#include "tessera/poly/storage_folding.h"
 
 namespace tessera::poly {
 
@@ -210,11 +211,11 @@ void build_loop_nest(Program &p) {
     isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
     isl_options_set_ast_build_detect_min_max(ctx, 1);
     // Folded storage fuses a Func's pure definition (over its region) with its updates: the AST
-    // may assume the region holds every access (Array::region_covers), as it does at run time.
+    // may assume the region holds every access, as it does at run time.
     isl::set context = p.model->context;
     for (const Storage &st : p.storage)
         if (st.kind == Storage::Kind::Buffer && std::any_of(st.fold.begin(), st.fold.end(), [](int64_t f) { return f > 0; }))
-            context = context.intersect(p.model->arrays[size_t(st.array)].region_covers);
+            context = context.intersect(region_covers_accesses(*p.model, st.array));
     isl_ast_build *build = isl_ast_build_from_context(context.release());
     isl_schedule *marked = isl_schedule_map_schedule_node_bottom_up(p.schedule.copy(), with_marked_depth, nullptr);
     isl_ast_node *root = isl_ast_build_node_from_schedule(build, marked);

@@ -16,6 +16,9 @@
 namespace tessera::poly {
 namespace {
 
+// isl operations region_covers_accesses may take (else nothing is assumed).
+constexpr long kCoveringOperations = 200000;
+
 // The smallest and largest values of tuple dimension `q` of `s` over every value of the
 // parameters, each if it is a finite integer. An empty set gives {max, min}.
 struct Extremes {
@@ -182,6 +185,27 @@ isl::union_map fold_dependences(const Model &m, const std::vector<StorageFold> &
         deps = deps.unite(accesses.apply_range(isl::union_map(isl::manage(later))).apply_range(writes.reverse()));
     }
     return deps.coalesce();
+}
+
+isl::set region_covers_accesses(const Model &m, int array) {
+    const Array &a = m.arrays[size_t(array)];
+    isl::set covers = isl::set::universe(m.set_space("", 0).params());
+    if (a.region.is_empty()) return covers;
+    isl::set result = covers;
+    bool done = within_quota(m.ctx(), kCoveringOperations, [&] {
+        for (const Statement &s : m.statements) {
+            std::vector<const Access *> accesses;
+            if (s.write.array == array && s.definition > 0) accesses.push_back(&s.write);
+            for (const Access &r : s.reads)
+                if (r.array == array) accesses.push_back(&r);
+            for (const Access *x : accesses) {
+                isl::set touched = x->relation.intersect_domain(s.domain).range();
+                covers = covers.subtract(touched.subtract(a.region).params());
+            }
+        }
+        covers = covers.coalesce();
+    });
+    return done ? covers : result;
 }
 
 std::string fold_mark_name(const Model &m, const StorageFold &fold) {

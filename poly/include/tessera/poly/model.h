@@ -60,12 +60,6 @@ struct Array {
     int output = -1;  // index into the pipeline's outputs, or -1
     // Funcs: the box computed; inputs: the box read. In the array's space (outermost first).
     isl::set region;
-    // Funcs: the parameter values for which every access of the array lies in its region. That
-    // always holds at run time (a Region parameter bounds the box hull of the accesses), but isl
-    // cannot see it through the opaque parameter. Not part of the model's context, since its
-    // disjunctions (empty iteration domains) slow isl down everywhere; schedules that rely on
-    // the region holding an update's footprint (folded storage) assume it.
-    isl::set region_covers;
     // The same box per dimension in Halide order (dimension 0 first), over parameter Vars.
     std::vector<Expr> min, extent;
 };

@@ -54,6 +54,15 @@ isl::union_map fold_dependences(const Model &m, const std::vector<StorageFold> &
 // read: its region ends at the last plane consumers read or updates access).
 std::string fold_reader_violation(const Model &m, const StorageFold &fold);
 
+// The parameter values for which every access of the array lies in its region. That always
+// holds at run time (a Region parameter bounds the box hull of the accesses), but isl cannot see
+// it through the opaque parameter: ASTs over the region (a folded Func's pure definition fused
+// with its updates) split into cases for regions that miss the updates' iterations, which made
+// a folded jacobi's AST a hundred loops and seconds of isl. The AST of a folded group assumes
+// it. (Not part of the model's context: computing it for every array cost seconds on deep
+// pipelines, and its disjunctions slow every AST.) The universe when isl runs out of a quota.
+isl::set region_covers_accesses(const Model &m, int array);
+
 // The schedule-tree mark that requests a fold: "fold:<array>:<dimension>:<planes>".
 std::string fold_mark_name(const Model &m, const StorageFold &fold);
 
