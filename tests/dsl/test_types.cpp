@@ -147,6 +147,23 @@ TEST_CASE("Buffer wraps external memory with explicit strides without copying", 
     CHECK(dense.channels() == 1);
 }
 
+TEST_CASE("Buffer wraps dense external memory from a braced list of sizes, one dimension included", "[dsl][buffer]") {
+    std::vector<double> storage(12);
+    for (int i = 0; i < 12; ++i) storage[size_t(i)] = double(i);
+    int n = 12;
+    Buffer<double> line(storage.data(), {n});  // was ambiguous with vector<BufferDim>(n)
+    CHECK(line.dimensions() == 1);
+    CHECK(line.width() == 12);
+    CHECK(line(7) == 7.0);
+    Buffer<double> grid(storage.data(), {4, 3}, "grid");
+    CHECK(grid(1, 2) == 9.0);
+    grid(3, 2) = -1.0;
+    CHECK(storage[11] == -1.0);
+    // Braced BufferDims still pick the strided form.
+    Buffer<double> strided(storage.data(), {{0, 3, 4}, {0, 4, 1}});
+    CHECK(strided(2, 1) == 9.0);
+}
+
 TEST_CASE("Buffer<T> views of a Buffer<> check the element type", "[dsl][buffer]") {
     Buffer<> b(Float(32), {3, 3});
     Buffer<float> ok = b;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -130,6 +131,10 @@ public:
     // Wraps dense caller-owned memory (dimension 0 innermost, mins 0).
     Buffer(T *data, const std::vector<int> &sizes, const std::string &name = "")
         : Buffer<void>(type_of<T>(), data, dense_dims(sizes), name) {}
+    // The same from a braced list of sizes: `Buffer<double>(p, {n})` would otherwise be ambiguous
+    // (a vector of n BufferDims through vector's explicit size constructor).
+    Buffer(T *data, std::initializer_list<int> sizes, const std::string &name = "")
+        : Buffer(data, std::vector<int>(sizes), name) {}
     // Views an untyped buffer; throws if the element types differ.
     Buffer(const Buffer<void> &b) : Buffer<void>(b) { check_type(); }
 
