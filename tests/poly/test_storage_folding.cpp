@@ -144,3 +144,38 @@ TEST_CASE("an imported fold the schedule cannot keep is rejected with the depend
     poly::Program back = poly::schedule_from_json(m, poly::schedule_to_json(folded));
     j.run_and_compare(back, 17, 10, 5, "round trip");
 }
+
+TEST_CASE("a column scan whose consumer reads only its last row keeps two rows, and one read whole keeps them all",
+          "[poly][fold]") {
+    for (bool whole : {false, true}) {
+        InputBuffer<int> in("in", 2);
+        Var x("x"), y("y");
+        Func S("S"), out("out");
+        RDom r(1, in.height() - 1, "r");
+        S(x, y) = in(x, y);
+        S(x, r) = S(x, r - 1) * 3 + in(x, r);  // wraps in int32 like the interpreter
+        if (whole) out(x, y) = S(x, y) + 1;
+        else out(x, y) = S(x, in.height() - 1) + y;
+        poly::ScheduleOptions o;
+        o.verify = true;
+        poly::Program p = poly::schedule_pipeline(Pipeline(out), o);
+        const std::vector<int64_t> &fold = storage_of(p, "S").fold;
+        bool folded = std::any_of(fold.begin(), fold.end(), [](int64_t f) { return f > 0; });
+        CHECK(folded == !whole);
+        if (!whole) CHECK(fold == std::vector<int64_t>{0, 2});
+        for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {5, 2}, {7, 13}, {33, 37}}) {
+            Buffer<int> data(w, h);
+            std::mt19937 rng(uint32_t(w * 31 + h));
+            apps::fill_random(data, rng, -100, 100);
+            in.set(data);
+            Buffer<int> got(w, std::min(h, 3)), want(w, std::min(h, 3));
+            poly::ExecuteOptions eo;
+            eo.reverse_parallel_loops = true;
+            poly::execute(p, {got}, eo);
+            interpret(Pipeline(out), {want});
+            apps::Comparison c = apps::compare(got, want, 0);
+            INFO((whole ? "whole " : "last row ") << w << "x" << h << ": " << c.first_mismatch << "\n" << p.ast_c);
+            CHECK(c.ok);
+        }
+    }
+}
