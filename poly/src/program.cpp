@@ -206,26 +206,56 @@ isl_schedule_node *with_marked_depth(isl_schedule_node *node, void *) {
 
 } // namespace
 
+namespace {
+
+// isl's AST of the schedule under `context`, converted; its pseudo-C in `c`.
+LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, std::string &c) {
+    isl_ast_build *build = isl_ast_build_from_context(context.copy());
+    isl_schedule *marked = isl_schedule_map_schedule_node_bottom_up(p.schedule.copy(), with_marked_depth, nullptr);
+    isl_ast_node *root = isl_ast_build_node_from_schedule(build, marked);
+    isl_ast_build_free(build);
+    if (!root) internal_error("isl could not build the AST of the schedule");
+    char *text = isl_ast_node_to_C_str(root);
+    c = text ? text : "";
+    free(text);
+    LoopNodePtr nest = NestBuilder(p).convert(root, "", "");
+    isl_ast_node_free(root);
+    return nest;
+}
+
+} // namespace
+
 void build_loop_nest(Program &p) {
     isl_ctx *ctx = p.model->ctx().get();
     isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
     isl_options_set_ast_build_detect_min_max(ctx, 1);
     // Folded storage fuses a Func's pure definition (over its region) with its updates: the AST
     // may assume the region holds every access, as it does at run time.
-    isl::set context = p.model->context;
-    for (const Storage &st : p.storage)
-        if (st.kind == Storage::Kind::Buffer && std::any_of(st.fold.begin(), st.fold.end(), [](int64_t f) { return f > 0; }))
-            context = context.intersect(region_covers_accesses(*p.model, st.array));
-    isl_ast_build *build = isl_ast_build_from_context(context.release());
-    isl_schedule *marked = isl_schedule_map_schedule_node_bottom_up(p.schedule.copy(), with_marked_depth, nullptr);
-    isl_ast_node *root = isl_ast_build_node_from_schedule(build, marked);
-    isl_ast_build_free(build);
-    if (!root) internal_error("isl could not build the AST of the schedule");
-    char *c = isl_ast_node_to_C_str(root);
-    p.ast_c = c ? c : "";
-    free(c);
-    p.nest = NestBuilder(p).convert(root, "", "");
-    isl_ast_node_free(root);
+    isl::set context = p.model->context, steady = context;
+    for (const Storage &st : p.storage) {
+        if (st.kind != Storage::Kind::Buffer || std::none_of(st.fold.begin(), st.fold.end(), [](int64_t f) { return f > 0; }))
+            continue;
+        context = context.intersect(region_covers_accesses(*p.model, st.array));
+        for (const Statement &s : p.model->statements)
+            if (s.func == p.model->arrays[size_t(st.array)].func && s.definition > 0) steady = steady.intersect(s.domain.params());
+    }
+    steady = steady.intersect(context);
+    if (steady.is_equal(context) || steady.is_empty()) {
+        p.nest = loop_nest_under(p, context, p.ast_c);
+        return;
+    }
+    // Versioned on the parameters: where every update of the folded Funcs runs (the steady
+    // case), their regions hold the updates' iterations and the AST is one case; otherwise
+    // (no steps, no interior) the updates do not run and the AST is small. One AST over both
+    // split into cases at every loop level and took isl seconds (heat-3d: 4.9 s -> 0.9 s).
+    std::string steady_c, rest_c;
+    auto version = std::make_shared<LoopNode>();
+    version->kind = LoopNode::Kind::If;
+    version->condition = set_to_condition(steady, context, [&](const std::string &id) { return p.model->param_var(id); });
+    version->then_case = loop_nest_under(p, steady, steady_c);
+    version->else_case = loop_nest_under(p, context.subtract(steady), rest_c);
+    p.nest = version;
+    p.ast_c = "if (/* every update of the folded Funcs runs */) {\n" + steady_c + "} else {\n" + rest_c + "}\n";
 }
 
 } // namespace tessera::poly
