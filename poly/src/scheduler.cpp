@@ -82,7 +82,10 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
             }
         }
         std::vector<StorageFold> folds;
-        if (!done && o.storage_folding) folds = storage_fold_candidates(m, plan.statements);
+        // (Under the scheduler's quota like every isl analysis here; out of it, nothing folds.)
+        if (!done && o.storage_folding &&
+            !within_quota(m.ctx(), o.max_operations, [&] { folds = storage_fold_candidates(m, plan.statements); }))
+            folds.clear();
         if (!done && !folds.empty()) {
             // A Func stepped along a dimension keeps only its last planes: its pure definition
             // must then run inside the stepping loop, just before the planes it initializes are
