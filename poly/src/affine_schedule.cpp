@@ -110,15 +110,14 @@ public:
             // vectorize with long trip counts, and isl's AST of fully skewed tiles took seconds.
             // (A 1-D stencil then runs its time steps in order, each a vector loop: its
             // wavefronts of small tiles cost more in synchronization than they gained.)
-            bool rows = skew;
-            int tiled_members = rows ? members - 1 : members;
-            if (rows && o_.tile_sizes.empty()) {
+            int tiled_members = skew ? members - 1 : members;
+            if (skew && o_.tile_sizes.empty()) {
                 // Time tiles (measured on PolyBench jacobi-2d and heat-3d, 2 threads): 32 steps
                 // by 64 rows over whole 2-D rows, 16 cubed over whole rows of a 3-D grid.
                 sizes.assign(size_t(members), 16);
                 if (members == 3) sizes = {32, 64, 1};
             }
-            if (rows) {
+            if (skew) {
                 sizes.pop_back();
                 n = split_band(n, tiled_members);
             }
@@ -139,7 +138,7 @@ public:
                 point = point.child(0);
             }
             if (!point_order.empty()) point = permute_band(point, point_order);
-            if (rows) {
+            if (skew) {
                 point = point.child(0);  // the whole innermost loop, below the point band
                 ++steps;
             }

@@ -205,8 +205,7 @@ struct Checker {
     // of fold_dependences, checked like a dependence.)
     void check_folded_buffers() {
         for (const Storage &st : p.storage) {
-            if (!r.legal || st.kind != Storage::Kind::Buffer) continue;
-            if (std::none_of(st.fold.begin(), st.fold.end(), [](int64_t f) { return f > 0; })) continue;
+            if (!r.legal || st.kind != Storage::Kind::Buffer || !st.folded()) continue;
             const Array &arr = m.arrays[size_t(st.array)];
             isl::union_map reads = isl::union_map::empty(m.ctx());
             for (const Statement &s : m.statements)
@@ -235,8 +234,7 @@ struct Checker {
     // definitions (they read the final ring).
     void check_fold_readers_last() {
         for (const Storage &st : p.storage) {
-            if (!r.legal || st.kind != Storage::Kind::Buffer) continue;
-            if (std::none_of(st.fold.begin(), st.fold.end(), [](int64_t f) { return f > 0; })) continue;
+            if (!r.legal || st.kind != Storage::Kind::Buffer || !st.folded()) continue;
             const FuncContents *f = m.arrays[size_t(st.array)].func;
             isl::union_set defs = isl::union_set::empty(m.ctx()), readers = defs;
             for (const Statement &s : m.statements) {
@@ -289,8 +287,7 @@ struct Checker {
                      " where the tile does not compute it (the footprint of " + arr.func->name + " is too small).");
                 return;
             }
-            bool folded = std::any_of(st.fold.begin(), st.fold.end(), [](int64_t f) { return f > 0; });
-            if (!folded) {
+            if (!st.folded()) {
                 isl::union_map flow = writes.apply_range(reads.reverse());  // writer copy -> reader copy
                 if (!flow.apply_domain(time).apply_range(time).intersect(ge).is_empty())
                     fail("The schedule lets a stage of its overlapped group read " + arr.func->name +

@@ -1,7 +1,5 @@
 #include "tessera/poly/program.h"
 
-#include <algorithm>
-
 #include <isl/ast.h>
 #include <isl/ast_build.h>
 #include <isl/options.h>
@@ -233,8 +231,7 @@ void build_loop_nest(Program &p) {
     // may assume the region holds every access, as it does at run time.
     isl::set context = p.model->context, steady = context;
     for (const Storage &st : p.storage) {
-        if (st.kind != Storage::Kind::Buffer || std::none_of(st.fold.begin(), st.fold.end(), [](int64_t f) { return f > 0; }))
-            continue;
+        if (st.kind != Storage::Kind::Buffer || !st.folded()) continue;
         context = context.intersect(region_covers_accesses(*p.model, st.array));
         for (const Statement &s : p.model->statements)
             if (s.func == p.model->arrays[size_t(st.array)].func && s.definition > 0) steady = steady.intersect(s.domain.params());

@@ -137,9 +137,9 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
     if (o.verify || folded) {
         Legality l = check_legality(p, deps);
         if (!l.legal && folded) {
-            // The ring's order was a superset of what the slots need, but the reads of other
-            // statements (a consumer reading several planes) are only known to fit once
-            // scheduled: without folding the schedule is correct by construction.
+            // The fold's preconditions were checked on the model (storage_fold_candidates) and
+            // isl scheduled under its order; this check is the net under both. Without folding
+            // the schedule is correct by construction.
             ScheduleOptions unfolded = o;
             unfolded.storage_folding = false;
             Program q = schedule_model(model, unfolded);

@@ -37,6 +37,11 @@ struct Storage {
     // Scratch: per dimension (Halide order), the rows a sliding window keeps (a ring indexed
     // modulo this), or 0. Set by "fold:<array>:<dimension>:<rows>" marks in the tree.
     std::vector<int64_t> fold;
+    bool folded() const {
+        for (int64_t f : fold)
+            if (f > 0) return true;
+        return false;
+    }
 };
 
 // A statement as the schedule executes it: a model statement, or the copy of one inside the
