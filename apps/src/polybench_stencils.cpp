@@ -6,18 +6,58 @@
 // polybench.cpp.
 #include "polybench_arrays.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace tessera::apps {
 namespace {
 
 using namespace polybench;
 
+// The two-array kernels (jacobi-1d, jacobi-2d, heat-3d): inputs A and B of N^dims doubles, TSTEPS
+// steps, and the output A, shaped like A.
+class TwoArrayStencil : public App {
+public:
+    TwoArrayStencil(const std::string &name, int dims, std::vector<int> small)
+        : App(name), A_("A", dims), B_("B", dims), dims_(dims), small_(std::move(small)) {}
+
+    std::vector<std::string> size_names() const override { return {"TSTEPS", "N"}; }
+    std::vector<int> default_sizes() const override { return small_; }
+
+    void prepare(const std::vector<int> &sizes, uint32_t seed) override {
+        std::mt19937 rng(seed);
+        tsteps_.set(sizes.at(0));
+        std::vector<int> shape(size_t(dims_), sizes.at(1));
+        a_ = random_input(A_, shape, rng);
+        b_ = random_input(B_, shape, rng);
+    }
+
+    std::vector<Buffer<void>> make_outputs() const override {
+        std::vector<int> shape;
+        for (int d = 0; d < dims_; ++d) shape.push_back(int(a_.extent(d)));
+        return {Buffer<double>(shape)};
+    }
+
+    double minimum_bytes() const override { return 8.0 * (elements({a_, b_}) + elements({a_})); }
+
+protected:
+    InputBuffer<double> A_, B_;
+    Param<int> tsteps_{"tsteps"};
+    Buffer<double> a_, b_;
+
+private:
+    int dims_;
+    std::vector<int> small_;
+};
+
 // ---------------------------------------------------------------------------------------------
 // stencils/jacobi-1d: TSTEPS times B = smooth(A), A = smooth(B) on the interior. One plane per
 // half step of a 2-D Func: plane 2t is A after t steps, plane 2t + 1 is B after t + 1 steps; each
 // plane starts as the initial array it stands for, since PolyBench never writes the two ends.
-class Jacobi1D : public App {
+class Jacobi1D : public TwoArrayStencil {
 public:
-    Jacobi1D() : App("pb_jacobi_1d") {
+    Jacobi1D() : TwoArrayStencil("pb_jacobi_1d", 1, {40, 120}) {
         Var i("i"), s("s");
         Func J("jacobi_planes"), A("jacobi_1d");
         RDom r(1, A_.width() - 2, 0, 2 * tsteps_, "r");
@@ -26,19 +66,6 @@ public:
         A(i) = J(i, 2 * tsteps_);
         pipeline_ = Pipeline(A);
     }
-
-    std::vector<std::string> size_names() const override { return {"TSTEPS", "N"}; }
-    std::vector<int> default_sizes() const override { return {40, 120}; }
-
-    void prepare(const std::vector<int> &sizes, uint32_t seed) override {
-        std::mt19937 rng(seed);
-        int T = sizes.at(0), N = sizes.at(1);
-        tsteps_.set(T);
-        a_ = random_input(A_, {N}, rng);
-        b_ = random_input(B_, {N}, rng);
-    }
-
-    std::vector<Buffer<void>> make_outputs() const override { return {Buffer<double>(a_.width())}; }
 
     void reference(const std::vector<Buffer<void>> &outputs) const override {
         int TSTEPS = tsteps_.get(), N = a_.width();
@@ -49,21 +76,14 @@ public:
         }
         store(A, outputs.at(0));
     }
-
-    double minimum_bytes() const override { return 8.0 * (elements({a_, b_}) + a_.width()); }
-
-private:
-    InputBuffer<double> A_{"A", 1}, B_{"B", 1};
-    Param<int> tsteps_{"tsteps"};
-    Buffer<double> a_, b_;
 };
 
 // ---------------------------------------------------------------------------------------------
 // stencils/jacobi-2d: TSTEPS times B = smooth5(A), A = smooth5(B) on the interior; plane 2t is A
 // after t steps, plane 2t + 1 is B after t + 1 steps.
-class Jacobi2D : public App {
+class Jacobi2D : public TwoArrayStencil {
 public:
-    Jacobi2D() : App("pb_jacobi_2d") {
+    Jacobi2D() : TwoArrayStencil("pb_jacobi_2d", 2, {40, 90}) {
         Var j("j"), i("i"), s("s");
         Func J("jacobi_2d_planes"), A("jacobi_2d");
         RDom r(1, A_.width() - 2, 1, A_.height() - 2, 0, 2 * tsteps_, "r");
@@ -73,19 +93,6 @@ public:
         A(j, i) = J(j, i, 2 * tsteps_);
         pipeline_ = Pipeline(A);
     }
-
-    std::vector<std::string> size_names() const override { return {"TSTEPS", "N"}; }
-    std::vector<int> default_sizes() const override { return {40, 90}; }
-
-    void prepare(const std::vector<int> &sizes, uint32_t seed) override {
-        std::mt19937 rng(seed);
-        int T = sizes.at(0), N = sizes.at(1);
-        tsteps_.set(T);
-        a_ = random_input(A_, {N, N}, rng);
-        b_ = random_input(B_, {N, N}, rng);
-    }
-
-    std::vector<Buffer<void>> make_outputs() const override { return {Buffer<double>(a_.width(), a_.height())}; }
 
     void reference(const std::vector<Buffer<void>> &outputs) const override {
         int TSTEPS = tsteps_.get(), N = a_.width();
@@ -100,21 +107,14 @@ public:
         }
         store(A, outputs.at(0));
     }
-
-    double minimum_bytes() const override { return 8.0 * (elements({a_, b_}) + elements({a_})); }
-
-private:
-    InputBuffer<double> A_{"A", 2}, B_{"B", 2};
-    Param<int> tsteps_{"tsteps"};
-    Buffer<double> a_, b_;
 };
 
 // ---------------------------------------------------------------------------------------------
 // stencils/heat-3d: TSTEPS times B = heat(A), A = heat(B) on the interior of an N^3 cube; plane
 // 2t is A after t steps, plane 2t + 1 is B after t + 1 steps. PolyBench's A[i][j][k] is (k, j, i).
-class Heat3D : public App {
+class Heat3D : public TwoArrayStencil {
 public:
-    Heat3D() : App("pb_heat_3d") {
+    Heat3D() : TwoArrayStencil("pb_heat_3d", 3, {40, 20}) {
         Var k("k"), j("j"), i("i"), s("s");
         Func H("heat_3d_planes"), A("heat_3d");
         RDom r({{1, A_.width() - 2}, {1, A_.height() - 2}, {1, A_.dim(2).extent() - 2}, {0, 2 * tsteps_}}, "r");
@@ -125,21 +125,6 @@ public:
                                     0.125 * (H(r.x + 1, r.y, r.z, r.w) - 2.0 * c + H(r.x - 1, r.y, r.z, r.w)) + c;
         A(k, j, i) = H(k, j, i, 2 * tsteps_);
         pipeline_ = Pipeline(A);
-    }
-
-    std::vector<std::string> size_names() const override { return {"TSTEPS", "N"}; }
-    std::vector<int> default_sizes() const override { return {40, 20}; }
-
-    void prepare(const std::vector<int> &sizes, uint32_t seed) override {
-        std::mt19937 rng(seed);
-        int T = sizes.at(0), N = sizes.at(1);
-        tsteps_.set(T);
-        a_ = random_input(A_, {N, N, N}, rng);
-        b_ = random_input(B_, {N, N, N}, rng);
-    }
-
-    std::vector<Buffer<void>> make_outputs() const override {
-        return {Buffer<double>(a_.width(), a_.height(), int(a_.extent(2)))};
     }
 
     void reference(const std::vector<Buffer<void>> &outputs) const override {
@@ -170,13 +155,6 @@ public:
             for (int j = 0; j < N; j++)
                 for (int k = 0; k < N; k++) out(k, j, i) = A[at(i, j, k)];
     }
-
-    double minimum_bytes() const override { return 8.0 * (elements({a_, b_}) + elements({a_})); }
-
-private:
-    InputBuffer<double> A_{"A", 3}, B_{"B", 3};
-    Param<int> tsteps_{"tsteps"};
-    Buffer<double> a_, b_;
 };
 
 // ---------------------------------------------------------------------------------------------
