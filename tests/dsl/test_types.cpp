@@ -164,6 +164,19 @@ TEST_CASE("Buffer wraps dense external memory from a braced list of sizes, one d
     CHECK(strided(2, 1) == 9.0);
 }
 
+TEST_CASE("Buffer allocates from a braced list of variable sizes", "[dsl][buffer]") {
+    int w = 5, h = 3;
+    Buffer<double> b({w, h});  // was ambiguous with a copy of Buffer<double>(w, h)
+    CHECK(b.dimensions() == 2);
+    CHECK(b.width() == 5);
+    CHECK(b.height() == 3);
+    Buffer<int> named({w}, "line");
+    CHECK(named.dimensions() == 1);
+    CHECK(named.width() == 5);
+    Buffer<float> from_vector(std::vector<int>{w, h, 2});
+    CHECK(from_vector.channels() == 2);
+}
+
 TEST_CASE("Buffer<T> views of a Buffer<> check the element type", "[dsl][buffer]") {
     Buffer<> b(Float(32), {3, 3});
     Buffer<float> ok = b;

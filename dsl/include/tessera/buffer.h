@@ -125,6 +125,10 @@ public:
     explicit Buffer(Ints... sizes) : Buffer<void>(type_of<T>(), std::vector<int>{int(sizes)...}) {}
     explicit Buffer(const std::vector<int> &sizes, const std::string &name = "")
         : Buffer<void>(type_of<T>(), sizes, name) {}
+    // The same from a braced list of variables: `Buffer<double>({w, h})` would otherwise be
+    // ambiguous (a copy of the Buffer<T>(w, h) it also names).
+    explicit Buffer(std::initializer_list<int> sizes, const std::string &name = "")
+        : Buffer<void>(type_of<T>(), std::vector<int>(sizes), name) {}
     // Wraps caller-owned memory with explicit mins, extents and strides (no copy).
     Buffer(T *data, const std::vector<BufferDim> &dims, const std::string &name = "")
         : Buffer<void>(type_of<T>(), data, dims, name) {}
