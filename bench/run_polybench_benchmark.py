@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """PolyBench 4.2 kernels: gcc, clang and clang + Polly against Tessera's pb_* apps, double precision.
 
-Kernels: the fifteen that exist as Tessera apps (apps/src/polybench.cpp, apps/src/polybench_stencils.cpp): atax, bicg, mvt, 2mm, 3mm,
-doitgen, gemver, gesummv, syrk, syr2k, covariance, jacobi-1d, jacobi-2d, heat-3d, seidel-2d.
+Kernels: the 23 that exist as Tessera apps (apps/src/polybench*.cpp): gemm, trmm, symm, syrk, syr2k, gemver,
+gesummv (blas); atax, bicg, mvt, 2mm, 3mm, doitgen (kernels); lu, cholesky, trisolv (solvers); covariance,
+correlation (datamining); floyd-warshall (medley); jacobi-1d, jacobi-2d, heat-3d, seidel-2d (stencils).
 
 Variants, each in its own process, interleaved `--repeats` times:
   (a) gcc -O3 -march=native         PolyBench's loop nest (bench/polybench/<kernel>.c), one thread
@@ -52,27 +53,43 @@ SIZE_NAMES = {
     "jacobi_2d": ["TSTEPS", "N"],
     "heat_3d": ["TSTEPS", "N"],
     "seidel_2d": ["TSTEPS", "N"],
+    "gemm": ["NI", "NJ", "NK"],
+    "trmm": ["M", "N"],
+    "symm": ["M", "N"],
+    "correlation": ["M", "N"],
+    "lu": ["N"],
+    "cholesky": ["N"],
+    "trisolv": ["N"],
+    "floyd_warshall": ["N"],
 }
 DATASETS = {
     "MINI": {
         "atax": [38, 42], "bicg": [38, 42], "mvt": [40], "2mm": [16, 18, 22, 24], "3mm": [16, 18, 20, 22, 24],
         "doitgen": [8, 10, 12], "gemver": [40], "gesummv": [30], "syrk": [20, 30], "syr2k": [20, 30],
         "covariance": [28, 32], "jacobi_1d": [20, 30], "jacobi_2d": [20, 30], "heat_3d": [20, 10], "seidel_2d": [20, 40],
+        "gemm": [20, 25, 30], "trmm": [20, 30], "symm": [20, 30], "correlation": [28, 32], "lu": [40], "cholesky": [40],
+        "trisolv": [40], "floyd_warshall": [60],
     },
     "SMALL": {
         "atax": [116, 124], "bicg": [116, 124], "mvt": [120], "2mm": [40, 50, 70, 80], "3mm": [40, 50, 60, 70, 80],
         "doitgen": [20, 25, 30], "gemver": [120], "gesummv": [90], "syrk": [60, 80], "syr2k": [60, 80],
         "covariance": [80, 100], "jacobi_1d": [40, 120], "jacobi_2d": [40, 90], "heat_3d": [40, 20], "seidel_2d": [40, 120],
+        "gemm": [60, 70, 80], "trmm": [60, 80], "symm": [60, 80], "correlation": [80, 100], "lu": [120], "cholesky": [120],
+        "trisolv": [120], "floyd_warshall": [180],
     },
     "MEDIUM": {
         "atax": [390, 410], "bicg": [390, 410], "mvt": [400], "2mm": [180, 190, 210, 220],
         "3mm": [180, 190, 200, 210, 220], "doitgen": [40, 50, 60], "gemver": [400], "gesummv": [250],
         "syrk": [200, 240], "syr2k": [200, 240], "covariance": [240, 260], "jacobi_1d": [100, 400], "jacobi_2d": [100, 250], "heat_3d": [100, 40], "seidel_2d": [100, 400],
+        "gemm": [200, 220, 240], "trmm": [200, 240], "symm": [200, 240], "correlation": [240, 260], "lu": [400],
+        "cholesky": [400], "trisolv": [400], "floyd_warshall": [500],
     },
     "LARGE": {
         "atax": [1900, 2100], "bicg": [1900, 2100], "mvt": [2000], "2mm": [800, 900, 1100, 1200],
         "3mm": [800, 900, 1000, 1100, 1200], "doitgen": [140, 150, 160], "gemver": [2000], "gesummv": [1300],
         "syrk": [1000, 1200], "syr2k": [1000, 1200], "covariance": [1200, 1400], "jacobi_1d": [500, 2000], "jacobi_2d": [500, 1300], "heat_3d": [500, 120], "seidel_2d": [500, 2000],
+        "gemm": [1000, 1100, 1200], "trmm": [1000, 1200], "symm": [1000, 1200], "correlation": [1200, 1400], "lu": [2000],
+        "cholesky": [2000], "trisolv": [2000], "floyd_warshall": [2800],
     },
 }
 KERNELS = list(SIZE_NAMES)
@@ -105,7 +122,7 @@ def build(out_dir, kernel, sizes):
     exes = {}
     for name, cmd in VARIANTS.items():
         exe = os.path.join(out_dir, f"{kernel}_{'x'.join(map(str, sizes))}_{name.lower()}")
-        r = subprocess.run(cmd + defs + [src, "-o", exe], capture_output=True, text=True)
+        r = subprocess.run(cmd + defs + [src, "-o", exe, "-lm"], capture_output=True, text=True)
         if r.returncode != 0:
             print(f"{kernel}: {name} does not compile: {r.stderr.strip()[:300]}", file=sys.stderr)
             continue

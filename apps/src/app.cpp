@@ -33,6 +33,14 @@ std::unique_ptr<App> make_pb_jacobi_1d();
 std::unique_ptr<App> make_pb_jacobi_2d();
 std::unique_ptr<App> make_pb_heat_3d();
 std::unique_ptr<App> make_pb_seidel_2d();
+std::unique_ptr<App> make_pb_gemm();
+std::unique_ptr<App> make_pb_trmm();
+std::unique_ptr<App> make_pb_symm();
+std::unique_ptr<App> make_pb_correlation();
+std::unique_ptr<App> make_pb_lu();
+std::unique_ptr<App> make_pb_cholesky();
+std::unique_ptr<App> make_pb_trisolv();
+std::unique_ptr<App> make_pb_floyd_warshall();
 
 namespace {
 struct Entry {
@@ -59,6 +67,14 @@ const Entry kApps[] = {
     {"pb_jacobi_2d", make_pb_jacobi_2d},
     {"pb_heat_3d", make_pb_heat_3d},
     {"pb_seidel_2d", make_pb_seidel_2d},
+    {"pb_gemm", make_pb_gemm},
+    {"pb_trmm", make_pb_trmm},
+    {"pb_symm", make_pb_symm},
+    {"pb_correlation", make_pb_correlation},
+    {"pb_lu", make_pb_lu},
+    {"pb_cholesky", make_pb_cholesky},
+    {"pb_trisolv", make_pb_trisolv},
+    {"pb_floyd_warshall", make_pb_floyd_warshall},
 };
 } // namespace
 

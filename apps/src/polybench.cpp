@@ -577,6 +577,87 @@ private:
     Buffer<double> d_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// datamining/correlation: the correlation of the columns of data. Each column is centred and
+// scaled by sqrt(N) times its standard deviation (1 where the deviation is at most 0.1, as
+// PolyBench guards near-constant columns); the products are computed on the upper triangle
+// (j > i, an RDom restricted with where) and mirrored, with ones on the diagonal.
+class Correlation : public App {
+public:
+    Correlation() : App("pb_correlation") {
+        Var i("i"), j("j");
+        Func mean("mean"), variance("variance"), stddev("stddev"), data("data_scaled"), upper("corr_upper"),
+            corr("corr");
+        RDom n(0, data_.height(), "n"), k(0, data_.height(), "k");
+        k.where(j > i);
+        mean(j) = 0.0;
+        mean(j) += data_(j, n);
+        mean(j) = mean(j) / float_n_;
+        variance(j) = 0.0;
+        variance(j) += (data_(j, n) - mean(j)) * (data_(j, n) - mean(j));
+        Expr deviation = sqrt(variance(j) / float_n_);
+        stddev(j) = select(deviation <= 0.1, 1.0, deviation);
+        data(j, i) = (data_(j, i) - mean(j)) / (sqrt(float_n_) * stddev(j));
+        upper(j, i) = 0.0;
+        upper(j, i) += data(i, k) * data(j, k);
+        corr(j, i) = select(j == i, 1.0, j > i, upper(j, i), upper(i, j));
+        pipeline_ = Pipeline(corr);
+    }
+
+    std::vector<std::string> size_names() const override { return {"M", "N"}; }
+    std::vector<int> default_sizes() const override { return {80, 100}; }
+
+    void prepare(const std::vector<int> &sizes, uint32_t seed) override {
+        std::mt19937 rng(seed);
+        int M = sizes.at(0), N = sizes.at(1);
+        float_n_.set(double(N));
+        d_ = random_input(data_, {M, N}, rng);
+    }
+
+    std::vector<Buffer<void>> make_outputs() const override { return {Buffer<double>(d_.width(), d_.width())}; }
+
+    void reference(const std::vector<Buffer<void>> &outputs) const override {
+        int M = d_.width(), N = d_.height();
+        double float_n = float_n_.get(), eps = 0.1;
+        Mat data = mat_of(d_), corr = zeros(M, M);
+        Vec mean = zeros(M), stddev = zeros(M);
+        for (int j = 0; j < M; j++) {
+            mean[j] = 0.0;
+            for (int i = 0; i < N; i++) mean[j] += data[i][j];
+            mean[j] /= float_n;
+        }
+        for (int j = 0; j < M; j++) {
+            stddev[j] = 0.0;
+            for (int i = 0; i < N; i++) stddev[j] += (data[i][j] - mean[j]) * (data[i][j] - mean[j]);
+            stddev[j] /= float_n;
+            stddev[j] = std::sqrt(stddev[j]);
+            stddev[j] = stddev[j] <= eps ? 1.0 : stddev[j];
+        }
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < M; j++) {
+                data[i][j] -= mean[j];
+                data[i][j] /= std::sqrt(float_n) * stddev[j];
+            }
+        for (int i = 0; i < M - 1; i++) {
+            corr[i][i] = 1.0;
+            for (int j = i + 1; j < M; j++) {
+                corr[i][j] = 0.0;
+                for (int k = 0; k < N; k++) corr[i][j] += (data[k][i] * data[k][j]);
+                corr[j][i] = corr[i][j];
+            }
+        }
+        corr[M - 1][M - 1] = 1.0;
+        store(corr, outputs.at(0));
+    }
+
+    double minimum_bytes() const override { return 8.0 * (elements({d_}) + double(d_.width()) * d_.width()); }
+
+private:
+    InputBuffer<double> data_{"data", 2};
+    Param<double> float_n_{"float_n"};
+    Buffer<double> d_;
+};
+
 } // namespace
 
 std::unique_ptr<App> make_pb_atax() { return std::make_unique<Atax>(); }
@@ -590,5 +671,6 @@ std::unique_ptr<App> make_pb_gesummv() { return std::make_unique<Gesummv>(); }
 std::unique_ptr<App> make_pb_syrk() { return std::make_unique<Syrk>(false); }
 std::unique_ptr<App> make_pb_syr2k() { return std::make_unique<Syrk>(true); }
 std::unique_ptr<App> make_pb_covariance() { return std::make_unique<Covariance>(); }
+std::unique_ptr<App> make_pb_correlation() { return std::make_unique<Correlation>(); }
 
 } // namespace tessera::apps

@@ -2,6 +2,7 @@
 // reference loop nests, and random inputs bound to the DSL's input buffers.
 #pragma once
 
+#include <cmath>
 #include <vector>
 
 #include "tessera_apps/app.h"

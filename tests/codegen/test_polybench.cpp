@@ -96,3 +96,49 @@ TEST_CASE("compiled PolyBench seidel-2d (in place, wavefront time tiles) matches
           "[codegen][polybench]") {
     check_polybench("pb_seidel_2d", {20, 40}, {40, 120}, {{0, 7}, {1, 3}, {13, 1}, {7, 2}, {17, 33}, {3, 65}});
 }
+
+TEST_CASE("compiled PolyBench gemm matches PolyBench's loops at MINI, SMALL and awkward sizes", "[codegen][polybench]") {
+    check_polybench("pb_gemm", {20, 25, 30}, {60, 70, 80}, {{1, 1, 1}, {7, 13, 37}, {33, 31, 65}, {13, 65, 1}});
+}
+
+TEST_CASE("compiled PolyBench trmm (rows below through RDom::where) matches PolyBench's loops at MINI, SMALL and "
+          "awkward sizes",
+          "[codegen][polybench]") {
+    check_polybench("pb_trmm", {20, 30}, {60, 80}, {{1, 1}, {7, 13}, {13, 7}, {1, 33}, {37, 31}, {33, 65}});
+}
+
+TEST_CASE("compiled PolyBench symm (rows above and below gathered) matches PolyBench's loops at MINI, SMALL and "
+          "awkward sizes",
+          "[codegen][polybench]") {
+    check_polybench("pb_symm", {20, 30}, {60, 80}, {{1, 1}, {7, 13}, {13, 7}, {1, 33}, {37, 31}, {33, 65}});
+}
+
+TEST_CASE("compiled PolyBench correlation (upper triangle, mirrored, unit diagonal) matches PolyBench's loops at MINI, "
+          "SMALL and awkward sizes",
+          "[codegen][polybench]") {
+    check_polybench("pb_correlation", {28, 32}, {80, 100}, {{1, 1}, {7, 13}, {13, 7}, {37, 2}, {31, 33}, {33, 65}});
+}
+
+TEST_CASE("compiled PolyBench lu (in place, right-looking steps) matches PolyBench's loops at MINI, SMALL and awkward "
+          "sizes",
+          "[codegen][polybench]") {
+    check_polybench("pb_lu", {40}, {120}, {{1}, {2}, {7}, {13}, {31}, {33}, {65}});
+}
+
+TEST_CASE("compiled PolyBench cholesky (in place, right-looking steps) matches PolyBench's loops at MINI, SMALL and "
+          "awkward sizes",
+          "[codegen][polybench]") {
+    check_polybench("pb_cholesky", {40}, {120}, {{1}, {2}, {7}, {13}, {31}, {33}, {65}});
+}
+
+TEST_CASE("compiled PolyBench trisolv (forward substitution in place) matches PolyBench's loops at MINI, SMALL and "
+          "awkward sizes",
+          "[codegen][polybench]") {
+    check_polybench("pb_trisolv", {40}, {120}, {{1}, {2}, {7}, {13}, {31}, {33}, {65}, {521}});
+}
+
+TEST_CASE("compiled PolyBench floyd-warshall (int paths, in place) matches PolyBench's loops at MINI, SMALL and "
+          "awkward sizes",
+          "[codegen][polybench]") {
+    check_polybench("pb_floyd_warshall", {60}, {180}, {{1}, {2}, {7}, {31}, {33}, {65}});
+}

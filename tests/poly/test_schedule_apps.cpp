@@ -66,6 +66,14 @@ TEST_CASE("scheduled PolyBench kernels match the reference at MINI and awkward s
         {"pb_jacobi_2d", {{20, 30}, {7, 2}, {5, 33}}},
         {"pb_heat_3d", {{5, 10}, {7, 2}, {3, 13}}},
         {"pb_seidel_2d", {{20, 40}, {7, 2}, {5, 33}}},
+        {"pb_gemm", {{20, 25, 30}, {7, 13, 1}, {33, 31, 65}}},
+        {"pb_trmm", {{20, 30}, {7, 13}, {33, 65}}},
+        {"pb_symm", {{20, 30}, {13, 7}, {33, 65}}},
+        {"pb_correlation", {{28, 32}, {13, 7}, {33, 65}}},
+        {"pb_lu", {{40}, {7}, {33}}},
+        {"pb_cholesky", {{40}, {7}, {33}}},
+        {"pb_trisolv", {{40}, {7}, {65}}},
+        {"pb_floyd_warshall", {{60}, {7}, {33}}},
     };
     for (const auto &[name, sizes] : kernels) {
         check_app(name, sizes);
