@@ -2,6 +2,7 @@
 #include "tessera/poly/model.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -525,8 +526,15 @@ private:
             AffineSpace psp = statement_space(pure.name, pure.dims);
             pure.write = access(pure, psp, pure.store, ai, f->name);
 
+            // Regions above are those of whole definitions; statements below are their cases.
+            std::vector<Statement> cases;
             for (Statement &s : stmts) {
                 if (s.domain.is_null() || s.domain.is_empty()) continue;
+                if (s.definition == 0) cases.push_back(std::move(s));
+                else split_affine_selects(std::move(s), ai, cases);
+            }
+            stmts = std::move(cases);
+            for (Statement &s : stmts) {
                 AffineSpace sp = statement_space(s.name, s.dims);
                 visit_calls(s, [&](const ExprNode &call) {
                     int target = call.op == Op::FuncCall ? m_.array_of(call.func_ptr) : m_.array_of(call.input.get());
@@ -540,8 +548,7 @@ private:
                     if (target != ai) read_parts_[size_t(target)].push_back(read);
                 });
             }
-            for (Statement &s : stmts)
-                if (!s.domain.is_null() && !s.domain.is_empty()) by_func_[f].push_back(std::move(s));
+            for (Statement &s : stmts) by_func_[f].push_back(std::move(s));
         }
         for (size_t i = 0; i < m_.arrays.size(); ++i) {
             Array &a = m_.arrays[i];
@@ -613,6 +620,45 @@ private:
         if (!s.domain.is_empty()) s.write = access(s, sp, s.store, m_.array_of(&f), f.name, &written);
     }
 
+    // Index-set splitting: an update whose value is a select on an affine condition of its
+    // instance, such as LU's step `select(r.x == r.z, pivot_division, trailing_update)`, becomes
+    // one statement per case, over the instances that take it, with the select resolved (nested
+    // selects split further). The cases keep the update's order (make_original_schedule gives
+    // them one band), but the dependences and the scheduler see each case's own accesses: LU's
+    // trailing update reads nothing its pivot division writes in the same step, so it
+    // parallelizes and vectorizes, and no instance evaluates the branch it does not take (a
+    // division per element). Cases that never run are dropped; the first case keeps the
+    // update's name. More than kMaxCases cases keep the update whole.
+    static constexpr size_t kMaxCases = 8;
+    void split_affine_selects(Statement s, int array, std::vector<Statement> &out) {
+        AffineSpace sp = statement_space(s.name, s.dims);
+        std::vector<std::pair<isl::set, Expr>> cases;
+        std::function<void(const isl::set &, const Expr &)> split = [&](const isl::set &dom, const Expr &v) {
+            if (v->op == Op::Select && cases.size() < kMaxCases) {
+                if (auto c = to_set(v->args[0], sp)) {
+                    isl::set taken = dom.intersect(*c).coalesce(), other = dom.subtract(*c).coalesce();
+                    if (!taken.is_empty()) split(taken, v->args[1]);
+                    if (!other.is_empty()) split(other, v->args[2]);
+                    return;
+                }
+            }
+            cases.emplace_back(dom, v);
+        };
+        split(s.domain, s.value);
+        if (cases.size() > kMaxCases || (cases.size() == 1 && cases[0].second.same_as(s.value))) {
+            out.push_back(std::move(s));
+            return;
+        }
+        for (size_t i = 0; i < cases.size(); ++i) {
+            Statement c = s;
+            if (i > 0) c.name = unique(s.name + "_case" + std::to_string(i));
+            c.domain = rename(cases[i].first, c.name);
+            c.value = cases[i].second;
+            c.write = access(c, statement_space(c.name, c.dims), c.store, array, s.func->name);
+            out.push_back(std::move(c));
+        }
+    }
+
     template <typename F>
     static void visit_calls(const Statement &s, F &&fn) {
         std::vector<Expr> exprs = s.store;
@@ -641,22 +687,39 @@ private:
             m_.original = isl::schedule::from_domain(dom);
             return;
         }
-        isl::schedule_node node = isl::schedule::from_domain(dom).root().child(0);
-        isl::union_set_list filters(m_.ctx(), int(m_.statements.size()));
-        for (const Statement &s : m_.statements) filters = filters.add(isl::union_set(s.domain));
-        if (m_.statements.size() > 1) node = node.insert_sequence(filters);
+        // The cases of one definition (split_affine_selects) are consecutive and share one
+        // entry: they run interleaved in the definition's order, not one case after the other.
+        std::vector<std::vector<size_t>> definitions;
         for (size_t i = 0; i < m_.statements.size(); ++i) {
             const Statement &s = m_.statements[i];
-            isl::schedule_node leaf = m_.statements.size() > 1 ? node.child(int(i)).child(0) : node;
-            if (!s.dims.empty()) {
-                isl::space dom_space = s.domain.space();
-                isl::map id = isl::manage(isl_map_identity(isl_space_map_from_set(dom_space.copy())));
-                id = isl::manage(isl_map_reset_tuple_id(id.release(), isl_dim_out));
-                isl::multi_union_pw_aff mupa =
-                    isl::manage(isl_multi_union_pw_aff_from_union_map(isl::union_map(id).release()));
+            bool same = !definitions.empty() && s.definition > 0 &&
+                        m_.statements[definitions.back().front()].func == s.func &&
+                        m_.statements[definitions.back().front()].definition == s.definition;
+            if (same) definitions.back().push_back(i);
+            else definitions.push_back({i});
+        }
+        isl::schedule_node node = isl::schedule::from_domain(dom).root().child(0);
+        isl::union_set_list filters(m_.ctx(), int(definitions.size()));
+        for (const auto &d : definitions) {
+            isl::union_set filter(m_.statements[d.front()].domain);
+            for (size_t i : d) filter = filter.unite(isl::union_set(m_.statements[i].domain));
+            filters = filters.add(filter);
+        }
+        if (definitions.size() > 1) node = node.insert_sequence(filters);
+        for (size_t k = 0; k < definitions.size(); ++k) {
+            const Statement &first = m_.statements[definitions[k].front()];
+            isl::schedule_node leaf = definitions.size() > 1 ? node.child(int(k)).child(0) : node;
+            if (!first.dims.empty()) {
+                isl::union_map ids = isl::union_map::empty(m_.ctx());
+                for (size_t i : definitions[k]) {
+                    isl::space dom_space = m_.statements[i].domain.space();
+                    isl::map id = isl::manage(isl_map_identity(isl_space_map_from_set(dom_space.copy())));
+                    ids = ids.unite(isl::union_map(isl::manage(isl_map_reset_tuple_id(id.release(), isl_dim_out))));
+                }
+                isl::multi_union_pw_aff mupa = isl::manage(isl_multi_union_pw_aff_from_union_map(ids.release()));
                 leaf = leaf.insert_partial_schedule(mupa);
             }
-            node = m_.statements.size() > 1 ? leaf.parent().parent() : leaf;
+            node = definitions.size() > 1 ? leaf.parent().parent() : leaf;
         }
         m_.original = node.schedule();
     }
