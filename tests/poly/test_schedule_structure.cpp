@@ -239,3 +239,19 @@ TEST_CASE("a parametric schedule built once runs correctly at many sizes and ori
     interpret(Pipeline(g), {want});
     CHECK(apps::compare(got, want, 0).ok);
 }
+
+TEST_CASE("tiles with no parallel loop inside a sequential loop run in order, not as wavefronts", "[poly][structure]") {
+    // floyd-warshall: step k runs in order around a tiled (i, j) band in which both loops carry
+    // a dependence (row k and column k change during step k). A wavefront there would open a
+    // parallel region per wavefront per step; a time-tiled stencil's outermost band keeps its.
+    poly::Program fw = schedule("pb_floyd_warshall");
+    std::string nest = poly::to_string(fw.nest);
+    INFO(nest);
+    size_t update = nest.find("S_floyd_warshall_1(");
+    REQUIRE(update != std::string::npos);
+    CHECK(nest.rfind("parallel for", update) < nest.find("S_floyd_warshall_0("));  // only the initialization's
+    CHECK(fw.groups.back().note.find("tiles run in order") != std::string::npos);
+    poly::Program seidel = schedule("pb_seidel_2d");
+    CHECK(seidel.groups.back().note.find("wavefronts") != std::string::npos);
+    CHECK(seidel.groups.back().note.find("tiles run in order") == std::string::npos);
+}
