@@ -17,6 +17,12 @@ enum class Stride { Invariant, One, Other, Unknown };
 
 // For each statement under the band, the statement dimension each member follows (-1 when a
 // member combines dimensions, scales one, or has several pieces).
+// A band member that is constant for a statement (covariance's division after the reduction
+// sits at one value of the reduction member): the statement's accesses do not move along it.
+constexpr int kConstantMember = -3;
+
+// Per statement of the band, the statement dimension each member is (its coefficient 1, the
+// only one), kConstantMember, or -1 (any other function: a skewed band).
 std::map<std::string, std::vector<int>> member_dims(const isl::schedule_node &band, int members) {
     std::map<std::string, std::vector<int>> dims;
     isl_multi_union_pw_aff *mupa = isl_schedule_node_band_get_partial_schedule(band.get());
@@ -52,6 +58,7 @@ std::map<std::string, std::vector<int>> member_dims(const isl::schedule_node &ba
                             }
                             isl_val *den = isl_aff_get_denominator_val(aff);
                             if (hits == 1 && dim >= 0 && isl_val_is_one(den)) found = dim;
+                            if (hits == 0) found = kConstantMember;
                             isl_val_free(den);
                             isl_set_free(set);
                             isl_aff_free(aff);
@@ -120,6 +127,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
         std::vector<const Access *> accesses{&s.write};
         for (const Access &a : s.reads) accesses.push_back(&a);
         for (int k = 0; k < members; ++k) {
+            if (of_member[size_t(k)] == kConstantMember) continue;
             if (of_member[size_t(k)] < 0) {
                 r.reason = "member " + std::to_string(k) + " is not one dimension of " + name + " (a skewed band)";
                 return r;
@@ -156,12 +164,18 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
         return r;
     }
     r.members = order;
-    // Name the loops after the first statement's dimensions, e.g. "j innermost, k outward".
-    const auto &[name, of_member] = *dims.begin();
-    const Statement &s = m.statements[size_t(m.statement_index(name))];
-    auto dim_name = [&](int k) { return s.dims[size_t(of_member[size_t(k)])]; };
-    r.reason = name + ": " + dim_name(best) + " innermost (coincident; accesses contiguous or invariant), " +
-               dim_name(members - 1) + " outward";
+    // Name the loops after the dimensions of the first statement that has both, e.g. "j
+    // innermost, k outward".
+    for (const auto &[name, of_member] : dims) {
+        if (of_member[size_t(best)] < 0 || of_member[size_t(members - 1)] < 0) continue;
+        const Statement &s = m.statements[size_t(m.statement_index(name))];
+        auto dim_name = [&](int k) { return s.dims[size_t(of_member[size_t(k)])]; };
+        r.reason = name + ": " + dim_name(best) + " innermost (coincident; accesses contiguous or invariant), " +
+                   dim_name(members - 1) + " outward";
+        return r;
+    }
+    r.reason = "member " + std::to_string(best) + " innermost (coincident; accesses contiguous or invariant), member " +
+               std::to_string(members - 1) + " outward";
     return r;
 }
 

@@ -255,3 +255,22 @@ TEST_CASE("tiles with no parallel loop inside a sequential loop run in order, no
     CHECK(seidel.groups.back().note.find("wavefronts") != std::string::npos);
     CHECK(seidel.groups.back().note.find("tiles run in order") == std::string::npos);
 }
+
+TEST_CASE("a reduction followed by an update of each result still moves its reduction loop outward",
+          "[poly][structure]") {
+    // covariance: upper(j, i) += data(i, k) * data(j, k), then upper(j, i) = upper(j, i) / (n - 1).
+    // isl fuses the division into the reduction's band at a constant value of the k member;
+    // the band's members may still be reordered (it is permutable), and the division's
+    // accesses do not move along k.
+    poly::Program p = schedule("pb_covariance");
+    std::string nest = poly::to_string(p.nest);
+    INFO(nest);
+    auto [var, vectorized] = innermost_loop(nest, "S_cov_upper_1");
+    CHECK(vectorized);
+    std::vector<std::string> args = call_arguments(nest, "S_cov_upper_1");  // i, j, k
+    REQUIRE(args.size() == 3);
+    CHECK(args[1].find(var) != std::string::npos);
+    bool noted = false;
+    for (const poly::Group &g : p.groups) noted = noted || g.note.find("S_cov_upper_1: j innermost") != std::string::npos;
+    CHECK(noted);
+}

@@ -29,9 +29,10 @@ struct LoopOrder {
 };
 
 // Chooses an order for the permutable band at `band` (statements of `m`). Fails (an empty
-// `members` and no tile sizes, with the reason) when a member is not a single statement
-// dimension for some statement (a skewed band, as in time tiling) or the band has fewer than
-// two members. When no coincident member is better innermost than the current one, `members`
+// `members` and no tile sizes, with the reason) when a member is neither a single statement
+// dimension nor a constant for some statement (a skewed band, as in time tiling) or the band
+// has fewer than two members. (A member constant for a statement, such as covariance's division
+// placed after its reduction loop, leaves that statement's accesses in place.) When no coincident member is better innermost than the current one, `members`
 // is empty but the tile sizes are given.
 LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &band);
 
