@@ -3,6 +3,7 @@
 #include "tessera/poly/affine.h"
 
 #include <cmath>
+#include <limits>
 
 #include <isl/aff.h>
 #include <isl/local_space.h>
@@ -115,6 +116,7 @@ std::optional<isl::pw_aff> to_pw_aff(const Expr &e, const AffineSpace &s) {
         return n.op == Op::Min ? a->min(*b) : a->max(*b);
     }
     case Op::Select: {
+        if (!s.exact_selects) return std::nullopt;
         auto c = to_set(n.args[0], s);
         auto a = to_pw_aff(n.args[1], s), b = to_pw_aff(n.args[2], s);
         if (!c || !a || !b) return std::nullopt;
@@ -164,6 +166,38 @@ std::optional<isl::set> to_set(const Expr &e, const AffineSpace &s) {
     }
     default: return std::nullopt;
     }
+}
+
+isl::set exact_conditions(const Expr &e, const AffineSpace &s) {
+    isl::set r = s.universe;
+    auto in_range = [&](const Expr &operand) {
+        ir::visit(operand, [&](const Expr &n) {
+            bool arithmetic = n->op == Op::Add || n->op == Op::Sub || n->op == Op::Mul || n->op == Op::Div;
+            if (!arithmetic || !is_integer(n)) return true;
+            auto v = to_pw_aff(n, s);  // narrow and unsigned arithmetic is never affine
+            if (!v) return true;
+            int bits = n.type().bits;
+            long lo = bits >= 64 ? std::numeric_limits<long>::min() : -(1L << (bits - 1));
+            long hi = bits >= 64 ? std::numeric_limits<long>::max() : (1L << (bits - 1)) - 1;
+            r = r.intersect(v->ge_set(constant(s, lo))).intersect(v->le_set(constant(s, hi)));
+            return true;
+        });
+    };
+    ir::visit(e, [&](const Expr &n) {
+        switch (n->op) {
+        case Op::EQ:
+        case Op::NE:
+        case Op::LT:
+        case Op::LE:
+        case Op::GT:
+        case Op::GE:
+            in_range(n->args[0]);
+            in_range(n->args[1]);
+            return false;
+        default: return true;
+        }
+    });
+    return r;
 }
 
 namespace {

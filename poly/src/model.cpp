@@ -445,7 +445,10 @@ private:
         bool first = true;
         for (int j = 0; j < arr.dimensions; ++j) {
             const Expr &e = args[size_t(arr.dimensions - 1 - j)];
-            AffineBounds b = affine_bounds(e, space);
+            // A select in the index whose condition may wrap is bounded by both of its values.
+            AffineSpace exact_where_it_runs = space;
+            exact_where_it_runs.exact_selects = s.domain.is_subset(exact_conditions(e, space));
+            AffineBounds b = affine_bounds(e, exact_where_it_runs);
             if (!b.lo || !b.hi)
                 user_error("Cannot bound the region of ", what, " read by ", s.func->name, ": coordinate ",
                            arr.dimensions - 1 - j, " (", e, ") may take any value. Clamp it to the valid range, e.g. "
@@ -610,7 +613,8 @@ private:
             }
             for (const Expr &p : u.rdom->predicates) {
                 Expr lp = lower(p);
-                if (auto ps = to_set(lp, sp)) dom = dom.intersect(*ps);
+                auto ps = to_set(lp, sp);
+                if (ps && dom.is_subset(exact_conditions(lp, sp))) dom = dom.intersect(*ps);
                 else s.guards.push_back(lp);
             }
         }
@@ -635,7 +639,8 @@ private:
         std::vector<std::pair<isl::set, Expr>> cases;
         std::function<void(const isl::set &, const Expr &)> split = [&](const isl::set &dom, const Expr &v) {
             if (v->op == Op::Select && cases.size() < kMaxCases) {
-                if (auto c = to_set(v->args[0], sp)) {
+                auto c = to_set(v->args[0], sp);
+                if (c && dom.is_subset(exact_conditions(v->args[0], sp))) {
                     isl::set taken = dom.intersect(*c).coalesce(), other = dom.subtract(*c).coalesce();
                     if (!taken.is_empty()) split(taken, v->args[1]);
                     if (!other.is_empty()) split(other, v->args[2]);

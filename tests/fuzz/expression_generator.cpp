@@ -201,6 +201,11 @@ Code Generator::index(const Scope &s, int position, int depth) {
     return plus(natural, offset());
 }
 
+Code Generator::wrapping_sum(const Code &v) {
+    int big = choices_.one_of<int>({2147483647, 2147483646, 2147483000, -2147483647 - 1 + 3});
+    return binary(Binary::Add, cast_to(Int(32), v), int_constant(big));
+}
+
 Code Generator::condition(const Scope &s, int depth) {
     static const std::vector<Binary> comparisons = {Binary::LT, Binary::LE, Binary::GT,
                                                     Binary::GE, Binary::EQ, Binary::NE};
@@ -208,6 +213,9 @@ Code Generator::condition(const Scope &s, int depth) {
     Code a = value(t, s, depth), b = value(t, s, depth);
     reconcile(a, b);
     Code c = binary(choices_.one_of(comparisons), a, b);
+    std::vector<Code> bases = s.bases();
+    if (!bases.empty() && choices_.percent(5))  // a comparison whose int32 sum wraps at some points
+        c = binary(choices_.one_of(comparisons), wrapping_sum(choices_.one_of(bases)), int_constant(choices_.range(-2, 2)));
     if (choices_.percent(15)) c = binary(choices_.percent(50) ? Binary::And : Binary::Or, c, condition(s, 0));
     if (choices_.percent(10)) c = {!c.expr, "(!" + c.text + ")"};
     return c;

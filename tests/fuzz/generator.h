@@ -272,6 +272,8 @@ private:
     Code index(const Scope &s, int position, int depth);
     const Code &near_output(const Scope &s, int position);
     Code condition(const Scope &s, int depth);
+    // v + a constant near an end of int32, as int32: the sum wraps for some values of v.
+    Code wrapping_sum(const Code &v);
     Code predicate(const RDomInfo &r, const std::vector<Code> &pure);
     Code inline_reduction(Type t, const Scope &s, int depth);
 

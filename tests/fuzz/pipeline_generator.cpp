@@ -505,7 +505,7 @@ RDomInfo Generator::make_rdom(int dimensions, const std::vector<Code> &pure, boo
 Code Generator::predicate(const RDomInfo &r, const std::vector<Code> &pure) {
     size_t k = size_t(choices_.below(int(r.vars.size())));
     const Code &v = r.vars[k];
-    switch (choices_.weighted({30, 20, 15, 15, 8, 7, 5})) {
+    switch (choices_.weighted({30, 20, 15, 15, 8, 7, 4, 5})) {
     case 0: {
         static const std::vector<Binary> ops = {Binary::LT, Binary::LE, Binary::GT, Binary::GE, Binary::NE, Binary::EQ};
         return binary(choices_.one_of(ops), v, int_constant(choices_.range(-2, 6)));
@@ -529,6 +529,8 @@ Code Generator::predicate(const RDomInfo &r, const std::vector<Code> &pure) {
         Code data = read(scope, 0, &v);
         return binary(Binary::GT, data, small_constant(data.type()));
     }
+    case 6:  // int32 arithmetic that wraps at some points (v + 2147483646 > 0 only while v <= 1)
+        return binary(choices_.percent(50) ? Binary::GT : Binary::LT, wrapping_sum(v), int_constant(choices_.range(-2, 2)));
     default:
         return binary(choices_.percent(50) ? Binary::And : Binary::Or, predicate(r, pure), predicate(r, pure));
     }

@@ -581,3 +581,44 @@ TEST_CASE("narrow unsigned arithmetic in an index wraps in the model as it does 
     CHECK(same(got, want));
     CHECK(want(0) == 2);
 }
+
+TEST_CASE("an RDom predicate or select condition whose int32 arithmetic wraps is not modeled as unbounded math",
+          "[reliability]") {
+    // r + 2147483647 > 0 holds only for r = 0: for r >= 1 the sum wraps to a negative value (the
+    // DSL's int32 arithmetic wraps). Taken as unbounded arithmetic by isl it held for every r,
+    // and the compiled update ran for all of them.
+    Var x("x");
+    RDom r(0, 10, "r");
+    Func where_wraps("where_wraps");
+    r.where(r + 2147483647 > 0);
+    where_wraps(x) = 0;
+    where_wraps(r) = 1;
+    Buffer<int> want = interpret(where_wraps, {10});
+    CHECK(want(0) == 1);
+    CHECK(want(1) == 0);
+    CHECK(same(Buffer<int>(where_wraps.realize({10})), want));
+    // The same condition in a select that the model splits into cases (split_affine_selects).
+    RDom s(0, 10, "s");
+    Func select_wraps("select_wraps");
+    select_wraps(x) = 0;
+    select_wraps(s) = select(s * 1073741824 + s > 5, 7, s - 2147483647 - 2147483647 < 0, 8, 9);
+    Buffer<int> want_select = interpret(select_wraps, {10});
+    CHECK(same(Buffer<int>(select_wraps.realize({10})), want_select));
+    // Subtraction and constant division wrap as well (INT32_MIN / -1 is INT32_MIN).
+    Func division_wraps("division_wraps");
+    RDom t(0, 4, "t");
+    t.where((t - 2147483647 - 2) / -1 < 0);
+    division_wraps(x) = 0;
+    division_wraps(t) = 3;
+    CHECK(same(Buffer<int>(division_wraps.realize({4})), Buffer<int>(interpret(division_wraps, {4}))));
+    // In an index, the wrapped condition chooses the other element: g's region must hold both
+    // (it held only g(0), and the compiled code read g(100) outside its storage).
+    Func g("g"), reads_g("reads_g");
+    g(x) = x * 3;
+    RDom u(0, 6, "u");
+    reads_g(x) = 0;
+    reads_g(u) = g(select(u + 2147483647 > 0, 0, 100));
+    Buffer<int> want_g = interpret(reads_g, {6});
+    CHECK(want_g(1) == 300);
+    CHECK(same(Buffer<int>(reads_g.realize({6})), want_g));
+}

@@ -20,6 +20,9 @@ struct AffineSpace {
     isl::set universe;
     std::map<std::string, int> var_dims;
     std::function<std::optional<isl::id>(const std::string &var)> param_id;
+    // false: a select is never an exact pw_aff (its condition may wrap where it is used; see
+    // exact_conditions), so affine_bounds bounds it by both of its values.
+    bool exact_selects = true;
 };
 
 // The exact value of an affine integer expression, or nullopt when it is not affine (products
@@ -27,8 +30,17 @@ struct AffineSpace {
 // not to happen in index expressions.
 std::optional<isl::pw_aff> to_pw_aff(const Expr &e, const AffineSpace &space);
 
-// The set where an affine condition holds, or nullopt when it is not affine.
+// The set where an affine condition holds, or nullopt when it is not affine. Like to_pw_aff,
+// it takes signed 32- and 64-bit arithmetic not to wrap: use it only where exact_conditions
+// holds.
 std::optional<isl::set> to_set(const Expr &condition, const AffineSpace &space);
+
+// Where every comparison in `e` (a condition, or the conditions of the selects in an index)
+// compares values computed without wrapping: every signed 32- or 64-bit +, -, constant * and
+// constant / in its operands stays within its type. There to_set is exact; elsewhere the DSL's
+// wrapped values may compare the other way (r + 2147483647 > 0 is false for r >= 1), so a
+// condition whose domain is not inside this set is evaluated at run time instead.
+isl::set exact_conditions(const Expr &e, const AffineSpace &space);
 
 // Lower and upper bounds of an integer expression as affine functions of the instance and the
 // parameters: exact for affine expressions, an over-approximation through min/max/clamp/select,
