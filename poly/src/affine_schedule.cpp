@@ -95,6 +95,19 @@ public:
                 notes_.push_back(order.reason + " (in each tile; the tile loops keep the parallel one outermost)");
             }
         }
+        // Interleaved reductions (unroll-and-jam without the unrolling): a two-loop band whose
+        // inner loop is a reduction into one element per outer iteration (gesummv's tmp(i) +=
+        // A(j, i) * x(j)) is one chain of dependent additions per row, bound by the adder's
+        // latency. Inside each tile the rows' loop goes innermost: its 8 chains are independent
+        // (each row still adds its terms in order) and overlap in the pipeline.
+        bool interleaved = false;
+        if (permutable && members == 2 && point_order.empty() && !skewed(n) && o_.tile_sizes.empty() &&
+            model_sizes.size() == 2 && isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true &&
+            isl_schedule_node_band_member_get_coincident(n.get(), 1) != isl_bool_true && model_sizes[0] == 8) {
+            point_order = {1, 0};
+            interleaved = true;
+            notes_.push_back("reductions interleaved: in each tile, the 8 rows' independent chains run in the reduction loop");
+        }
         bool parallel = allow_parallel && o_.parallel &&
                         isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
         bool tiled = permutable && members >= 2;
@@ -138,11 +151,13 @@ public:
                 point = point.child(0);
             }
             if (!point_order.empty()) point = permute_band(point, point_order);
+            if (interleaved)
+                point = isl::manage(isl_schedule_node_band_member_set_ast_loop_type(point.release(), 1, isl_ast_loop_unroll));
             if (skew) {
                 point = point.child(0);  // the whole innermost loop, below the point band
                 ++steps;
             }
-            point = mark_innermost_vector(point);
+            if (!interleaved) point = mark_innermost_vector(point);
             for (int i = 0; i < steps; ++i) point = point.parent();
             n = mark_parallel_and_vector(point, parallel, false);
             if (!parallel && allow_parallel && o_.parallel && in_sequential_loop) {

@@ -274,3 +274,24 @@ TEST_CASE("a reduction followed by an update of each result still moves its redu
     for (const poly::Group &g : p.groups) noted = noted || g.note.find("S_cov_upper_1: j innermost") != std::string::npos;
     CHECK(noted);
 }
+
+TEST_CASE("row reductions run 8 rows' chains interleaved in the reduction loop", "[poly][structure]") {
+    // gesummv's tmp(i) += A(j, i) * x(j): one chain of dependent additions per row. In each tile
+    // the 8 rows' loop goes inside the reduction loop, unrolled: 8 independent chains.
+    poly::Program p = schedule("pb_gesummv");
+    std::string nest = poly::to_string(p.nest);
+    INFO(nest);
+    size_t copies = 0;
+    for (size_t at = nest.find("S_tmp_1("); at != std::string::npos; at = nest.find("S_tmp_1(", at + 1)) ++copies;
+    CHECK(copies == 8);
+    bool noted = false;
+    for (const poly::Group &g : p.groups) noted = noted || g.note.find("reductions interleaved") != std::string::npos;
+    CHECK(noted);
+    // Each copy is one row, j (the reduction) varies inside: the row index has no loop of its own.
+    std::vector<std::string> args = call_arguments(nest, "S_tmp_1");  // i, j
+    REQUIRE(args.size() == 2);
+    auto [var, vectorized] = innermost_loop(nest, "S_tmp_1");
+    CHECK_FALSE(vectorized);
+    CHECK(args[1].find(var) != std::string::npos);
+    CHECK(args[0].find(var) == std::string::npos);
+}
