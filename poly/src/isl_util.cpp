@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <ctime>
 
 #include <isl/union_map.h>
 #include <isl/union_set.h>
@@ -30,7 +31,17 @@ namespace {
 double now_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+double thread_cpu_ms() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
 } // namespace
+
+ThreadCpuClock::ThreadCpuClock() : start_(thread_cpu_ms()) {}
+
+double ThreadCpuClock::elapsed_ms() const { return thread_cpu_ms() - start_; }
 
 Stopwatch::Stopwatch() : last_(now_ms()) {}
 

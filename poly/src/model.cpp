@@ -561,13 +561,14 @@ private:
     }
 
     // isl's operation quotas bound each region bound, but quotas do not nest (each one resets
-    // isl's counter), so the many small computations between them are bounded by time instead:
-    // the model of a pipeline the fuzzer generates takes well under a second.
+    // isl's counter), so the many small computations between them are bounded by this thread's
+    // CPU time instead (not wall-clock time, which a loaded machine stretches): the model of a
+    // pipeline the fuzzer generates takes well under a second.
     static constexpr double kModelSeconds = 4.0;
     void check_time_budget() const {
-        if (clock_.elapsed_ms() > kModelSeconds * 1000)
+        if (cpu_.elapsed_ms() > kModelSeconds * 1000)
             user_error("The regions of this pipeline are too entangled for the polyhedral model to infer within ",
-                       kModelSeconds, " s. Simplify the index expressions that combine clamps, selects and "
+                       kModelSeconds, " s of computation. Simplify the index expressions that combine clamps, selects and "
                        "data-dependent reads, or split the pipeline.");
     }
 
@@ -751,7 +752,7 @@ private:
     }
 
     Model &m_;
-    Stopwatch clock_;  // since the model was started (check_time_budget)
+    ThreadCpuClock cpu_;  // since the model was started (check_time_budget)
     std::set<std::string> used_names_;
     std::map<const FuncContents *, std::vector<Statement>> by_func_;
     // Per array, what the accesses that read it touch (its region is their box hull).

@@ -71,6 +71,18 @@ private:
     double last_;
 };
 
+// Measures the CPU time of the calling thread since construction, in milliseconds: a budget
+// on computation that does not run out sooner on a loaded machine (a wall-clock budget made the
+// same pipeline fail to compile while other processes ran).
+class ThreadCpuClock {
+public:
+    ThreadCpuClock();
+    double elapsed_ms() const;
+
+private:
+    double start_;
+};
+
 // The sets of a union set and the maps of a union map, as vectors.
 std::vector<isl::set> sets_of(const isl::union_set &u);
 std::vector<isl::map> maps_of(const isl::union_map &u);
