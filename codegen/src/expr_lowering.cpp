@@ -348,10 +348,29 @@ Value *FunctionLowering::apply(const ExprNode &n, const std::vector<Value *> &ar
     internal_error("codegen: unsupported operator ", op_name(n.op));
 }
 
+// sext(trunc nsw x) is x, and sext(a op nsw c) is sext(a) op nsw sext(c); LLVM 19 folds
+// neither in loops (it keeps the coordinate in the high half of an int64 and shifts it down at
+// every access: 7 scalar instructions beside gemm's 3 vector ones).
+Value *FunctionLowering::widened_index(Value *v) {
+    if (auto *t = llvm::dyn_cast<llvm::TruncInst>(v); t && t->hasNoSignedWrap() && t->getSrcTy()->isIntegerTy(64))
+        return t->getOperand(0);
+    if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(v)) return i64(c->getSExtValue());
+    if (auto *o = llvm::dyn_cast<llvm::BinaryOperator>(v); o && o->hasNoSignedWrap()) {
+        auto op = o->getOpcode();
+        if (op == llvm::Instruction::Add || op == llvm::Instruction::Sub || op == llvm::Instruction::Mul) {
+            Value *a = widened_index(o->getOperand(0)), *c = widened_index(o->getOperand(1));
+            if (op == llvm::Instruction::Add) return b.CreateAdd(a, c, "", false, true);
+            if (op == llvm::Instruction::Sub) return b.CreateSub(a, c, "", false, true);
+            return b.CreateMul(a, c, "", false, true);
+        }
+    }
+    return b.CreateSExt(v, b.getInt64Ty());
+}
+
 Value *FunctionLowering::address(const StorageView &view, const std::vector<Value *> &coords) {
     Value *offset = nullptr;
     for (size_t d = 0; d < coords.size(); ++d) {
-        Value *c = b.CreateSExt(coords[d], b.getInt64Ty());
+        Value *c = widened_index(coords[d]);
         Value *rel = b.CreateSub(c, view.min[d]);
         // Dimension 0 is dense (stride 1) in every buffer compiled code sees.
         Value *term = d == 0 ? rel : b.CreateMul(rel, view.stride[d]);

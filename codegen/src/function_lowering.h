@@ -64,6 +64,7 @@ public:
     llvm::Value *to_memory(Type t, llvm::Value *v);
     void mark_nontemporal(llvm::StoreInst *st);
     llvm::Value *address(const StorageView &view, const std::vector<llvm::Value *> &coords);
+    llvm::Value *widened_index(llvm::Value *coordinate);  // the int32 coordinate as int64
     llvm::Value *i32(int64_t v);
     llvm::Value *i64(int64_t v);
 
