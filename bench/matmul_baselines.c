@@ -1,9 +1,9 @@
 /* The C side of the matmul benchmark: PolyBench-style loops over static arrays (so that Polly
  * sees constant bounds), compiled by bench/run_matmul_benchmark.py with gcc, clang and
- * clang + Polly, and sgemm from OpenBLAS when it is installed (-DUSE_OPENBLAS). Prints one JSON
- * object: the run times and a checksum of C.
+ * clang + Polly, and sgemm (dgemm with -DDOUBLE) from OpenBLAS when it is installed
+ * (-DUSE_OPENBLAS). Prints one JSON object: the run times and a checksum of C.
  *
- *   cc -O3 -march=native -ffp-contract=off -DSIZE_M=2048 -DSIZE_N=2048 -DSIZE_K=2048 [-DGEMM] matmul_baselines.c
+ *   cc -O3 -march=native -ffp-contract=off -DSIZE_M=2048 -DSIZE_N=2048 -DSIZE_K=2048 [-DGEMM] [-DDOUBLE] matmul_baselines.c
  *   matmul_baselines <runs>
  *
  * C = A B (matmul) or C = beta C + alpha A B (gemm, PolyBench's order of operations, which is
@@ -21,24 +21,32 @@
 #define N SIZE_N
 #define K SIZE_K
 
-static float A[M][K], B[K][N], C[M][N];
-static const float alpha = 1.5f, beta = 1.2f;
+#ifdef DOUBLE
+typedef double real;
+#define GEMM_FN cblas_dgemm
+#else
+typedef float real;
+#define GEMM_FN cblas_sgemm
+#endif
+
+static real A[M][K], B[K][N], C[M][N];
+static const real alpha = 1.5, beta = 1.2;
 
 static void init(void) {
     for (int i = 0; i < M; i++)
-        for (int k = 0; k < K; k++) A[i][k] = (float)((i * k + 1) % M) / M - 0.5f;
+        for (int k = 0; k < K; k++) A[i][k] = (real)((i * k + 1) % M) / M - (real)0.5;
     for (int k = 0; k < K; k++)
-        for (int j = 0; j < N; j++) B[k][j] = (float)((k * (j + 1)) % N) / N - 0.5f;
+        for (int j = 0; j < N; j++) B[k][j] = (real)((k * (j + 1)) % N) / N - (real)0.5;
     for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) C[i][j] = (float)((i * (j + 2)) % N) / N;
+        for (int j = 0; j < N; j++) C[i][j] = (real)((i * (j + 2)) % N) / N;
 }
 
 static void kernel(void) {
 #ifdef USE_OPENBLAS
 #ifdef GEMM
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, alpha, &A[0][0], K, &B[0][0], N, beta, &C[0][0], N);
+    GEMM_FN(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, alpha, &A[0][0], K, &B[0][0], N, beta, &C[0][0], N);
 #else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, &A[0][0], K, &B[0][0], N, 0.0f, &C[0][0], N);
+    GEMM_FN(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, &A[0][0], K, &B[0][0], N, 0.0, &C[0][0], N);
 #endif
 #else
     for (int i = 0; i < M; i++) {
@@ -46,7 +54,7 @@ static void kernel(void) {
 #ifdef GEMM
             C[i][j] *= beta;
 #else
-            C[i][j] = 0.0f;
+            C[i][j] = 0;
 #endif
         for (int k = 0; k < K; k++)
             for (int j = 0; j < N; j++)

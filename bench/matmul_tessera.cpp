@@ -1,9 +1,9 @@
 // Tessera's side of the matmul benchmark, in its own process: the matmul or gemm app
-// (apps/src/matmul.cpp) compiled with default options (the automatic schedule), compile time
-// by phase, run times, and the output checked against the app's plain C++ loops. Prints one
+// (apps/src/matmul.cpp) or PolyBench's double gemm (pb_gemm, apps/src/polybench_blas.cpp),
+// compiled with default options (the automatic schedule), compile time by phase, run times, and the output checked against the app's plain C++ loops. Prints one
 // JSON object.
 //
-//   matmul_tessera <matmul|gemm> <M> <N> <K> <runs> [check|nocheck]
+//   matmul_tessera <matmul|gemm|pb_gemm> <M> <N> <K> <runs> [check|nocheck]
 //
 // The check runs the app's plain loops (i, j, k order: a minute at 2048^3), so the driver asks for
 // it in the first process of each kernel only.
@@ -24,7 +24,7 @@ double now_ms() {
 
 int main(int argc, char **argv) {
     if (argc != 6 && argc != 7) {
-        std::fprintf(stderr, "usage: %s <matmul|gemm> <M> <N> <K> <runs> [check|nocheck]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s <matmul|gemm|pb_gemm> <M> <N> <K> <runs> [check|nocheck]\n", argv[0]);
         return 2;
     }
     std::string name = argv[1];

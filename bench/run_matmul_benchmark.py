@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The matmul benchmark: float C = A B (matmul) and C = beta C + alpha A B (gemm), M x N x K.
+"""The matmul benchmark: float C = A B (matmul) and C = beta C + alpha A B (gemm), and the same
+gemm in double precision (dgemm: Tessera's PolyBench app pb_gemm), M x N x K.
 
 Variants, each in its own process, interleaved `--repeats` times:
   (a) gcc -O3 -march=native         PolyBench-style loops (i, k, j), one thread
   (b) clang-19 -O3 -march=native    the same loops, one thread
   (c) clang-19 + Polly              -mllvm -polly -mllvm -polly-parallel -fopenmp, 2 threads
-  (d) OpenBLAS sgemm                when libopenblas-dev is installed, 2 threads
-  (e) Tessera                       the matmul / gemm apps, automatic schedule, 2 threads
+  (d) OpenBLAS sgemm / dgemm        when libopenblas-dev is installed, 2 threads
+  (e) Tessera                       the matmul / gemm / pb_gemm apps, automatic schedule, 2 threads
 
 The C loops use static arrays with compile-time sizes (as PolyBench does, so that Polly sees
 constant bounds), -ffp-contract=off as Tessera without fast_math. Tessera's output is checked
@@ -42,7 +43,8 @@ def openblas_available():
 def build_baselines(out_dir, kernel, size):
     src = os.path.join(ROOT, "bench", "matmul_baselines.c")
     M, N, K = size
-    defs = [f"-DSIZE_M={M}", f"-DSIZE_N={N}", f"-DSIZE_K={K}"] + (["-DGEMM"] if kernel == "gemm" else [])
+    defs = [f"-DSIZE_M={M}", f"-DSIZE_N={N}", f"-DSIZE_K={K}"] + (["-DGEMM"] if kernel != "matmul" else [])
+    defs += ["-DDOUBLE"] if kernel == "dgemm" else []
     common = ["-O3", "-march=native", "-ffp-contract=off"] + defs
     variants = {
         "gcc -O3": (["gcc"] + common, []),
@@ -52,7 +54,8 @@ def build_baselines(out_dir, kernel, size):
                                      "-polly-vectorizer=stripmine"], []),
     }
     if openblas_available() and shutil.which("gcc"):
-        variants["OpenBLAS sgemm (2 threads)"] = (["gcc"] + common + ["-DUSE_OPENBLAS"], ["-lopenblas"])
+        blas = "dgemm" if kernel == "dgemm" else "sgemm"
+        variants[f"OpenBLAS {blas} (2 threads)"] = (["gcc"] + common + ["-DUSE_OPENBLAS"], ["-lopenblas"])
     exes = {}
     for name, (cmd, libs) in variants.items():
         exe = os.path.join(out_dir, f"matmul_{kernel}_" + "".join(c if c.isalnum() else "_" for c in name))
@@ -70,7 +73,7 @@ def main():
     ap.add_argument("--size", nargs=3, type=int, default=[2048, 2048, 2048], metavar=("M", "N", "K"))
     ap.add_argument("--runs", type=int, default=5, help="timed runs per process (at least 5)")
     ap.add_argument("--repeats", type=int, default=3, help="processes per variant; medians pool all runs")
-    ap.add_argument("--kernels", nargs="+", default=["matmul", "gemm"])
+    ap.add_argument("--kernels", nargs="+", default=["matmul", "gemm", "dgemm"], choices=["matmul", "gemm", "dgemm"])
     args = ap.parse_args()
     runs = max(5, args.runs)
     M, N, K = args.size
@@ -90,7 +93,8 @@ def main():
                 times[name] += r["run_ms"]
                 checksums.setdefault(name, r["checksum"])
             check = "check" if rep == 0 else "nocheck"
-            r = run_json([tessera, kernel, str(M), str(N), str(K), str(runs), check], env)
+            app = "pb_gemm" if kernel == "dgemm" else kernel
+            r = run_json([tessera, app, str(M), str(N), str(K), str(runs), check], env)
             if r["check"] not in ("ok", "skipped"):
                 sys.exit(f"Tessera's {kernel} does not match its reference loops")
             times["Tessera"] += r["run_ms"]
@@ -108,7 +112,7 @@ def main():
                          "tessera_speedup": ms / medians["Tessera"]})
         results["kernels"][kernel] = {"rows": rows, "best_compiled_loops_ms": best_loops,
                                       "tessera_compile_ms": compile_ms[0]}
-        print(f"\n### {kernel} {M} x {N} x {K} float\n")
+        print(f"\n### {kernel} {M} x {N} x {K} {'double' if kernel == 'dgemm' else 'float'}\n")
         print("| variant | median | GFLOP/s | Tessera faster by |")
         print("|---|---|---|---|")
         for row in rows:
