@@ -1,7 +1,7 @@
 // Tessera's side of the matmul benchmark, in its own process: the matmul or gemm app
 // (apps/src/matmul.cpp) or PolyBench's double gemm (pb_gemm, apps/src/polybench_blas.cpp),
-// compiled with default options (the automatic schedule), compile time by phase, run times, and the output checked against the app's plain C++ loops. Prints one
-// JSON object.
+// compiled with default options (the automatic schedule), compile time by phase, run times,
+// and the output checked against the app's plain C++ loops. Prints one JSON object.
 //
 //   matmul_tessera <matmul|gemm|pb_gemm> <M> <N> <K> <runs> [check|nocheck]
 //
