@@ -622,3 +622,36 @@ TEST_CASE("an RDom predicate or select condition whose int32 arithmetic wraps is
     CHECK(want_g(1) == 300);
     CHECK(same(Buffer<int>(reads_g.realize({6})), want_g));
 }
+
+TEST_CASE("a sliding window one row tall still indexes its scratch rows modulo the ring", "[reliability]") {
+    // From the fuzzer (seed 1700136): with tiles 1 x 1 x 4, the boundary-conditioned input is a
+    // sliding window of one row inside each tile. Its fold mark (1 row) was dropped because the
+    // tile's box is one row tall anyway, so the rows it computed as the window advanced were
+    // stored at their distance from the tile's origin: past the 8-byte scratchpad on the stack.
+    Var x("x"), y("y"), z("z");
+    Buffer<float16_t> data(std::vector<int>{8, 13, 5});
+    data.set_min({-1, -3, -1});
+    std::mt19937 rng(7);
+    apps::fill_random(data, rng, -4.0, 4.0);
+    InputBuffer<float16_t> in("in", 3);
+    in.set(data);
+    Func exterior = BoundaryConditions::constant_exterior(in, Expr(float16_t(-2.0)));
+    Func f3("f3"), f4("f4"), f5("f5");
+    f3(x, y, z) = cast<int>(cast<float>(exterior(x + 3, y - 3, z)));
+    RDom r(2, 7, "r");
+    f4(x) = cast<double>(sum(cast<uint32_t>(f3(r.x, x + 2, x - 1))));
+    f5(x) = cast<int16_t>(cast<int>(f4(x - 2)));
+    Pipeline p(f5);
+    for (const char *fusion : {"max", "smart"}) {
+        CompileOptions o;
+        o.fusion = fusion;
+        o.tile_sizes = {4};
+        Buffer<int16_t> got(std::vector<int>{13}), want(std::vector<int>{13});
+        got.set_min({-7});
+        want.set_min({-7});
+        p.compile(Target::host(), o).realize({got});
+        interpret(p, {want});
+        INFO("fusion " << fusion);
+        CHECK(same(got, want));
+    }
+}
