@@ -514,12 +514,38 @@ private:
     Buffer<double> a_, b_, c_;
 };
 
+// The datamining kernels' shape: data of M columns over N rows (input `data`, Param `float_n`
+// = N), and an M x M output.
+class ColumnStatistics : public App {
+public:
+    explicit ColumnStatistics(const std::string &name) : App(name) {}
+
+    std::vector<std::string> size_names() const override { return {"M", "N"}; }
+    std::vector<int> default_sizes() const override { return {80, 100}; }
+
+    void prepare(const std::vector<int> &sizes, uint32_t seed) override {
+        std::mt19937 rng(seed);
+        int M = sizes.at(0), N = sizes.at(1);
+        float_n_.set(double(N));
+        d_ = random_input(data_, {M, N}, rng);
+    }
+
+    std::vector<Buffer<void>> make_outputs() const override { return {Buffer<double>(d_.width(), d_.width())}; }
+
+    double minimum_bytes() const override { return 8.0 * (elements({d_}) + double(d_.width()) * d_.width()); }
+
+protected:
+    InputBuffer<double> data_{"data", 2};
+    Param<double> float_n_{"float_n"};
+    Buffer<double> d_;
+};
+
 // ---------------------------------------------------------------------------------------------
 // datamining/covariance: the covariance of the columns of data, computed on the upper triangle
 // (j >= i, an RDom restricted with where) and mirrored, as PolyBench does.
-class Covariance : public App {
+class Covariance : public ColumnStatistics {
 public:
-    Covariance() : App("pb_covariance") {
+    Covariance() : ColumnStatistics("pb_covariance") {
         Var i("i"), j("j");
         Func mean("mean"), data("data_centered"), upper("cov_upper"), cov("cov");
         RDom n(0, data_.height(), "n"), k(0, data_.height(), "k");
@@ -535,17 +561,6 @@ public:
         pipeline_ = Pipeline(cov);
     }
 
-    std::vector<std::string> size_names() const override { return {"M", "N"}; }
-    std::vector<int> default_sizes() const override { return {80, 100}; }
-
-    void prepare(const std::vector<int> &sizes, uint32_t seed) override {
-        std::mt19937 rng(seed);
-        int M = sizes.at(0), N = sizes.at(1);
-        float_n_.set(double(N));
-        d_ = random_input(data_, {M, N}, rng);
-    }
-
-    std::vector<Buffer<void>> make_outputs() const override { return {Buffer<double>(d_.width(), d_.width())}; }
 
     void reference(const std::vector<Buffer<void>> &outputs) const override {
         int M = d_.width(), N = d_.height();
@@ -569,12 +584,6 @@ public:
         store(cov, outputs.at(0));
     }
 
-    double minimum_bytes() const override { return 8.0 * (elements({d_}) + double(d_.width()) * d_.width()); }
-
-private:
-    InputBuffer<double> data_{"data", 2};
-    Param<double> float_n_{"float_n"};
-    Buffer<double> d_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -582,9 +591,9 @@ private:
 // scaled by sqrt(N) times its standard deviation (1 where the deviation is at most 0.1, as
 // PolyBench guards near-constant columns); the products are computed on the upper triangle
 // (j > i, an RDom restricted with where) and mirrored, with ones on the diagonal.
-class Correlation : public App {
+class Correlation : public ColumnStatistics {
 public:
-    Correlation() : App("pb_correlation") {
+    Correlation() : ColumnStatistics("pb_correlation") {
         Var i("i"), j("j");
         Func mean("mean"), variance("variance"), stddev("stddev"), data("data_scaled"), upper("corr_upper"),
             corr("corr");
@@ -604,17 +613,6 @@ public:
         pipeline_ = Pipeline(corr);
     }
 
-    std::vector<std::string> size_names() const override { return {"M", "N"}; }
-    std::vector<int> default_sizes() const override { return {80, 100}; }
-
-    void prepare(const std::vector<int> &sizes, uint32_t seed) override {
-        std::mt19937 rng(seed);
-        int M = sizes.at(0), N = sizes.at(1);
-        float_n_.set(double(N));
-        d_ = random_input(data_, {M, N}, rng);
-    }
-
-    std::vector<Buffer<void>> make_outputs() const override { return {Buffer<double>(d_.width(), d_.width())}; }
 
     void reference(const std::vector<Buffer<void>> &outputs) const override {
         int M = d_.width(), N = d_.height();
@@ -650,12 +648,6 @@ public:
         store(corr, outputs.at(0));
     }
 
-    double minimum_bytes() const override { return 8.0 * (elements({d_}) + double(d_.width()) * d_.width()); }
-
-private:
-    InputBuffer<double> data_{"data", 2};
-    Param<double> float_n_{"float_n"};
-    Buffer<double> d_;
 };
 
 } // namespace

@@ -708,7 +708,7 @@ private:
         isl::union_set_list filters(m_.ctx(), int(definitions.size()));
         for (const auto &d : definitions) {
             isl::union_set filter(m_.statements[d.front()].domain);
-            for (size_t i : d) filter = filter.unite(isl::union_set(m_.statements[i].domain));
+            for (size_t i = 1; i < d.size(); ++i) filter = filter.unite(isl::union_set(m_.statements[d[i]].domain));
             filters = filters.add(filter);
         }
         if (definitions.size() > 1) node = node.insert_sequence(filters);
