@@ -81,11 +81,16 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
                   llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")})});
         loop->replaceOperandWith(0, loop);
         back->setMetadata(llvm::LLVMContext::MD_loop, loop);
-    } else if (vector) {
+    } else if (vector || options.vector_width == 1) {
         std::vector<llvm::Metadata *> md = {nullptr};
-        md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
-                                             llvm::ConstantAsMetadata::get(b.getTrue())}));
-        md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), access_group}));
+        if (vector) {
+            md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                                                 llvm::ConstantAsMetadata::get(b.getTrue())}));
+            md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), access_group}));
+        }
+        // No vectors asked for: no loop gets them, not even an outer one that LLVM's full
+        // unrolling of the inner loops leaves innermost (which the loop vectorizer would widen to
+        // 64 lanes of gathers, 81 unrolled bodies each: 10 s of instruction scheduling).
         if (options.vector_width == 1)
             md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.width"),
                                                  llvm::ConstantAsMetadata::get(b.getInt32(1))}));

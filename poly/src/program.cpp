@@ -5,6 +5,7 @@
 #include <isl/options.h>
 
 #include "tessera/poly/isl_expr.h"
+#include "tessera/poly/isl_util.h"
 #include "tessera/poly/storage_folding.h"
 
 namespace tessera::poly {
@@ -206,15 +207,36 @@ isl_schedule_node *with_marked_depth(isl_schedule_node *node, void *) {
 
 namespace {
 
-// isl's AST of the schedule under `context`, converted; its pseudo-C in `c`.
-LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, std::string &c) {
+// Sets every member of every band to be generated atomic: one loop per band member that holds
+// each statement once, with guards inside, instead of isl's default, which splits the loop's
+// range into pieces wherever the statements' bounds differ (and recurses into each piece).
+isl_schedule_node *atomic_band(isl_schedule_node *node, void *) {
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_band) return node;
+    isl_size n = isl_schedule_node_band_n_member(node);
+    for (isl_size i = 0; i < n; ++i) node = isl_schedule_node_band_member_set_ast_loop_type(node, int(i), isl_ast_loop_atomic);
+    return node;
+}
+
+// isl's AST of the schedule under `context`, converted; its pseudo-C in `c`. Over
+// `max_operations`, the AST is generated again with every band atomic.
+LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, long max_operations, std::string &c) {
     isl_ast_build *build = isl_ast_build_from_context(context.copy());
     isl_schedule *marked = isl_schedule_map_schedule_node_bottom_up(p.schedule.copy(), with_marked_depth, nullptr);
-    isl_ast_node *root = isl_ast_build_node_from_schedule(build, marked);
+    isl_ast_node *root = nullptr;
+    bool separated = within_quota(p.model->ctx(), max_operations, [&] { root = isl_ast_build_node_from_schedule(build, isl_schedule_copy(marked)); });
+    if (!separated) {
+        isl_ast_node_free(root);
+        isl_ast_build_free(build);
+        build = isl_ast_build_from_context(context.copy());
+        marked = isl_schedule_map_schedule_node_bottom_up(marked, atomic_band, nullptr);
+        root = isl_ast_build_node_from_schedule(build, isl_schedule_copy(marked));
+    }
+    isl_schedule_free(marked);
     isl_ast_build_free(build);
     if (!root) internal_error("isl could not build the AST of the schedule");
     char *text = isl_ast_node_to_C_str(root);
-    c = text ? text : "";
+    c = separated ? "" : "// isl's AST generator exceeded its operation quota: every loop is generated atomic\n";
+    c += text ? text : "";
     free(text);
     LoopNodePtr nest = NestBuilder(p).convert(root, "", "");
     isl_ast_node_free(root);
@@ -223,7 +245,7 @@ LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, std::stri
 
 } // namespace
 
-void build_loop_nest(Program &p) {
+void build_loop_nest(Program &p, long max_operations) {
     isl_ctx *ctx = p.model->ctx().get();
     isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
     isl_options_set_ast_build_detect_min_max(ctx, 1);
@@ -238,7 +260,7 @@ void build_loop_nest(Program &p) {
     }
     steady = steady.intersect(context);
     if (steady.is_equal(context) || steady.is_empty()) {
-        p.nest = loop_nest_under(p, context, p.ast_c);
+        p.nest = loop_nest_under(p, context, max_operations, p.ast_c);
         return;
     }
     // Versioned on the parameters: where every update of the folded Funcs runs (the steady
@@ -249,8 +271,8 @@ void build_loop_nest(Program &p) {
     auto version = std::make_shared<LoopNode>();
     version->kind = LoopNode::Kind::If;
     version->condition = set_to_condition(steady, context, [&](const std::string &id) { return p.model->param_var(id); });
-    version->then_case = loop_nest_under(p, steady, steady_c);
-    version->else_case = loop_nest_under(p, context.subtract(steady), rest_c);
+    version->then_case = loop_nest_under(p, steady, max_operations, steady_c);
+    version->else_case = loop_nest_under(p, context.subtract(steady), max_operations, rest_c);
     p.nest = version;
     p.ast_c = "if (/* every update of the folded Funcs runs */) {\n" + steady_c + "} else {\n" + rest_c + "}\n";
 }
