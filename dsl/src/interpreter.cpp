@@ -35,6 +35,10 @@ struct UpdateLoops {
 };
 
 struct FuncState {
+    // Whether any consumer reads the Func (or it is an output): a zero-dimensional Func's box
+    // cannot be empty, so it says whether such a Func is computed.
+    bool read = false;
+    bool computed = false;
     Box required;  // read by consumers (or the output buffer); the range of update pure Vars
     Box realized;  // required plus what the updates write and read of the Func itself
     Buffer<void> storage;
@@ -119,7 +123,11 @@ private:
     // Adds the regions of every Func and input called in `e` (except `self`) to their boxes.
     void require_calls(const Expr &e, const BoundsScope &scope, const FuncContents &reader) {
         ir::visit(e, [&](const Expr &n) {
-            if (n->op == Op::FuncCall && n->func_ptr != &reader) require(*n, scope, state_[n->func_ptr].required, reader.name);
+            if (n->op == Op::FuncCall && n->func_ptr != &reader) {
+                FuncState &callee = state_[n->func_ptr];
+                callee.read = true;
+                require(*n, scope, callee.required, reader.name);
+            }
             else if (n->op == Op::InputCall) require(*n, scope, input_required_[n->input.get()], reader.name);
             return true;
         });
@@ -138,7 +146,8 @@ private:
             s.realized = s.required;
             // Consumers were all visited before: `required` is final.
             for (const Definition &u : f.updates) s.updates.push_back(update_loops(u, s.required));
-            if (box_empty(s.required)) continue;
+            s.computed = (s.read || is_output) && !box_empty(s.required);
+            if (!s.computed) continue;
             for (size_t k = 0; k < f.updates.size(); ++k) {
                 const Definition &u = f.updates[k];
                 const std::optional<UpdateLoops> &loops = s.updates[k];
@@ -208,7 +217,7 @@ private:
         for (const auto &fp : g_.funcs) {
             const FuncContents &f = *fp;
             FuncState &s = state_[&f];
-            if (box_empty(s.realized)) continue;
+            if (!s.computed) continue;
             if (output_buffer_.count(&f)) {
                 s.accessor = accessor_of(f.name, *output_buffer_.at(&f)->impl());
                 continue;
@@ -263,7 +272,7 @@ private:
 
     void compute(const FuncContents &f) {
         FuncState &s = state_.at(&f);
-        if (box_empty(s.realized)) return;
+        if (!s.computed) return;
         int d = f.dimensions();
         std::vector<Value> slots(size_t(d) + kMaxDimensions);
         int64_t coords[kMaxDimensions];

@@ -588,7 +588,10 @@ private:
         if (u.rdom)
             for (int r = int(u.rdom->dims.size()) - 1; r >= 0; --r) s.dims.push_back(u.rdom->dims[size_t(r)].name);
         AffineSpace sp = statement_space(s.name, s.dims);
-        isl::set dom = sp.universe;
+        // An update runs only where the Func is computed at all, where its consumers need some
+        // of it: one that writes through its RDom alone (f(r.x + 1) = ...) would otherwise run,
+        // and read its inputs, for a Func nothing reads (a consumer's RDom empty at run time).
+        isl::set dom = sp.universe.intersect_params(required.params());
         // Pure Vars range over the box the consumers need.
         for (size_t q = 0; q < pure_positions.size(); ++q) {
             int i = pure_positions[q];
@@ -740,6 +743,12 @@ private:
             a.min.assign(size_t(a.dimensions), Expr(0));
             a.extent.assign(size_t(a.dimensions), Expr(0));
             if (a.region.is_empty()) continue;
+            // Where the region is empty for the run's parameters (every access to the array is
+            // in statements that do not run), isl's expressions of its bounds are those of some
+            // other case: the extents are 0 there, so that nothing is checked or allocated.
+            isl::set present = a.region.params();
+            Expr present_condition;
+            if (!m_.context.is_subset(present)) present_condition = set_to_condition(present, m_.context, ids);
             for (int j = 0; j < a.dimensions; ++j) {
                 int d = a.dimensions - 1 - j;
                 isl::pw_aff lo = isl::manage(isl_set_dim_min(a.region.copy(), j));
@@ -747,6 +756,8 @@ private:
                 isl::pw_aff one = isl::manage(isl_pw_aff_val_on_domain(lo.domain().release(), isl_val_one(m_.ctx().get())));
                 a.min[size_t(d)] = pw_aff_to_expr(lo, m_.context, ids);
                 a.extent[size_t(d)] = pw_aff_to_expr(hi.sub(lo).add(one), m_.context, ids);
+                if (present_condition.defined())
+                    a.extent[size_t(d)] = ir::make_select(present_condition, a.extent[size_t(d)], make_const(Int(64), int64_t(0)));
             }
         }
     }

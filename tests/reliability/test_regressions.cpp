@@ -655,3 +655,42 @@ TEST_CASE("a sliding window one row tall still indexes its scratch rows modulo t
         CHECK(same(got, want));
     }
 }
+
+TEST_CASE("a Func that no consumer reads at run time is not computed, and its updates read nothing", "[reliability]") {
+    // Fuzzer seeds 1801118 and 1805643: both paths must run (the input is too small only for
+    // work that never happens), and agree.
+    Var x("x");
+    Buffer<int> data({4});
+    data.set_min({2});
+    for (int i = 2; i < 6; ++i) data(i) = 10 * i;
+    InputBuffer<int> in("in", 1);
+    in.set(data);
+    SECTION("an update written through its RDom alone, for a consumer whose RDom is empty at run time") {
+        Func g("g"), f("f");
+        g(x) = x;
+        RDom w(0, 3);
+        g(w.x + 1) = in(w.x + 40);  // far outside the input
+        RDom r(in.dim(0).min(), in.dim(0).extent(), 0, 3);
+        r.where(r.x < 0);  // the input's min is 2: never
+        f(x) = x;
+        f(x) += g(r.y);
+        Pipeline p(f);
+        Buffer<int> got({7}), want({7});
+        p.compile(Target::host(), {}).realize(got);
+        interpret(p, std::vector<Buffer<void>>{want});
+        CHECK(same(got, want));
+    }
+    SECTION("a zero-dimensional reduction inside an update that never runs") {
+        Func f("f");
+        f(x) = x;
+        RDom r(0, 3);
+        r.where(r.x > 5);  // never
+        RDom s(-30, 2);
+        f(r.x) = f(r.x) + sum(in(s.x));  // the 0-D sum reads far outside the input
+        Pipeline p(f);
+        Buffer<int> got({7}), want({7});
+        p.compile(Target::host(), {}).realize(got);
+        interpret(p, std::vector<Buffer<void>>{want});
+        CHECK(same(got, want));
+    }
+}
