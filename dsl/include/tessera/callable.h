@@ -40,7 +40,7 @@ struct CompileOptions {
     std::string fusion = "smart";   // none | smart | max
     std::vector<int> tile_sizes;    // dimension 0 first; empty: chosen by the tile-size model
     bool parallel = true;           // parallel loops (OpenMP)
-    bool vectorize = true;          // vector loops
+    bool vectorize = true;          // vector loops; false: no loop is vectorized, not even by LLVM
     std::vector<int> specialize_sizes;  // output extents to specialize for (all outputs); empty: any size
     bool keep_assembly = false;     // keep the optimized IR and the assembly for inspection
 };
