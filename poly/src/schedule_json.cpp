@@ -132,6 +132,7 @@ std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int ind
     for (const Func &f : m.pipeline.outputs()) outputs.push_back(f.name());
     for (const auto &f : m.graph.funcs) funcs.push_back(f->name);
     j["pipeline"] = {{"outputs", outputs}, {"funcs", funcs}};
+    if (!o && p.scheduled_with) o = &*p.scheduled_with;
     if (o) {
         j["options"] = {{"fusion", fusion_name(o->fusion)}, {"tile_sizes", o->tile_sizes}, {"parallel", o->parallel},
                         {"vector_width", o->vector_width}, {"max_operations", o->max_operations},

@@ -29,7 +29,21 @@ Fusion parse_fusion(const std::string &s) {
     user_error("Schedule option 'fusion' is '", s, "'; use none, smart or max.");
 }
 
+namespace {
+Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOptions &o);
+} // namespace
+
 Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions &o) {
+    Program p = schedule_groups(std::move(model), o);
+    // (A fallback that rescheduled with other options, such as without storage folding, keeps
+    // those.)
+    if (!p.scheduled_with) p.scheduled_with = o;
+    return p;
+}
+
+namespace {
+// The automatic schedule: groups, their schedules, storage and the AST.
+Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOptions &o) {
     const Model &m = *model;
     Stopwatch watch;
     std::vector<std::pair<std::string, double>> timings;
@@ -153,6 +167,7 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
     p.timings = timings;
     return p;
 }
+} // namespace
 
 Program schedule_pipeline(const Pipeline &pl, const ScheduleOptions &o) {
     Stopwatch watch;

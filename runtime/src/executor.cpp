@@ -52,11 +52,11 @@ std::shared_ptr<const CallableImpl> compiled(const Pipeline &p) {
 void realize_compiled(const Pipeline &p, const std::vector<Buffer<void>> &outputs) { compiled(p)->run(nullptr, outputs); }
 
 std::string to_json(const Pipeline &p) {
-    poly::ScheduleOptions defaults;
     std::shared_ptr<const poly::Program> program = scheduled_program(p);
-    // The program is the pipeline's cached one, which other threads print too.
+    // The program is the pipeline's cached one, which other threads print too. Its options
+    // are those it was scheduled with (the host's cache size among them), not the defaults.
     std::lock_guard<std::mutex> lock(program->model->isl_mutex);
-    return poly::schedule_to_json(*program, &defaults);
+    return poly::schedule_to_json(*program);
 }
 
 void check(const Pipeline &p, const std::string &json) { poly::schedule_from_json(poly::build_model(p), json); }

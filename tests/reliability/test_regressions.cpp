@@ -9,6 +9,8 @@
 #include <tessera/poly/model.h>
 #include <tessera/runtime/compiled_pipeline.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tessera_apps/app.h"
 
 using namespace tessera;
@@ -693,4 +695,13 @@ TEST_CASE("a Func that no consumer reads at run time is not computed, and its up
         interpret(p, std::vector<Buffer<void>>{want});
         CHECK(same(got, want));
     }
+}
+
+TEST_CASE("schedule_json exports the options the schedule was made with, not the defaults", "[reliability][json]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    nlohmann::json j = nlohmann::json::parse(app->pipeline().schedule_json());
+    poly::ScheduleOptions used = runtime::schedule_options(CompileOptions{});
+    CHECK(j["options"]["cache_bytes"] == used.cache_bytes);
+    CHECK(j["options"]["vector_width"] == used.vector_width);
+    CHECK(j["options"]["fusion"] == poly::fusion_name(used.fusion));
 }

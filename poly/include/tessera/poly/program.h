@@ -3,12 +3,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tessera/poly/loop_nest.h"
 #include "tessera/poly/model.h"
+#include "tessera/poly/schedule_options.h"
 
 namespace tessera::poly {
 
@@ -78,6 +80,8 @@ struct Program {
     std::vector<Group> groups;
     LoopNodePtr nest;
     std::string ast_c;  // isl's pseudo-C of the same AST
+    // The options the automatic scheduler made it with (none for an imported schedule).
+    std::optional<ScheduleOptions> scheduled_with;
     // Milliseconds spent in each phase that produced this program, in order.
     std::vector<std::pair<std::string, double>> timings;
 
