@@ -67,7 +67,10 @@ void FunctionLowering::parallel_for(const poly::LoopNode &n, Scope &s) {
         for (Value *x : v.stride) live.push_back(x);
     };
     for (const StorageView &v : storage) add_view(v);
-    for (const auto &kv : inputs) add_view(kv.second);
+    // Inputs in the pipeline's order (the map's pointer order would make the IR differ from
+    // run to run).
+    for (const auto &in : m.graph.inputs)
+        if (auto it = inputs.find(in.get()); it != inputs.end()) add_view(it->second);
     live.push_back(lo);
     live.push_back(hi);
 
@@ -113,7 +116,8 @@ void FunctionLowering::parallel_for(const poly::LoopNode &n, Scope &s) {
         for (Value *&x : v.stride) x = values[k++];
     };
     for (StorageView &v : storage) read_view(v);
-    for (auto &kv : inputs) read_view(kv.second);
+    for (const auto &in : m.graph.inputs)
+        if (auto it = inputs.find(in.get()); it != inputs.end()) read_view(it->second);
     Value *my_lo = values[k++], *my_hi = values[k++];
 
     // This thread's scratchpads: those of the groups whose statements run inside the loop.
