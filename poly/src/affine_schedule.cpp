@@ -201,7 +201,7 @@ private:
         if (isl_schedule_node_band_member_get_coincident(point.get(), members - 1) == isl_bool_true)
             return mark_parallel_and_vector(point, false, true);
         isl::schedule_node inner = members > 1 ? split_band(point, members - 1).child(0) : point;
-        if (carried_dependences(inner, order_).is_empty()) inner = insert_named_mark(inner, "vector");
+        if (carried_dependences(inner, order_).is_empty()) inner = insert_mark(inner, Mark::vector());
         return members > 1 ? inner.parent() : inner;
     }
 

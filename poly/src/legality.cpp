@@ -301,13 +301,11 @@ struct Checker {
 
 // Visits every band directly below a "parallel" or "vector" mark.
 void marked_bands(isl_schedule_node *n, std::vector<std::pair<std::string, isl::schedule_node>> &out) {
-    if (isl_schedule_node_get_type(n) == isl_schedule_node_mark) {
-        isl_id *id = isl_schedule_node_mark_get_id(n);
-        std::string name = isl_id_get_name(id);
-        isl_id_free(id);
+    if (std::optional<Mark> mark = mark_of(n)) {
         isl_schedule_node *c = isl_schedule_node_get_child(n, 0);
-        if ((name == "parallel" || name == "vector") && isl_schedule_node_get_type(c) == isl_schedule_node_band)
-            out.emplace_back(name, isl::manage_copy(c));
+        if ((mark->kind == Mark::Kind::Parallel || mark->kind == Mark::Kind::Vector) &&
+            isl_schedule_node_get_type(c) == isl_schedule_node_band)
+            out.emplace_back(mark->text(), isl::manage_copy(c));
         isl_schedule_node_free(c);
     }
     int k = int(isl_schedule_node_n_children(n));

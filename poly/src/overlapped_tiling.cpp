@@ -316,7 +316,7 @@ std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const s
     isl::schedule_node node = isl::schedule::from_domain(all).root().child(0);
     node = node.insert_partial_schedule(to_mupa(tile_schedule));
     node = set_band_parallel(node);
-    node = insert_named_mark(node.child(0), "tile_body").child(0);
+    node = insert_mark(node.child(0), Mark::tile_body()).child(0);
     unsigned first_point = n_tile;  // first point dimension the per-stage bands schedule
     if (window) {
         // Stages slide along rows: one band over the rows (and the dimensions outside them),
@@ -329,9 +329,8 @@ std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const s
         for (size_t si = 0; si + 1 < stages.size(); ++si) {
             const Statement &st = m.statements[size_t(stages[si])];
             int d = int(st.dims.size()) - 1 - w.row_dim;  // Halide order
-            std::string mark = "fold:" + m.arrays[size_t(m.array_of(st.func))].name + ":" + std::to_string(d) + ":" +
-                               std::to_string(w.fold[si]);
-            node = insert_named_mark(node, mark).child(0);
+            Mark fold = Mark::fold(m.arrays[size_t(m.array_of(st.func))].name, d, long(w.fold[si]));
+            node = insert_mark(node, fold).child(0);
         }
         first_point = n_tile + unsigned(w.row_dim) + 1;
     }

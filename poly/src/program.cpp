@@ -6,6 +6,7 @@
 
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/isl_util.h"
+#include "tessera/poly/marks.h"
 #include "tessera/poly/storage_folding.h"
 
 namespace tessera::poly {
@@ -103,17 +104,17 @@ public:
             auto r = std::make_shared<LoopNode>();
             r->kind = LoopNode::Kind::Mark;
             isl_id *id = isl_ast_node_mark_get_id(n);
+            std::optional<Mark> mark = mark_of_id(id);
             r->mark = isl_id_get_name(id);
-            intptr_t depth_plus_one = reinterpret_cast<intptr_t>(isl_id_get_user(id));
             isl_id_free(id);
             isl_ast_node *c = isl_ast_node_mark_get_node(n);
             // The mark applies to the loop of the schedule dimension just below it, which isl
             // names c<depth> (with_marked_depth). A band that isl drops because it runs
             // once has no loop: the mark then applies to nothing, never to another loop below.
             std::string marked;
-            if (depth_plus_one > 0) marked = "$c" + std::to_string(depth_plus_one - 1);
-            std::string par = r->mark == "parallel" ? marked : parallel;
-            std::string vec = r->mark == "vector" ? marked : vectorize;
+            if (mark && mark->loop_depth >= 0) marked = "$c" + std::to_string(mark->loop_depth);
+            std::string par = mark && mark->kind == Mark::Kind::Parallel ? marked : parallel;
+            std::string vec = mark && mark->kind == Mark::Kind::Vector ? marked : vectorize;
             r->body = convert(c, par, vec);
             isl_ast_node_free(c);
             return r;
@@ -188,19 +189,15 @@ private:
     const Program &p_;
 };
 
-// Gives each parallel and vector mark of a copy of the schedule an id of the same name whose
-// user pointer is 1 + the schedule depth below the mark: the depth of the band it marks, which
-// names that band's loop in the AST (c<depth>).
+// Gives each parallel and vector mark of a copy of the schedule the schedule depth below it
+// (Mark::loop_depth): the depth of the band it marks, which names that band's loop in the AST
+// (c<depth>).
 isl_schedule_node *with_marked_depth(isl_schedule_node *node, void *) {
-    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return node;
-    isl_id *id = isl_schedule_node_mark_get_id(node);
-    std::string name = isl_id_get_name(id);
-    isl_id_free(id);
-    if (name != "parallel" && name != "vector") return node;
-    intptr_t depth = intptr_t(isl_schedule_node_get_schedule_depth(node));
-    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+    std::optional<Mark> mark = mark_of(node);
+    if (!mark || (mark->kind != Mark::Kind::Parallel && mark->kind != Mark::Kind::Vector)) return node;
+    mark->loop_depth = int(isl_schedule_node_get_schedule_depth(node));
     node = isl_schedule_node_delete(node);
-    return isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, name.c_str(), reinterpret_cast<void *>(depth + 1)));
+    return insert_mark(isl::manage(node), *mark).release();
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include <isl/schedule_node.h>
 
 #include "tessera/poly/isl_expr.h"
+#include "tessera/poly/marks.h"
 #include "tessera/poly/program.h"
 
 namespace tessera::poly {
@@ -63,25 +64,10 @@ Expr rewrite_calls(const Expr &e, const FuncContents *f, const std::vector<Expr>
     });
 }
 
-// "fold:<array>:<dimension>:<rows>" marks: array name → (dimension, rows).
+// Fold marks: array name → (dimension, rows).
 void fold_marks(isl_schedule_node *n, std::map<std::string, std::pair<int, int64_t>> &out) {
-    if (isl_schedule_node_get_type(n) == isl_schedule_node_mark) {
-        isl_id *id = isl_schedule_node_mark_get_id(n);
-        std::string text = isl_id_get_name(id);
-        isl_id_free(id);
-        if (text.rfind("fold:", 0) == 0) {
-            std::string rest = text.substr(5);
-            for (char &c : rest)
-                if (c == ':') c = ' ';
-            std::istringstream in(rest);
-            std::string array;
-            int dim = -1;
-            int64_t rows = 0;
-            if (!(in >> array >> dim >> rows) || dim < 0 || rows <= 0)
-                user_error("The schedule mark '", text, "' is not of the form 'fold:<array>:<dimension>:<rows>'.");
-            out[array] = {dim, rows};
-        }
-    }
+    if (std::optional<Mark> mark = mark_of(n))
+        if (mark->kind == Mark::Kind::Fold) out[mark->array] = {mark->dimension, int64_t(mark->rows)};
     for (int i = 0; i < int(isl_schedule_node_n_children(n)); ++i) {
         isl_schedule_node *c = isl_schedule_node_get_child(n, i);
         fold_marks(c, out);

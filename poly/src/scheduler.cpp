@@ -113,7 +113,7 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
                 isl::schedule_node top = a.schedule.root().child(0);
                 std::string what;
                 for (const StorageFold &f : folds) {
-                    top = insert_named_mark(top, fold_mark_name(m, f));
+                    top = insert_mark(top, fold_mark(m, f));
                     const Array &arr = m.arrays[size_t(f.array)];
                     what += detail::str_cat(what.empty() ? "" : ", ", arr.func->name, " along dimension ", f.dimension,
                                             " to ", f.planes, " planes");

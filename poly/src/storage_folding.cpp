@@ -208,9 +208,8 @@ isl::set region_covers_accesses(const Model &m, int array) {
     return done ? covers : result;
 }
 
-std::string fold_mark_name(const Model &m, const StorageFold &fold) {
-    return "fold:" + m.arrays[size_t(fold.array)].name + ":" + std::to_string(fold.dimension) + ":" +
-           std::to_string(fold.planes);
+Mark fold_mark(const Model &m, const StorageFold &fold) {
+    return Mark::fold(m.arrays[size_t(fold.array)].name, fold.dimension, long(fold.planes));
 }
 
 } // namespace tessera::poly

@@ -12,11 +12,6 @@ bool is_band(const isl::schedule_node &node) {
            isl_schedule_node_band_n_member(node.get()) > 0;
 }
 
-isl::schedule_node insert_named_mark(const isl::schedule_node &node, const std::string &name) {
-    // (isl::id's string constructor parses an identifier; allocate the name as it is.)
-    return node.insert_mark(isl::manage(isl_id_alloc(node.ctx().get(), name.c_str(), nullptr)));
-}
-
 isl::schedule_node split_band(const isl::schedule_node &node, int pos) {
     return isl::manage(isl_schedule_node_band_split(node.copy(), pos));
 }
@@ -71,14 +66,14 @@ isl::schedule_node mark_parallel_and_vector(const isl::schedule_node &node, bool
     if (vec) {
         if (members > 1) {
             n = split_band(n, members - 1).child(0);
-            n = insert_named_mark(n, "vector").parent();
+            n = insert_mark(n, Mark::vector()).parent();
         } else {
-            n = insert_named_mark(n, "vector");
+            n = insert_mark(n, Mark::vector());
         }
     }
     if (par) {
         if (isl_schedule_node_band_n_member(n.get()) > 1) n = split_band(n, 1);
-        n = insert_named_mark(n, "parallel");
+        n = insert_mark(n, Mark::parallel());
     }
     return n;
 }
@@ -103,7 +98,7 @@ Wavefront wavefront_band(const isl::schedule_node &node) {
     isl::schedule_node band = isl::manage(n);
     // The wavefront loop alone, then the parallel loop (and the rest of the band) below it.
     band = split_band(band, 1);
-    w.band = insert_named_mark(band.child(0), "parallel").parent();
+    w.band = insert_mark(band.child(0), Mark::parallel()).parent();
     return w;
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/poly/marks.h"
 #include "tessera/poly/model.h"
 
 namespace tessera::poly {
@@ -63,7 +64,7 @@ std::string fold_reader_violation(const Model &m, const StorageFold &fold);
 // pipelines, and its disjunctions slow every AST.) The universe when isl runs out of a quota.
 isl::set region_covers_accesses(const Model &m, int array);
 
-// The schedule-tree mark that requests a fold: "fold:<array>:<dimension>:<planes>".
-std::string fold_mark_name(const Model &m, const StorageFold &fold);
+// The schedule-tree mark that requests a fold ("fold:<array>:<dimension>:<planes>").
+Mark fold_mark(const Model &m, const StorageFold &fold);
 
 } // namespace tessera::poly

@@ -7,11 +7,9 @@
 #include <vector>
 
 #include "tessera/poly/isl_util.h"
+#include "tessera/poly/marks.h"
 
 namespace tessera::poly {
-
-// Inserts a mark node named `name` above `node`; returns the mark.
-isl::schedule_node insert_named_mark(const isl::schedule_node &node, const std::string &name);
 
 // Splits the band at `node` after its first `pos` members; returns the outer band.
 isl::schedule_node split_band(const isl::schedule_node &node, int pos);

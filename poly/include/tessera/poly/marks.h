@@ -1,0 +1,52 @@
+// The marks Tessera puts in schedule trees, typed (after Polly's BandAttr marks): a mark node's
+// isl id carries its Mark as the id's user payload, and its name is the mark's text, which the
+// schedule JSON shows and parse_mark reads back (an imported tree's ids have no payload).
+//
+//   parallel                 the band below runs its outer loop on threads
+//   vector                   the band below is the vector loop
+//   tile_body                the body of an overlapped group's tile (scratchpads live here)
+//   fold:F_J:2:2             store array F_J's dimension 2 (Halide order) as a ring of 2 rows
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <isl/cpp.h>
+
+namespace tessera::poly {
+
+struct Mark {
+    enum class Kind { Parallel, Vector, TileBody, Fold };
+    Kind kind = Kind::Parallel;
+    // Kind::Fold: the array (isl name), its dimension in Halide order, and the rows kept.
+    std::string array;
+    int dimension = -1;
+    long rows = 0;
+    // Set on the copy of the tree the AST is built from (build_loop_nest): the schedule depth
+    // of the band below a parallel or vector mark, whose loop the AST names c<depth>.
+    int loop_depth = -1;
+
+    static Mark parallel() { return Mark{Kind::Parallel, {}, -1, 0, -1}; }
+    static Mark vector() { return Mark{Kind::Vector, {}, -1, 0, -1}; }
+    static Mark tile_body() { return Mark{Kind::TileBody, {}, -1, 0, -1}; }
+    static Mark fold(const std::string &array, int dimension, long rows) { return Mark{Kind::Fold, array, dimension, rows, -1}; }
+
+    // The mark's text: "parallel", "vector", "tile_body" or "fold:<array>:<dimension>:<rows>".
+    std::string text() const;
+};
+
+// The mark a text denotes; nothing for a name that is none of Tessera's marks. A "fold:" text
+// that is malformed is a UserError that quotes it.
+std::optional<Mark> parse_mark(const std::string &text);
+
+// Inserts a mark node above `node` whose id is named by the mark's text and carries it as its
+// payload; returns the mark node.
+isl::schedule_node insert_mark(const isl::schedule_node &node, const Mark &mark);
+
+// The Mark of a mark node (nothing for another node): its id's payload, or its name parsed
+// (trees read from JSON).
+std::optional<Mark> mark_of(isl_schedule_node *mark_node);
+// The Mark an id of a mark carries (isl's AST keeps the ids of the tree's marks).
+std::optional<Mark> mark_of_id(isl_id *id);
+
+} // namespace tessera::poly
