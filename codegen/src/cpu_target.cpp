@@ -1,7 +1,10 @@
 #include "tessera/codegen/cpu_target.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <thread>
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
@@ -42,6 +45,39 @@ CpuTarget host_cpu() {
     for (const auto &kv : llvm::sys::getHostCPUFeatures()) f += std::string(f.empty() ? "" : ",") + (kv.second ? "+" : "-") + kv.first().str();
     t.features = f;
     return t;
+}
+
+namespace {
+// A cache size from /sys/devices/system/cpu/cpu0/cache/index<k>/size ("48K", "1024K", "32M").
+int64_t sysfs_cache_bytes(int index, int64_t fallback) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+    std::string s;
+    if (!(f >> s) || s.empty()) return fallback;
+    int64_t v = std::atoll(s.c_str());
+    char unit = s.back();
+    if (unit == 'K') v *= 1024;
+    if (unit == 'M') v *= 1024 * 1024;
+    return v > 0 ? v : fallback;
+}
+} // namespace
+
+const TargetInfo &host_target_info() {
+    static const TargetInfo info = [] {
+        CpuTarget cpu = host_cpu();
+        TargetInfo t;
+        t.kind = TargetInfo::Kind::CPU;
+        t.name = cpu.cpu;
+        t.vector_bits = cpu.features.find("+avx512f") != std::string::npos ? 512
+                        : cpu.features.find("+avx") != std::string::npos  ? 256
+                                                                          : 128;
+        // index0 is the L1 data cache, index1 the L1 instruction cache.
+        t.l1_bytes = sysfs_cache_bytes(0, t.l1_bytes);
+        t.l2_bytes = sysfs_cache_bytes(2, t.l2_bytes);
+        t.l3_bytes = sysfs_cache_bytes(3, 0);
+        t.cores = std::max(1, int(std::thread::hardware_concurrency()));
+        return t;
+    }();
+    return info;
 }
 
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget &t, bool fast_math) {

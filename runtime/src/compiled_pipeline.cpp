@@ -21,30 +21,15 @@
 
 namespace tessera::runtime {
 
-namespace {
-// The host's per-core L2 cache, which the tile-size model sizes tiles for.
-int64_t host_l2_bytes() {
-    static const int64_t bytes = [] {
-        std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index2/size");
-        std::string s;
-        if (!(f >> s) || s.empty()) return int64_t(512 * 1024);
-        int64_t v = std::atoll(s.c_str());
-        char unit = s.back();
-        if (unit == 'K') v *= 1024;
-        if (unit == 'M') v *= 1024 * 1024;
-        return v > 0 ? v : int64_t(512 * 1024);
-    }();
-    return bytes;
-}
-} // namespace
-
 poly::ScheduleOptions schedule_options(const CompileOptions &o) {
     for (size_t i = 0; i < o.tile_sizes.size(); ++i)
         if (o.tile_sizes[i] < 1)
             user_error("CompileOptions::tile_sizes[", i, "] is ", o.tile_sizes[i],
                        "; tile sizes must be at least 1 (leave tile_sizes empty to let Tessera choose).");
+    const TargetInfo &host = codegen::host_target_info();
     poly::ScheduleOptions s;
-    s.cache_bytes = host_l2_bytes();
+    s.cache_bytes = host.l2_bytes;
+    s.vector_width = host.lanes(4);
     s.fusion = poly::parse_fusion(o.fusion);
     s.tile_sizes = o.tile_sizes;
     s.parallel = o.parallel;
@@ -70,13 +55,7 @@ codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions 
     c.function_name = function_name;
     c.threads = o.threads;
     c.fast_math = o.fast_math;
-    static const int host_vector_bits = [] {
-        std::string f = codegen::host_cpu().features;
-        if (f.find("+avx512f") != std::string::npos) return 512;
-        if (f.find("+avx") != std::string::npos) return 256;
-        return 128;
-    }();
-    c.vector_bits = host_vector_bits;
+    c.vector_bits = codegen::host_target_info().vector_bits;
     if (!o.vectorize) c.vector_width = 1;
     return c;
 }

@@ -8,6 +8,7 @@
 
 #include <tessera/codegen/cpu_target.h>
 #include <tessera/runtime/aot.h>
+#include <tessera/runtime/compiled_pipeline.h>
 
 #include "tessera_apps/app.h"
 
@@ -194,4 +195,28 @@ TEST_CASE("realize compiles once and reuses the code until a definition changes"
     f(r) = f(r) * 2;  // a new definition: the next realize recompiles
     Buffer<int> b = p.realize({4})[0];
     CHECK(b(3) == 8);
+}
+
+TEST_CASE("one TargetInfo carries the hardware facts that scheduling and code generation read", "[codegen][target]") {
+    const TargetInfo &host = codegen::host_target_info();
+    CHECK(host.kind == TargetInfo::Kind::CPU);
+    CHECK((host.vector_bits == 128 || host.vector_bits == 256 || host.vector_bits == 512));
+    CHECK(host.lanes(4) == host.vector_bits / 32);
+    CHECK(host.l2_bytes > 0);
+    bool avx512 = codegen::host_cpu().features.find("+avx512f") != std::string::npos;
+    CHECK((host.vector_bits == 512) == avx512);
+    // The automatic schedule is made for those facts.
+    poly::ScheduleOptions s = runtime::schedule_options(CompileOptions{});
+    CHECK(s.cache_bytes == host.l2_bytes);
+    CHECK(s.vector_width == host.lanes(4));
+
+    TargetInfo a100 = TargetInfo::nvidia_gpu(80), h100 = TargetInfo::nvidia_gpu(90);
+    CHECK(a100.warp_size == 32);
+    CHECK(a100.max_threads_per_block == 1024);
+    CHECK(a100.shared_bytes_per_block == 48 * 1024);
+    CHECK(a100.max_shared_bytes_per_block == 163 * 1024);
+    CHECK(h100.max_shared_bytes_per_block == 227 * 1024);
+    CHECK(TargetInfo::amd_gpu("gfx90a").warp_size == 64);
+    CHECK_THROWS_AS(TargetInfo::nvidia_gpu(35), UserError);
+    CHECK_THROWS_AS(TargetInfo::amd_gpu("sm_80"), UserError);
 }

@@ -14,6 +14,7 @@
 #include "tessera/pipeline.h"
 #include "tessera/reduction.h"
 #include "tessera/runtime/executor.h"
+#include "tessera/target_info.h"
 #include "tessera/type.h"
 #include "tessera/var.h"
 

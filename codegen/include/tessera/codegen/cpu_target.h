@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include <tessera/target_info.h>
+
 namespace llvm {
 class Module;
 class TargetMachine;
@@ -20,6 +22,10 @@ struct CpuTarget {
 
 // The machine this process runs on.
 CpuTarget host_cpu();
+
+// The host's hardware facts: its vector width (from its CPU features) and cache sizes (from
+// sysfs; the defaults of TargetInfo where it says nothing), computed once.
+const TargetInfo &host_target_info();
 
 // A TargetMachine at optimization level O3. Throws an InternalError if LLVM lacks the target.
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget &t, bool fast_math);

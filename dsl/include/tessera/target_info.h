@@ -1,0 +1,42 @@
+// The hardware facts that scheduling and code generation read, in one place (after TVM's target
+// kinds): vector width and cache sizes for CPUs; warp size, shared memory and threads per block
+// for GPUs. The code generator fills it for the host (codegen::host_target_info); GPU targets
+// start from their documented limits (nvidia_gpu, amd_gpu).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tessera {
+
+struct TargetInfo {
+    enum class Kind { CPU, NvidiaGPU, AmdGPU };
+    Kind kind = Kind::CPU;
+    std::string name;  // the CPU ("znver4", "skylake-avx512") or the GPU architecture ("sm_80")
+
+    // CPUs.
+    int vector_bits = 256;                // SIMD register width: 128 (SSE), 256 (AVX2), 512 (AVX-512)
+    int64_t l1_bytes = 32 * 1024;         // data cache per core
+    int64_t l2_bytes = 512 * 1024;        // per core: the tile-size model sizes tiles for it
+    int64_t l3_bytes = 0;                 // shared; 0 when unknown
+    int cores = 1;
+
+    // GPUs (0 on CPUs).
+    int warp_size = 0;                    // threads that execute together: 32 (NVIDIA), 64 (AMD wavefront)
+    int max_threads_per_block = 0;
+    int64_t shared_bytes_per_block = 0;   // without opt-in
+    int64_t max_shared_bytes_per_block = 0;  // with the opt-in of newer architectures
+
+    // Elements of `bytes` each that one vector register holds (16 floats with AVX-512).
+    int lanes(int bytes) const { return vector_bits / (8 * bytes); }
+
+    // NVIDIA compute capability `sm` (80 for A100, 90 for H100): warps of 32, 1024 threads per
+    // block, 48 KiB of shared memory per block by default and 163 KiB (sm_80) or 227 KiB
+    // (sm_90) by opt-in (CUDA C Programming Guide, "Compute Capabilities").
+    static TargetInfo nvidia_gpu(int sm);
+    // AMD GCN/CDNA `gfx` architecture (e.g. "gfx90a"): wavefronts of 64, 1024 threads per block,
+    // 64 KiB of LDS per workgroup.
+    static TargetInfo amd_gpu(const std::string &gfx);
+};
+
+} // namespace tessera
