@@ -1,4 +1,5 @@
 // The entry function of a compiled pipeline: arguments, checks, storage, loop nest.
+#include <cstddef>
 #include <functional>
 #include <set>
 
@@ -29,9 +30,19 @@ namespace {
 // Scratchpads up to this many bytes per thread live on the stack; larger ones on the heap.
 constexpr int64_t kStackScratchBytes = 256 * 1024;
 
-// Field offsets in tessera_buffer_t.
-constexpr int kHostField = 0, kDimsBase = 16;
-int64_t dim_field(int d, int which) { return kDimsBase + d * 24 + which * 8; }  // 0 min, 1 extent, 2 stride
+// Field offsets in tessera_buffer_t and tessera_error_t, from the structs themselves; the loads
+// and stores below assume the field types checked here.
+static_assert(sizeof(((tessera_buffer_t *)nullptr)->host) == 8 && sizeof(((tessera_buffer_t *)nullptr)->version) == 4,
+              "tessera_buffer_t: host is a pointer, version an int32");
+static_assert(sizeof(tessera_dim_t) == 3 * sizeof(int64_t), "tessera_dim_t is min, extent, stride (int64)");
+static_assert(sizeof(((tessera_error_t *)nullptr)->code) == 4 && sizeof(((tessera_error_t *)nullptr)->need_min) == 8,
+              "tessera_error_t: int32 code, argument, dim; int64 ranges");
+constexpr int64_t kHostField = offsetof(tessera_buffer_t, host);
+constexpr int64_t kVersionField = offsetof(tessera_buffer_t, version);
+int64_t dim_field(int d, int which) {  // which: 0 min, 1 extent, 2 stride
+    constexpr int64_t field[3] = {offsetof(tessera_dim_t, min), offsetof(tessera_dim_t, extent), offsetof(tessera_dim_t, stride)};
+    return int64_t(offsetof(tessera_buffer_t, dim)) + d * int64_t(sizeof(tessera_dim_t)) + field[which];
+}
 
 } // namespace
 
@@ -143,18 +154,26 @@ void FunctionLowering::run() {
         b.CreateCondBr(b.CreateIsNull(error_arg), ret, fill);
         b.SetInsertPoint(fill);
         auto put = [&](int64_t offset, Value *v) { b.CreateStore(v, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), error_arg, uint64_t(offset))); };
-        put(0, b.getInt32(uint32_t(code)));
-        put(4, b.getInt32(uint32_t(argument)));
-        put(8, b.getInt32(uint32_t(dim)));
-        put(16, need_min ? need_min : i64(0));
-        put(24, need_max ? need_max : i64(0));
-        put(32, have_min ? have_min : i64(0));
-        put(40, have_max ? have_max : i64(0));
+        put(offsetof(tessera_error_t, code), b.getInt32(uint32_t(code)));
+        put(offsetof(tessera_error_t, argument), b.getInt32(uint32_t(argument)));
+        put(offsetof(tessera_error_t, dim), b.getInt32(uint32_t(dim)));
+        put(offsetof(tessera_error_t, need_min), need_min ? need_min : i64(0));
+        put(offsetof(tessera_error_t, need_max), need_max ? need_max : i64(0));
+        put(offsetof(tessera_error_t, have_min), have_min ? have_min : i64(0));
+        put(offsetof(tessera_error_t, have_max), have_max ? have_max : i64(0));
         b.CreateBr(ret);
         b.SetInsertPoint(ret);
         b.CreateRet(b.getInt32(uint32_t(code)));
         b.SetInsertPoint(ok);
     };
+
+    // Every buffer descriptor must have this layout.
+    for (size_t i = 0; i < arguments.size(); ++i) {
+        if (arguments[i].kind == Argument::Kind::Param) continue;
+        Value *version = b.CreateSExt(field(desc[i], kVersionField, b.getInt32Ty()), b.getInt64Ty());
+        fail_if(b.CreateICmpNE(version, i64(TESSERA_ABI_VERSION)), TESSERA_ERROR_ABI_VERSION, i, 0, version, version,
+                nullptr, nullptr);
+    }
 
     // Dimension 0 of every buffer must be dense.
     for (size_t i = 0; i < arguments.size(); ++i) {

@@ -100,6 +100,7 @@ void fill_scalar(ScalarSlot &slot, Type t, Value v) {
 tessera_buffer_t descriptor(const BufferImpl &b) {
     tessera_buffer_t d{};
     d.host = b.host;
+    d.version = TESSERA_ABI_VERSION;
     d.dimensions = int32_t(b.dims.size());
     for (size_t i = 0; i < b.dims.size() && i < TESSERA_MAX_DIMS; ++i) d.dim[i] = {b.dims[i].min, b.dims[i].extent, b.dims[i].stride};
     return d;
@@ -224,6 +225,8 @@ private:
                        other.name, ". Compiled pipelines do not compute in place: pass an output buffer that overlaps "
                        "no input and no other output (e.g. a new Buffer, then copy).");
         }
+        case TESSERA_ERROR_ABI_VERSION:
+            internal_error("the descriptor of buffer ", a.name, " has ABI version ", e.need_min, ", not ", TESSERA_ABI_VERSION);
         case TESSERA_ERROR_OUT_OF_MEMORY:
             user_error("The pipeline could not allocate an intermediate buffer of ", e.need_min, " bytes.");
         default: internal_error("compiled pipeline returned error code ", e.code);

@@ -11,6 +11,7 @@ namespace {
 tessera_buffer_t dense(float *data, int w, int h, int c) {
     tessera_buffer_t b{};
     b.host = reinterpret_cast<uint8_t *>(data);
+    b.version = TESSERA_ABI_VERSION;
     b.dimensions = 3;
     b.dim[0] = {0, w, 1};
     b.dim[1] = {0, h, w};
@@ -51,6 +52,13 @@ int main() {
     args[aot_blur_arg_input] = &small;
     int32_t rc = aot_blur(args, &err);
     bool rejected = rc == TESSERA_ERROR_INPUT_TOO_SMALL && err.dim == 0 && err.need_max == W - 1 && err.have_max == W - 11;
-    std::printf("aot blur: %d mismatches, small input %s\n", bad, rejected ? "rejected" : "NOT rejected");
-    return bad == 0 && rejected ? 0 : 1;
+    // So is a descriptor of another layout (a program built against an older abi.h).
+    tessera_buffer_t old = bin;
+    old.version = TESSERA_ABI_VERSION - 1;
+    args[aot_blur_arg_input] = &old;
+    rc = aot_blur(args, &err);
+    bool old_rejected = rc == TESSERA_ERROR_ABI_VERSION && err.argument == aot_blur_arg_input && err.need_min == TESSERA_ABI_VERSION - 1;
+    std::printf("aot blur: %d mismatches, small input %s, descriptor of another ABI version %s\n", bad,
+                rejected ? "rejected" : "NOT rejected", old_rejected ? "rejected" : "NOT rejected");
+    return bad == 0 && rejected && old_rejected ? 0 : 1;
 }

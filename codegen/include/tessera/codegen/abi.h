@@ -4,8 +4,9 @@
  *
  * args holds one pointer per argument of the pipeline, in its argument order (inputs, then
  * scalar parameters, then outputs): a tessera_buffer_t * for buffers, a pointer to the value for
- * scalars. Buffers must have dimension 0 dense (stride 1). The function returns 0, or one of the
- * TESSERA_ERROR_* codes after filling *error (which may be NULL).
+ * scalars. Buffers must have dimension 0 dense (stride 1) and `version` TESSERA_ABI_VERSION. The
+ * function returns 0, or one of the TESSERA_ERROR_* codes after filling *error (which may be
+ * NULL).
  */
 #ifndef TESSERA_CODEGEN_ABI_H
 #define TESSERA_CODEGEN_ABI_H
@@ -13,15 +14,20 @@
 #include <stdint.h>
 
 #define TESSERA_MAX_DIMS 8
+/* The layout of tessera_buffer_t below; compiled code rejects a descriptor of another version
+ * (TESSERA_ERROR_ABI_VERSION), such as one from a program built against an older abi.h. */
+#define TESSERA_ABI_VERSION 2
 
 typedef struct tessera_dim_t {
     int64_t min, extent, stride; /* stride in elements */
 } tessera_dim_t;
 
 typedef struct tessera_buffer_t {
-    uint8_t *host; /* the element at the mins */
+    uint8_t *host;   /* the element at the mins */
+    uint64_t device; /* the buffer's device memory (a CUDA CUdeviceptr), 0 when it has none; CPU
+                        code ignores it */
+    int32_t version; /* TESSERA_ABI_VERSION */
     int32_t dimensions;
-    int32_t reserved;
     tessera_dim_t dim[TESSERA_MAX_DIMS];
 } tessera_buffer_t;
 
@@ -35,8 +41,10 @@ enum {
     TESSERA_ERROR_BUFFER_RANGE = 6,      /* a buffer's coordinates [need_min, need_max] leave int32 */
     TESSERA_ERROR_REGION_RANGE = 7,      /* the region of array number `argument` (the pipeline's
                                             model) leaves int32 */
-    TESSERA_ERROR_ALIASING = 8           /* output `argument` shares memory with the buffer of
+    TESSERA_ERROR_ALIASING = 8,          /* output `argument` shares memory with the buffer of
                                             argument need_min (compiled code does not work in place) */
+    TESSERA_ERROR_ABI_VERSION = 9        /* the descriptor of buffer `argument` has version need_min,
+                                            not TESSERA_ABI_VERSION */
 };
 
 typedef struct tessera_error_t {
