@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -73,16 +74,13 @@ public:
     // `remainder`: the scalar iterations around a vectorized loop (kept simple for LLVM).
     void serial_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, bool vector,
                     bool remainder = false);
-    // A loop marked vector, lowered W lanes at a time (vector_lowering.cpp); false if its body
+    // A loop marked vector, lowered W lanes at a time (cpu/vector_lowering.cpp); false if its body
     // does not allow it (the caller then leaves it to LLVM's vectorizer).
     bool vector_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi);
     void fence_streaming_stores();
     void call(const poly::LoopNode &n, Scope &s);
 
-    // ---- Parallel loops (openmp.cpp) ----
-    void parallel_for(const poly::LoopNode &n, Scope &s);
-
-    // ---- Entry (function_lowering.cpp) ----
+    // ---- Entry (host_entry.cpp) ----
     void allocate_scratch(int group_or_all);
 
     const poly::Program &p;
@@ -91,6 +89,8 @@ public:
     const CodegenOptions &options;
     llvm::LLVMContext &ctx;
     llvm::IRBuilder<> b;
+    // Loops marked parallel: the target's back end (loop_generator.h).
+    std::unique_ptr<class ParallelLoopGenerator> parallel_loops;
     std::vector<Argument> arguments;
     std::vector<StorageView> storage;  // per p.storage
     std::map<const InputContents *, StorageView> inputs;

@@ -1,5 +1,6 @@
 // The loop nest → LLVM IR: loops, conditionals, marks and statement instances.
 #include "function_lowering.h"
+#include "loop_generator.h"
 
 namespace tessera::codegen {
 
@@ -31,7 +32,7 @@ void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
     }
     case poly::LoopNode::Kind::For:
         if (n->parallel && parallel_depth == 0) {
-            parallel_for(*n, s);
+            parallel_loops->emit(*this, *n, s);
         } else {
             Value *lo = expr(n->min, s), *hi = expr(n->max, s);
             if (!(n->vectorize && vector_for(*n, s, lo, hi))) serial_for(*n, s, lo, hi, n->vectorize);

@@ -7,6 +7,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "function_lowering.h"
+#include "loop_generator.h"
 #include "tessera/codegen/abi.h"
 
 namespace tessera::codegen {
@@ -14,7 +15,8 @@ namespace tessera::codegen {
 using llvm::Value;
 
 FunctionLowering::FunctionLowering(const poly::Program &prog, llvm::Module &mod, const CodegenOptions &o)
-    : p(prog), m(*prog.model), module(mod), options(o), ctx(mod.getContext()), b(mod.getContext()) {
+    : p(prog), m(*prog.model), module(mod), options(o), ctx(mod.getContext()), b(mod.getContext()),
+      parallel_loops(make_openmp_loop_generator()) {
     // fast_math: float arithmetic may be reassociated and contracted (fused multiply-add). The
     // flags live in the IR, so every target honours them; NaN and infinity semantics stay.
     if (o.fast_math) {

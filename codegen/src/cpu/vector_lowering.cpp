@@ -11,7 +11,7 @@
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/TargetParser/Triple.h>
 
-#include "function_lowering.h"
+#include "../function_lowering.h"
 
 namespace tessera::codegen {
 

@@ -1,0 +1,186 @@
+// Parallel loops on the OpenMP runtime (libomp), the way Polly's LoopGeneratorsKMP does it: the
+// loop body is emitted into an outlined function that receives every live value through one
+// context array, and __kmpc_fork_call runs it on the team; each thread takes a static block of
+// iterations from __kmpc_for_static_init_8 and allocates its own scratchpads.
+
+#include "../function_lowering.h"
+#include "../loop_generator.h"
+
+namespace tessera::codegen {
+
+using llvm::Value;
+
+namespace {
+
+llvm::StructType *ident_type(llvm::LLVMContext &ctx) {
+    if (auto *t = llvm::StructType::getTypeByName(ctx, "struct.ident_t")) return t;
+    auto *i32 = llvm::Type::getInt32Ty(ctx);
+    return llvm::StructType::create(ctx, {i32, i32, i32, i32, llvm::PointerType::get(ctx, 0)}, "struct.ident_t");
+}
+
+// The source location libomp wants with every call.
+llvm::Constant *ident(llvm::Module &m) {
+    if (auto *g = m.getNamedGlobal(".tessera.omp.loc")) return g;
+    llvm::LLVMContext &ctx = m.getContext();
+    llvm::IRBuilder<> b(ctx);
+    llvm::Constant *str = llvm::ConstantDataArray::getString(ctx, ";tessera;pipeline;0;0;;");
+    auto *sg = new llvm::GlobalVariable(m, str->getType(), true, llvm::GlobalValue::PrivateLinkage, str, ".tessera.omp.str");
+    llvm::Constant *init = llvm::ConstantStruct::get(
+        ident_type(ctx), {b.getInt32(0), b.getInt32(2 /* KMP_IDENT_KMPC */), b.getInt32(0), b.getInt32(0), sg});
+    return new llvm::GlobalVariable(m, ident_type(ctx), true, llvm::GlobalValue::PrivateLinkage, init, ".tessera.omp.loc");
+}
+
+} // namespace
+
+// Packs a value into 64 bits for the context array, and back.
+static Value *pack(llvm::IRBuilder<> &b, Value *v) {
+    llvm::Type *t = v->getType();
+    if (t->isPointerTy()) return b.CreatePtrToInt(v, b.getInt64Ty());
+    if (t->isDoubleTy()) return b.CreateBitCast(v, b.getInt64Ty());
+    if (t->isFloatTy()) return b.CreateZExt(b.CreateBitCast(v, b.getInt32Ty()), b.getInt64Ty());
+    if (t->isIntegerTy(64)) return v;
+    return b.CreateZExt(v, b.getInt64Ty());
+}
+
+static Value *unpack(llvm::IRBuilder<> &b, Value *w, llvm::Type *t) {
+    if (t->isPointerTy()) return b.CreateIntToPtr(w, t);
+    if (t->isDoubleTy()) return b.CreateBitCast(w, t);
+    if (t->isFloatTy()) return b.CreateBitCast(b.CreateTrunc(w, b.getInt32Ty()), t);
+    if (t->isIntegerTy(64)) return w;
+    return b.CreateTrunc(w, t);
+}
+
+namespace {
+
+// Parallel loops on OpenMP threads.
+class OpenMPLoopGenerator : public ParallelLoopGenerator {
+public:
+    void emit(FunctionLowering &f, const poly::LoopNode &n, Scope &s) override;
+};
+
+} // namespace
+
+std::unique_ptr<ParallelLoopGenerator> make_openmp_loop_generator() { return std::make_unique<OpenMPLoopGenerator>(); }
+
+void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Scope &s) {
+    Value *lo = f.expr(n.min, s);
+    Value *hi = f.expr(n.max, s);
+
+    // Everything the body may use: the scope's values, the storage and input views.
+    std::vector<Value *> live;
+    std::vector<std::string> names;
+    for (const auto &kv : s.vars) {
+        names.push_back(kv.first);
+        live.push_back(kv.second);
+    }
+    auto add_view = [&](const StorageView &v) {
+        if (!v.base) return;
+        live.push_back(v.base);
+        for (Value *x : v.min) live.push_back(x);
+        for (Value *x : v.stride) live.push_back(x);
+    };
+    for (const StorageView &v : f.storage) add_view(v);
+    // Inputs in the pipeline's order (the map's pointer order would make the IR differ from
+    // run to run).
+    for (const auto &in : f.m.graph.inputs)
+        if (auto it = f.inputs.find(in.get()); it != f.inputs.end()) add_view(it->second);
+    live.push_back(lo);
+    live.push_back(hi);
+
+    // The context array, filled in the parent.
+    llvm::IRBuilder<> entry_builder(&f.function->getEntryBlock(), f.function->getEntryBlock().begin());
+    llvm::AllocaInst *context =
+        entry_builder.CreateAlloca(llvm::ArrayType::get(f.b.getInt64Ty(), live.size()), nullptr, "omp.context");
+    for (size_t i = 0; i < live.size(); ++i)
+        f.b.CreateStore(pack(f.b, live[i]), f.b.CreateConstInBoundsGEP2_64(context->getAllocatedType(), context, 0, i));
+
+    // The outlined function: void(i32 *gtid, i32 *btid, i64 *context).
+    llvm::PointerType *ptr = llvm::PointerType::get(f.ctx, 0);
+    llvm::FunctionType *fty = llvm::FunctionType::get(f.b.getVoidTy(), {ptr, ptr, ptr}, false);
+    llvm::Function *outlined = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage,
+                                                      f.function->getName() + ".par." + n.var, f.module);
+    outlined->addFnAttr(llvm::Attribute::NoUnwind);
+
+    // Save the parent's state, emit into the outlined function.
+    llvm::BasicBlock *parent_block = f.b.GetInsertBlock();
+    llvm::Function *parent = f.function;
+    std::vector<StorageView> saved_storage = f.storage;
+    std::map<const InputContents *, StorageView> saved_inputs = f.inputs;
+    std::vector<Value *> saved_heap = f.heap_allocations;
+    f.heap_allocations.clear();
+    bool saved_streamed = f.streamed;
+    f.streamed = false;
+    f.function = outlined;
+    llvm::BasicBlock *entry = llvm::BasicBlock::Create(f.ctx, "entry", outlined);
+    f.b.SetInsertPoint(entry);
+    Value *ctx_arg = outlined->getArg(2);
+    std::vector<Value *> values;
+    for (size_t i = 0; i < live.size(); ++i) {
+        Value *w = f.b.CreateLoad(f.b.getInt64Ty(), f.b.CreateConstInBoundsGEP1_64(f.b.getInt64Ty(), ctx_arg, i));
+        values.push_back(unpack(f.b, w, live[i]->getType()));
+    }
+    Scope inner;
+    size_t k = 0;
+    for (const std::string &name : names) inner.vars[name] = values[k++];
+    auto read_view = [&](StorageView &v) {
+        if (!v.base) return;
+        v.base = values[k++];
+        for (Value *&x : v.min) x = values[k++];
+        for (Value *&x : v.stride) x = values[k++];
+    };
+    for (StorageView &v : f.storage) read_view(v);
+    for (const auto &in : f.m.graph.inputs)
+        if (auto it = f.inputs.find(in.get()); it != f.inputs.end()) read_view(it->second);
+    Value *my_lo = values[k++], *my_hi = values[k++];
+
+    // This thread's scratchpads: those of the groups whose statements run inside the loop.
+    for (int g : groups_below(f.p, n.body, false)) f.allocate_scratch(g);
+
+    // Static worksharing of [lo, hi].
+    llvm::Constant *loc = ident(f.module);
+    Value *gtid = f.b.CreateLoad(f.b.getInt32Ty(), outlined->getArg(0), "gtid");
+    llvm::IRBuilder<> ib(&outlined->getEntryBlock(), outlined->getEntryBlock().begin());
+    Value *plast = ib.CreateAlloca(f.b.getInt32Ty());
+    Value *plo = ib.CreateAlloca(f.b.getInt64Ty());
+    Value *phi = ib.CreateAlloca(f.b.getInt64Ty());
+    Value *pstride = ib.CreateAlloca(f.b.getInt64Ty());
+    f.b.CreateStore(f.b.getInt32(0), plast);
+    f.b.CreateStore(my_lo, plo);
+    f.b.CreateStore(my_hi, phi);
+    f.b.CreateStore(f.i64(1), pstride);
+    llvm::FunctionCallee init = f.module.getOrInsertFunction(
+        "__kmpc_for_static_init_8", f.b.getVoidTy(), ptr, f.b.getInt32Ty(), f.b.getInt32Ty(), ptr, ptr, ptr, ptr,
+        f.b.getInt64Ty(), f.b.getInt64Ty());
+    f.b.CreateCall(init, {loc, gtid, f.b.getInt32(34 /* kmp_sch_static */), plast, plo, phi, pstride, f.i64(n.step), f.i64(1)});
+    Value *first = f.b.CreateLoad(f.b.getInt64Ty(), plo);
+    Value *last = f.b.CreateLoad(f.b.getInt64Ty(), phi);
+    ++f.parallel_depth;
+    if (!(n.vectorize && f.vector_for(n, inner, first, last)))
+        f.serial_for(n, inner, first, last, n.vectorize);
+    --f.parallel_depth;
+    f.fence_streaming_stores();
+    llvm::FunctionCallee fini = f.module.getOrInsertFunction("__kmpc_for_static_fini", f.b.getVoidTy(), ptr, f.b.getInt32Ty());
+    f.b.CreateCall(fini, {loc, gtid});
+    llvm::FunctionCallee free_fn = f.module.getOrInsertFunction("free", f.b.getVoidTy(), ptr);
+    for (Value *h : f.heap_allocations) f.b.CreateCall(free_fn, {h});
+    f.b.CreateRetVoid();
+
+    // Back in the parent: fork the team.
+    f.function = parent;
+    f.storage = saved_storage;
+    f.inputs = saved_inputs;
+    f.heap_allocations = saved_heap;
+    f.streamed = saved_streamed;
+    f.b.SetInsertPoint(parent_block);
+    if (f.options.threads > 0) {
+        llvm::FunctionCallee num = f.module.getOrInsertFunction("__kmpc_global_thread_num", f.b.getInt32Ty(), ptr);
+        llvm::FunctionCallee push =
+            f.module.getOrInsertFunction("__kmpc_push_num_threads", f.b.getVoidTy(), ptr, f.b.getInt32Ty(), f.b.getInt32Ty());
+        f.b.CreateCall(push, {loc, f.b.CreateCall(num, {loc}), f.b.getInt32(uint32_t(f.options.threads))});
+    }
+    llvm::FunctionType *fork_ty = llvm::FunctionType::get(f.b.getVoidTy(), {ptr, f.b.getInt32Ty(), ptr}, true);
+    llvm::FunctionCallee fork = f.module.getOrInsertFunction("__kmpc_fork_call", fork_ty);
+    f.b.CreateCall(fork, {loc, f.b.getInt32(1), outlined, context});
+}
+
+} // namespace tessera::codegen
