@@ -225,12 +225,25 @@ LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, long max_
         isl_ast_node_free(root);
         isl_ast_build_free(build);
         build = isl_ast_build_from_context(context.copy());
-        marked = isl_schedule_map_schedule_node_bottom_up(marked, atomic_band, nullptr);
-        root = isl_ast_build_node_from_schedule(build, isl_schedule_copy(marked));
+        isl_schedule *atomic = isl_schedule_map_schedule_node_bottom_up(isl_schedule_copy(marked), atomic_band, nullptr);
+        root = isl_ast_build_node_from_schedule(build, atomic);
+        if (!root) {
+            // isl 0.25 cannot build some atomic ASTs ("cannot handle void expression": folded
+            // storage, under the parameters where its updates never run): then the separated
+            // AST after all, without a quota.
+            isl_ctx_reset_error(isl_ast_build_get_ctx(build));
+            isl_ast_build_free(build);
+            build = isl_ast_build_from_context(context.copy());
+            root = isl_ast_build_node_from_schedule(build, isl_schedule_copy(marked));
+            separated = true;
+        }
     }
     isl_schedule_free(marked);
     isl_ast_build_free(build);
-    if (!root) internal_error("isl could not build the AST of the schedule");
+    if (!root) {
+        const char *why = isl_ctx_last_error_msg(p.model->ctx().get());
+        internal_error("isl could not build the AST of the schedule: ", why ? why : "no message");
+    }
     char *text = isl_ast_node_to_C_str(root);
     c = separated ? "" : "// isl's AST generator exceeded its operation quota: every loop is generated atomic\n";
     c += text ? text : "";

@@ -85,14 +85,16 @@ TEST_CASE("scheduled PolyBench kernels match the reference at MINI and awkward s
 TEST_CASE("an AST over its operation quota is generated atomic and computes the same", "[poly][schedule]") {
     // A quota of one operation: isl gives up at once and every band is generated atomic, each
     // statement once per loop with its guards inside (where it would split the loop's range).
-    for (const std::string name : {"blur_x_blur_y", "harris", "pb_lu", "pb_floyd_warshall", "seidel_2d"}) {
+    // (pb_jacobi_1d's storage is folded: isl cannot build the atomic AST of the case where its
+    // updates never run, which is then separated after all.)
+    for (const std::string name : {"blur_x_blur_y", "harris", "pb_lu", "pb_floyd_warshall", "seidel_2d", "pb_jacobi_1d"}) {
         auto app = apps::make_app(name);
         std::shared_ptr<const poly::Model> m = poly::build_model(app->pipeline());
         poly::Program p = poly::schedule_model(m, {});
         const std::string separated = p.ast_c;
         poly::build_loop_nest(p, 1);
         INFO(name << "\n" << p.ast_c);
-        CHECK(p.ast_c.rfind("// isl's AST generator exceeded its operation quota", 0) == 0);
+        CHECK(p.ast_c.find("// isl's AST generator exceeded its operation quota") != std::string::npos);
         CHECK(separated.find("operation quota") == std::string::npos);
         std::vector<int> sizes = app->default_sizes();
         for (int &s : sizes) s = std::min(s, 19);
