@@ -615,8 +615,21 @@ private:
                                ") must be affine in the input sizes and integer Params for the polyhedral layer.");
                 dom = dom.intersect(*in_range);
             }
-            for (const Expr &p : u.rdom->predicates) {
-                Expr lp = lower(p);
+            // Each conjunct on its own: the affine ones that isl holds exactly restrict the domain
+            // (and so the regions), the others (wrapping int32 arithmetic, data-dependent
+            // values) are tested at run time. `r.x == 1 && r.x + 2147483647 < 2` runs at r.x = 1
+            // only, and reads nothing at r.x = 0 (fuzzer seed 2006728).
+            std::vector<Expr> conjuncts;
+            std::function<void(const Expr &)> split = [&](const Expr &e) {
+                if (e->op == Op::And) {
+                    split(e->args[0]);
+                    split(e->args[1]);
+                } else {
+                    conjuncts.push_back(e);
+                }
+            };
+            for (const Expr &p : u.rdom->predicates) split(lower(p));
+            for (const Expr &lp : conjuncts) {
                 auto ps = to_set(lp, sp);
                 if (ps && dom.is_subset(exact_conditions(lp, sp))) dom = dom.intersect(*ps);
                 else s.guards.push_back(lp);

@@ -705,3 +705,21 @@ TEST_CASE("schedule_json exports the options the schedule was made with, not the
     CHECK(j["options"]["vector_width"] == used.vector_width);
     CHECK(j["options"]["fusion"] == poly::fusion_name(used.fusion));
 }
+
+TEST_CASE("an RDom predicate's exact conjuncts bound the region even when another conjunct wraps", "[reliability]") {
+    // Fuzzer seed 2006728: r.x + 2147483647 < 2 wraps (a run-time guard), but r.x == 1 is exact:
+    // the update reads f(r.x - 1, y) at r.x = 1 only, inside the output. Treating the whole
+    // predicate as a guard made the compiled code demand f over x = -1 and reject the output.
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = x + 10 * y;
+    RDom r(0, 3);
+    r.where(r.x + 2147483647 < 2 && r.x == 1);
+    f(r.x, y) = f(r.x - 1, y) * 3;
+    Pipeline p(f);
+    Buffer<int> got({7, 5}), want({7, 5});
+    p.compile(Target::host(), {}).realize(got);
+    interpret(p, std::vector<Buffer<void>>{want});
+    CHECK(same(got, want));
+    CHECK(got(1, 2) == 3 * 20);
+}
