@@ -16,9 +16,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -52,8 +54,9 @@ void usage() {
            "  --verbose   print each seed and its pipeline before running it\n"
            "  --trace     print 'seed S' to stderr before running each pipeline: after a crash, the last\n"
            "              such line names its seed\n"
-           "  --isolate   run the pipelines in a child process; a crash, or no result within --timeout\n"
-           "              seconds (default 60), is a failure of its seed and the run goes on\n"
+           "  --isolate   run the pipelines in a child process; a crash, or no result after --timeout\n"
+           "              seconds of CPU (default 60; or 10 times that of wall-clock time), is a\n"
+           "              failure of its seed and the run goes on\n"
            "  --shrink    after the run, look for a smaller pipeline that fails like each failure (each\n"
            "              attempt in a child process; implies --isolate; hangs are not shrunk)\n"
            "  --max-funcs, --max-points, --max-dims, --slow-ms: FuzzSettings (pipeline_fuzzer.h)\n";
@@ -169,13 +172,34 @@ void send(int fd, Frame kind, const std::string &payload) {
     if (!write_all(fd, header, 9) || !write_all(fd, payload.data(), payload.size())) _exit(3);
 }
 
-// Reads frames from a child, waiting at most `timeout_s` seconds for each.
+// The CPU seconds process `pid` has used (all its threads), or -1 when /proc does not say.
+double cpu_seconds(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string s;
+    if (!std::getline(f, s)) return -1;
+    size_t comm_end = s.rfind(')');
+    if (comm_end == std::string::npos || comm_end + 2 > s.size()) return -1;
+    std::istringstream in(s.substr(comm_end + 2));
+    std::string field;
+    for (int i = 3; i <= 13; ++i) in >> field;  // state .. cmajflt
+    unsigned long long utime = 0, stime = 0;
+    if (!(in >> utime >> stime)) return -1;
+    return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+// Reads frames from child `pid`, waiting for each until the child has spent `timeout_s` seconds
+// of CPU on it without a result (a loop that never ends), or 10 times that of wall-clock time
+// (a child that waits on something forever). A child that a loaded machine starves of CPU is
+// not a hang: counting wall-clock time alone reported pipelines that compile in 3 s as hung
+// while other processes ran.
 class FrameReader {
 public:
-    FrameReader(int fd, int timeout_s) : fd_(fd), timeout_s_(timeout_s) {}
+    FrameReader(int fd, int timeout_s, pid_t pid) : fd_(fd), timeout_s_(timeout_s), pid_(pid) {}
     enum Status { Ok, Closed, TimedOut };
     Status next(Frame &kind, std::string &payload) {
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s_);
+        auto start = std::chrono::steady_clock::now();
+        auto deadline = start + std::chrono::seconds(timeout_s_);
+        double cpu_at_start = cpu_seconds(pid_);
         while (true) {
             if (buffer_.size() >= 9) {
                 uint64_t n;
@@ -187,8 +211,17 @@ public:
                     return Ok;
                 }
             }
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0) return TimedOut;
+            auto now = std::chrono::steady_clock::now();
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+            if (left.count() <= 0) {
+                double used = cpu_seconds(pid_) - cpu_at_start;
+                bool starved = cpu_at_start >= 0 && used >= 0 && used < double(timeout_s_);
+                if (starved && now - start < 10 * std::chrono::seconds(timeout_s_)) {
+                    deadline = now + std::chrono::seconds(1);
+                    continue;
+                }
+                return TimedOut;
+            }
             pollfd p{fd_, POLLIN, 0};
             if (poll(&p, 1, int(left.count())) <= 0) continue;
             char chunk[65536];
@@ -201,6 +234,7 @@ public:
 private:
     int fd_;
     int timeout_s_;
+    pid_t pid_;
     std::string buffer_;
 };
 
@@ -293,7 +327,7 @@ std::vector<fuzz::FuzzResult> run_isolated(const Options &o, uint64_t first, uin
                 send(out, Frame::Result, encode(run_seed(seed, o), {}));
             }
         });
-        FrameReader reader(fd, o.timeout_s);
+        FrameReader reader(fd, o.timeout_s, pid);
         bool running = false;  // a seed started without a result yet
         uint64_t running_seed = 0;
         FrameReader::Status status;
@@ -351,7 +385,7 @@ fuzz::FuzzResult replay_in_child(uint64_t seed, const std::vector<uint64_t> &dra
         fuzz::FuzzResult r = fuzz::replay(seed, draws, o.settings, child_made);
         send(out, Frame::Result, encode(r, child_made));
     });
-    FrameReader reader(fd, o.timeout_s);
+    FrameReader reader(fd, o.timeout_s, pid);
     Frame kind;
     std::string payload;
     FrameReader::Status status = reader.next(kind, payload);
