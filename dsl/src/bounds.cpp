@@ -246,19 +246,21 @@ Interval bounds_of(const Expr &e, const BoundsScope &scope) {
 
 namespace {
 
-// An RVar plus a constant offset: `r.x`, `r.x + 2`, `2 + r.x`, `r.x - 2`.
+// An RVar or a Var plus a constant offset: `r.x`, `r.x + 2`, `2 + r.x`, `x - 2`.
 struct RVarOffset {
-    const ExprNode *rvar = nullptr;
+    const ExprNode *rvar = nullptr;  // an RVar or a Var node
     int64_t offset = 0;
 };
 
+bool is_variable(const Expr &e) { return e->op == Op::RVar || e->op == Op::Var; }
+
 std::optional<RVarOffset> rvar_offset(const Expr &e) {
     if (!e.type().is_int() || e.type().bits < 32) return std::nullopt;
-    if (e->op == Op::RVar) return RVarOffset{e.get(), 0};
+    if (is_variable(e)) return RVarOffset{e.get(), 0};
     if (e->op != Op::Add && e->op != Op::Sub) return std::nullopt;
     const Expr &a = e->args[0], &b = e->args[1];
-    if (a->op == Op::RVar && b->op == Op::IntConst) return RVarOffset{a.get(), e->op == Op::Add ? b->int_value : -b->int_value};
-    if (e->op == Op::Add && b->op == Op::RVar && a->op == Op::IntConst) return RVarOffset{b.get(), a->int_value};
+    if (is_variable(a) && b->op == Op::IntConst) return RVarOffset{a.get(), e->op == Op::Add ? b->int_value : -b->int_value};
+    if (e->op == Op::Add && is_variable(b) && a->op == Op::IntConst) return RVarOffset{b.get(), a->int_value};
     return std::nullopt;
 }
 
@@ -271,12 +273,21 @@ void conjuncts(const Expr &e, std::vector<Expr> &out) {
     }
 }
 
-// Narrows the interval of the RVar of `v` by `v <= bound - strict` (upper) or
-// `v >= bound + strict` (lower); true when it changed.
+// Narrows the interval of the RVar (or Var) of `v` by `v <= bound - strict` (upper) or
+// `v >= bound + strict` (lower); true when it changed. A Var narrows to the values for which
+// the condition can hold for some value of the RVars (`r.y <= x` with r.y >= 2 keeps x >= 2): an
+// update's instances outside it run no RDom iteration and read nothing.
 bool narrow(const RVarOffset &v, Type t, double bound, bool upper, int strict, BoundsScope &scope) {
-    auto it = scope.rvars.find({v.rvar->rdom.get(), v.rvar->index});
-    if (it == scope.rvars.end() || !std::isfinite(bound) || it->second.empty()) return false;
-    Interval &i = it->second;
+    Interval *found = nullptr;
+    if (v.rvar->op == Op::RVar) {
+        auto it = scope.rvars.find({v.rvar->rdom.get(), v.rvar->index});
+        if (it != scope.rvars.end()) found = &it->second;
+    } else {
+        auto it = scope.vars.find(v.rvar->name);
+        if (it != scope.vars.end()) found = &it->second;
+    }
+    if (!found || !std::isfinite(bound) || found->empty()) return false;
+    Interval &i = *found;
     // r + offset must not wrap in its type, or the comparison says nothing about r.
     Interval shifted{i.min + double(v.offset), i.max + double(v.offset)};
     if (shifted.min < t.min_value() || shifted.max > t.max_value()) return false;

@@ -46,7 +46,9 @@ Interval bounds_of(const Expr &e, const BoundsScope &scope);
 // type of at least 32 bits, without overflow) with any expression narrow anything; the
 // narrowing repeats while it changes something (at most a few rounds), and it only drops
 // values for which the condition is false. Example: with r.x in [-1, 3] and r.y in [1, 4],
-// `r.y <= r.x` narrows r.x to [1, 3] (r.x >= min(r.y) = 1) and r.y to [1, 3].
+// `r.y <= r.x` narrows r.x to [1, 3] (r.x >= min(r.y) = 1) and r.y to [1, 3]. Vars in the
+// scope narrow alike (`r.y <= x` keeps x >= 1): an update's instances outside the narrowed range
+// run no iteration of its RDom.
 void narrow_by_condition(const Expr &condition, BoundsScope &scope);
 
 } // namespace tessera
