@@ -206,13 +206,15 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
             auto [dim, rows] = fit->second;
             if (dim >= a.dimensions)
                 user_error("The schedule folds dimension ", dim, " of ", a.name, ", which has ", a.dimensions, " dimensions.");
-            // A sliding window's rows are indexed modulo the ring even when the ring is as tall
-            // as the tile's box (one row, fuzzer seed 1700136): the window's offset stays at the
-            // tile's origin while the rows it computes advance.
-            if (rows <= ir::as_const_int(st.extent[size_t(dim)]).value_or(0)) {
-                st.fold[size_t(dim)] = rows;
-                st.extent[size_t(dim)] = make_const(Int(32), rows);
-            }
+            // A sliding window's rows are indexed modulo the ring whatever the height of the
+            // tile's box: the window's offset stays at the tile's origin while the rows it
+            // computes advance, so unfolded rows would run past the box. As tall as the box:
+            // fuzzer seed 1700136 (one row); taller (8 rows over a box of 6, the window's rows
+            // reaching past the rows one tile needs): seed 2102480, where the scratchpad was
+            // left unfolded and compiled code wrote past it.
+            if (rows <= 0) internal_error("a fold of ", rows, " rows for ", a.name);
+            st.fold[size_t(dim)] = rows;
+            st.extent[size_t(dim)] = make_const(Int(32), rows);
         }
         isl_multi_aff_free(offset);
         isl_multi_val_free(size);
