@@ -753,8 +753,9 @@ TEST_CASE("an RDom predicate on a pure Var narrows the instances whose reads the
 TEST_CASE("pipelines the fuzzer once failed on compile and match the interpreter", "[reliability][fuzz]") {
     // 2102480: a sliding window of 8 rows over a scratchpad box of 6 was left unfolded, and the
     // compiled code wrote past the scratchpad (SIGSEGV); its rows are now always indexed modulo
-    // the ring (2108157: the same, as wrong values). 1806192: 10 s in LLVM with vectorize = false. 1801118, 1805643: error
-    // mismatches (Funcs no consumer reads). 2006728, 2100642: error mismatches (RDom predicates).
+    // the ring (2108157: the same, as wrong values). 1806192: 10 s in LLVM with vectorize =
+    // false. 1801118, 1805643: error mismatches (Funcs no consumer reads). 2006728, 2100642:
+    // error mismatches (RDom predicates).
     for (uint64_t seed : {2102480u, 2108157u, 1806192u, 1801118u, 1805643u, 2006728u, 2100642u}) {
         fuzz::FuzzResult r = fuzz::run_one(seed);
         INFO("seed " << seed << ": " << r.detail);
