@@ -12,6 +12,8 @@
 #include <isl/set.h>
 #include <isl/space.h>
 
+#include <tessera/bounds.h>
+
 #include "tessera/poly/affine.h"
 #include "tessera/poly/isl_expr.h"
 
@@ -619,6 +621,20 @@ private:
             // (and so the regions), the others (wrapping int32 arithmetic, data-dependent
             // values) are tested at run time. `r.x == 1 && r.x + 2147483647 < 2` runs at r.x = 1
             // only, and reads nothing at r.x = 0 (fuzzer seed 2006728).
+            // A predicate that no point of a constant RDom can satisfy, by interval bounds with
+            // the Params unknown (`in(r.y) > INT64_MAX`): the update never runs and reads
+            // nothing, as the interpreter decides (fuzzer seed 2101789).
+            BoundsScope box;
+            box.symbolic = true;
+            bool constant_box = true;
+            for (size_t r = 0; r < u.rdom->dims.size() && constant_box; ++r) {
+                std::optional<int64_t> mn = ir::as_const_int(u.rdom->dims[r].min), ext = ir::as_const_int(u.rdom->dims[r].extent);
+                constant_box = mn && ext;
+                if (constant_box) box.rvars[{u.rdom.get(), int(r)}] = Interval{double(*mn), double(*mn + *ext - 1)};
+            }
+            if (constant_box)
+                for (const Expr &p : u.rdom->predicates)
+                    if (bounds_of(p, box).max < 0.5) dom = isl::set::empty(dom.space());
             std::vector<Expr> conjuncts;
             std::function<void(const Expr &)> split = [&](const Expr &e) {
                 if (e->op == Op::And) {
