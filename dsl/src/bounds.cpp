@@ -264,15 +264,6 @@ std::optional<RVarOffset> rvar_offset(const Expr &e) {
     return std::nullopt;
 }
 
-void conjuncts(const Expr &e, std::vector<Expr> &out) {
-    if (e->op == Op::And) {
-        conjuncts(e->args[0], out);
-        conjuncts(e->args[1], out);
-    } else {
-        out.push_back(e);
-    }
-}
-
 // Narrows the interval of the RVar (or Var) of `v` by `v <= bound - strict` (upper) or
 // `v >= bound + strict` (lower); true when it changed. A Var narrows to the values for which
 // the condition can hold for some value of the RVars (`r.y <= x` with r.y >= 2 keeps x >= 2): an
@@ -306,8 +297,7 @@ bool narrow(const RVarOffset &v, Type t, double bound, bool upper, int strict, B
 } // namespace
 
 void narrow_by_condition(const Expr &condition, BoundsScope &scope) {
-    std::vector<Expr> cs;
-    conjuncts(condition, cs);
+    std::vector<Expr> cs = ir::conjuncts(condition);
     for (int round = 0; round < 4; ++round) {
         bool changed = false;
         for (const Expr &c : cs) {

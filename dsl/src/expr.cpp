@@ -262,6 +262,13 @@ std::optional<int64_t> as_const_int(const Expr &e) {
     return std::nullopt;
 }
 
+std::vector<Expr> conjuncts(const Expr &e) {
+    if (e->op != Op::And) return {e};
+    std::vector<Expr> out = conjuncts(e->args[0]), right = conjuncts(e->args[1]);
+    out.insert(out.end(), right.begin(), right.end());
+    return out;
+}
+
 bool is_comparison(Op op) {
     return op == Op::EQ || op == Op::NE || op == Op::LT || op == Op::LE || op == Op::GT || op == Op::GE;
 }

@@ -617,10 +617,6 @@ private:
                                ") must be affine in the input sizes and integer Params for the polyhedral layer.");
                 dom = dom.intersect(*in_range);
             }
-            // Each conjunct on its own: the affine ones that isl holds exactly restrict the domain
-            // (and so the regions), the others (wrapping int32 arithmetic, data-dependent
-            // values) are tested at run time. `r.x == 1 && r.x + 2147483647 < 2` runs at r.x = 1
-            // only, and reads nothing at r.x = 0 (fuzzer seed 2006728).
             // A predicate that no point of a constant RDom can satisfy, by interval bounds with
             // the Params unknown (`in(r.y) > INT64_MAX`): the update never runs and reads
             // nothing, as the interpreter decides (fuzzer seed 2101789).
@@ -635,21 +631,16 @@ private:
             if (constant_box)
                 for (const Expr &p : u.rdom->predicates)
                     if (bounds_of(p, box).max < 0.5) dom = isl::set::empty(dom.space());
-            std::vector<Expr> conjuncts;
-            std::function<void(const Expr &)> split = [&](const Expr &e) {
-                if (e->op == Op::And) {
-                    split(e->args[0]);
-                    split(e->args[1]);
-                } else {
-                    conjuncts.push_back(e);
+            // Each conjunct on its own: the affine ones that isl holds exactly restrict the domain
+            // (and so the regions), the others (wrapping int32 arithmetic, data-dependent
+            // values) are tested at run time. `r.x == 1 && r.x + 2147483647 < 2` runs at r.x = 1
+            // only, and reads nothing at r.x = 0 (fuzzer seed 2006728).
+            for (const Expr &p : u.rdom->predicates)
+                for (const Expr &lp : ir::conjuncts(lower(p))) {
+                    auto ps = to_set(lp, sp);
+                    if (ps && dom.is_subset(exact_conditions(lp, sp))) dom = dom.intersect(*ps);
+                    else s.guards.push_back(lp);
                 }
-            };
-            for (const Expr &p : u.rdom->predicates) split(lower(p));
-            for (const Expr &lp : conjuncts) {
-                auto ps = to_set(lp, sp);
-                if (ps && dom.is_subset(exact_conditions(lp, sp))) dom = dom.intersect(*ps);
-                else s.guards.push_back(lp);
-            }
         }
         s.domain = dom.coalesce();
         for (const Expr &a : u.args) s.store.push_back(lower(a));

@@ -98,6 +98,8 @@ Expr rebuild(const Expr &like, std::vector<Expr> args);
 // ---- Queries --------------------------------------------------------------------------------
 bool is_const(const Expr &e);
 std::optional<int64_t> as_const_int(const Expr &e);  // integer constants only
+// The operands of a chain of logical ands (`a && (b && c)` gives a, b, c); e itself otherwise.
+std::vector<Expr> conjuncts(const Expr &e);
 Value const_value(const Expr &e);                    // the value of a constant
 Expr const_of_value(Type t, Value v);                // a constant of type t holding v, already normalized to t
 bool is_comparison(Op op);
