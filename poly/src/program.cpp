@@ -60,7 +60,9 @@ Program sequential_program(std::shared_ptr<const Model> model) {
     g.kind = Group::Kind::Sequential;
     for (size_t i = 0; i < model->statements.size(); ++i) g.statements.push_back(int(i));
     p.groups.push_back(g);
-    build_loop_nest(p);
+    // (The last resort of the automatic scheduler, so its atomic AST has no limit: the loops are
+    // the statements' own, a nest each, and their AST is cheap.)
+    build_loop_nest(p, {kAstOperations, 0});
     return p;
 }
 
@@ -214,38 +216,42 @@ isl_schedule_node *atomic_band(isl_schedule_node *node, void *) {
     return node;
 }
 
-// isl's AST of the schedule under `context`, converted; its pseudo-C in `c`. Over
-// `max_operations`, the AST is generated again with every band atomic.
-LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, long max_operations, std::string &c) {
-    isl_ast_build *build = isl_ast_build_from_context(context.copy());
+// isl's AST of the schedule under `context`, converted; its pseudo-C in `c`. The AST is
+// generated separated (isl's default: a loop's range split into pieces wherever the
+// statements' bounds differ, recursively) within `quota.separated` isl operations, then atomic
+// (one loop per band member holding each statement once, guards inside) within
+// `quota.atomic`; 0: no limit. Null when neither finishes. Where isl 0.25 cannot build the
+// atomic AST ("cannot handle void expression": folded storage, under the parameters where its
+// updates never run) and the atomic one had no limit, separated after all, without one.
+LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, AstQuota quota, std::string &c) {
+    isl_ctx *ctx = p.model->ctx().get();
     isl_schedule *marked = isl_schedule_map_schedule_node_bottom_up(p.schedule.copy(), with_marked_depth, nullptr);
+    std::vector<std::pair<bool, long>> attempts = {{false, quota.separated}, {true, quota.atomic}};
+    if (quota.atomic == 0 && quota.separated != 0) attempts.push_back({false, 0});
     isl_ast_node *root = nullptr;
-    bool separated = within_quota(p.model->ctx(), max_operations, [&] { root = isl_ast_build_node_from_schedule(build, isl_schedule_copy(marked)); });
-    if (!separated) {
-        isl_ast_node_free(root);
+    std::string why = "no message";
+    for (auto [atomic, max_operations] : attempts) {
+        isl_ast_build *build = isl_ast_build_from_context(context.copy());
+        isl_schedule *schedule = isl_schedule_copy(marked);
+        if (atomic) schedule = isl_schedule_map_schedule_node_bottom_up(schedule, atomic_band, nullptr);
+        auto generate = [&] { root = isl_ast_build_node_from_schedule(build, schedule); };
+        bool finished = max_operations > 0 ? within_quota(p.model->ctx(), max_operations, generate) : (generate(), true);
         isl_ast_build_free(build);
-        build = isl_ast_build_from_context(context.copy());
-        isl_schedule *atomic = isl_schedule_map_schedule_node_bottom_up(isl_schedule_copy(marked), atomic_band, nullptr);
-        root = isl_ast_build_node_from_schedule(build, atomic);
-        if (!root) {
-            // isl 0.25 cannot build some atomic ASTs ("cannot handle void expression": folded
-            // storage, under the parameters where its updates never run): then the separated
-            // AST after all, without a quota.
-            isl_ctx_reset_error(isl_ast_build_get_ctx(build));
-            isl_ast_build_free(build);
-            build = isl_ast_build_from_context(context.copy());
-            root = isl_ast_build_node_from_schedule(build, isl_schedule_copy(marked));
-            separated = true;
+        if (finished && root) {
+            c = atomic ? "// isl's AST generator exceeded its operation quota: every loop is generated atomic\n" : "";
+            break;
         }
+        isl_ast_node_free(root);
+        root = nullptr;
+        if (const char *message = isl_ctx_last_error_msg(ctx)) why = message;
+        isl_ctx_reset_error(ctx);
     }
     isl_schedule_free(marked);
-    isl_ast_build_free(build);
     if (!root) {
-        const char *why = isl_ctx_last_error_msg(p.model->ctx().get());
-        internal_error("isl could not build the AST of the schedule: ", why ? why : "no message");
+        if (quota.atomic > 0) return nullptr;
+        internal_error("isl could not build the AST of the schedule: ", why);
     }
     char *text = isl_ast_node_to_C_str(root);
-    c = separated ? "" : "// isl's AST generator exceeded its operation quota: every loop is generated atomic\n";
     c += text ? text : "";
     free(text);
     LoopNodePtr nest = NestBuilder(p).convert(root, "", "");
@@ -255,10 +261,11 @@ LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, long max_
 
 } // namespace
 
-void build_loop_nest(Program &p, long max_operations) {
+bool build_loop_nest(Program &p, AstQuota quota) {
     isl_ctx *ctx = p.model->ctx().get();
     isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
     isl_options_set_ast_build_detect_min_max(ctx, 1);
+    p.nest = nullptr;
     // Folded storage fuses a Func's pure definition (over its region) with its updates: the AST
     // may assume the region holds every access, as it does at run time.
     isl::set context = p.model->context, steady = context;
@@ -270,8 +277,8 @@ void build_loop_nest(Program &p, long max_operations) {
     }
     steady = steady.intersect(context);
     if (steady.is_equal(context) || steady.is_empty()) {
-        p.nest = loop_nest_under(p, context, max_operations, p.ast_c);
-        return;
+        p.nest = loop_nest_under(p, context, quota, p.ast_c);
+        return p.nest != nullptr;
     }
     // Versioned on the parameters: where every update of the folded Funcs runs (the steady
     // case), their regions hold the updates' iterations and the AST is one case; otherwise
@@ -281,10 +288,13 @@ void build_loop_nest(Program &p, long max_operations) {
     auto version = std::make_shared<LoopNode>();
     version->kind = LoopNode::Kind::If;
     version->condition = set_to_condition(steady, context, [&](const std::string &id) { return p.model->param_var(id); });
-    version->then_case = loop_nest_under(p, steady, max_operations, steady_c);
-    version->else_case = loop_nest_under(p, context.subtract(steady), max_operations, rest_c);
+    version->then_case = loop_nest_under(p, steady, quota, steady_c);
+    if (!version->then_case) return false;
+    version->else_case = loop_nest_under(p, context.subtract(steady), quota, rest_c);
+    if (!version->else_case) return false;
     p.nest = version;
     p.ast_c = "if (/* every update of the folded Funcs runs */) {\n" + steady_c + "} else {\n" + rest_c + "}\n";
+    return true;
 }
 
 } // namespace tessera::poly

@@ -64,13 +64,15 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
         have_deps = true;
         return deps.computed;
     };
-    auto sequential = [&] {
+    auto sequential = [&](const std::string &why) {
         Program p = sequential_program(model);
-        p.groups[0].note = "dependence analysis exceeded its operation quota (max_operations); the pipeline runs in "
-                           "its original sequential order";
+        p.groups[0].note = why + "; the pipeline runs in its original sequential order";
+        p.timings = timings;
+        p.timings.emplace_back("storage and AST", watch.lap());
         return p;
     };
-    if (o.verify && !need_deps()) return sequential();
+    const std::string deps_over_quota = "dependence analysis exceeded its operation quota (max_operations)";
+    if (o.verify && !need_deps()) return sequential(deps_over_quota);
     std::vector<Group> groups;
     isl_schedule *full = nullptr;
     bool folded = false;  // some group stores a Func folded (verified below)
@@ -104,7 +106,7 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
             // A Func stepped along a dimension keeps only its last planes: its pure definition
             // must then run inside the stepping loop, just before the planes it initializes are
             // needed, so the group is scheduled as a whole under the ring's extra order.
-            if (!need_deps()) return sequential();
+            if (!need_deps()) return sequential(deps_over_quota);
             isl::union_map ring_order = fold_dependences(m, folds);
             AffineGroupSchedule a = affine_group_schedule(m, plan.statements, deps, o, &ring_order);
             if (a.scheduled) {
@@ -127,7 +129,7 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
         if (!done) {
             // A Func's pure definition runs before its updates: isl would otherwise fuse the
             // initialization into the updates' (possibly skewed) band for no gain.
-            if (!need_deps()) return sequential();
+            if (!need_deps()) return sequential(deps_over_quota);
             std::vector<int> pure, updates;
             for (int s : plan.statements) (m.statements[size_t(s)].definition == 0 ? pure : updates).push_back(s);
             isl_schedule *seq = nullptr;
@@ -146,8 +148,11 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
         groups.push_back(g);
     }
     timings.emplace_back("group schedules", watch.lap());
-    Program p = program_from_tree(model, isl::manage(full), groups);
+    Program p = program_from_tree(model, isl::manage(full), groups, true);
     timings.emplace_back("storage and AST", watch.lap());
+    if (!p.nest)
+        return sequential("isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +
+                          std::to_string(kAstOperations) + " and " + std::to_string(kAtomicAstOperations) + " operations)");
     if (o.verify || folded) {
         Legality l = check_legality(p, deps);
         if (!l.legal && folded) {

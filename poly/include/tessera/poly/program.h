@@ -95,19 +95,37 @@ struct Program {
 // box hull of its footprint; its stores and reads are rewritten to local coordinates. Every
 // other Func gets a full buffer (or the output buffer). `groups` describes the grouping (empty:
 // derived from the names). Throws a UserError when the tree does not fit the model.
-Program program_from_tree(std::shared_ptr<const Model> model, const isl::schedule &schedule, std::vector<Group> groups);
+// `bounded_ast`: when build_loop_nest exceeds kAstOperations, the Program comes back with a null
+// nest (the automatic scheduler then falls back to the sequential program); otherwise the AST
+// is generated without a limit after all (an imported schedule is the user's).
+Program program_from_tree(std::shared_ptr<const Model> model, const isl::schedule &schedule, std::vector<Group> groups,
+                          bool bounded_ast = false);
 
-// isl operations the AST generator may spend before the AST is generated atomic instead (one
-// loop per band member holding each statement once, guards inside, rather than the loop's range
-// split into pieces wherever the statements' bounds differ). The apps and PolyBench kernels stay
-// below a third of it; a fuzzer pipeline of 9 Funcs with boundary conditions and guarded
-// updates (seed 1800249) spent 3.5 s in isl's AST generator and 3.4 s in LLVM on the
-// separated loops, against 0.6 s and 0.6 s atomic.
+// isl operations the AST generator may spend on the separated AST (a loop's range split into
+// pieces wherever the statements' bounds differ), and then again on the atomic one (one loop per
+// band member holding each statement once, guards inside). The apps and PolyBench kernels stay
+// below it (heat-3d, the largest, separated). A fuzzer pipeline of 9 Funcs with boundary
+// conditions and guarded updates (seed 1800249) spent 3.5 s in isl's AST generator and 3.4 s in
+// LLVM on the separated loops, against 0.6 s and 0.6 s atomic; one of 8 Funcs (seed 2103434)
+// spent 17 s on the atomic AST, where the automatic scheduler now falls back to the sequential
+// program.
 constexpr long kAstOperations = 1000000;
+// The atomic AST's quota when the separated one is over its own: beyond it, the automatic
+// scheduler falls back to the sequential program, whose AST is cheap.
+constexpr long kAtomicAstOperations = 250000;
+
+// isl operations the AST generator may spend on the separated AST and then on the atomic one;
+// 0: no limit.
+struct AstQuota {
+    long separated = kAstOperations;
+    long atomic = kAtomicAstOperations;
+};
 
 // Builds the AST of `p.schedule` and converts it into p.nest (and p.ast_c, which says so when
-// the AST is atomic for want of operations).
-void build_loop_nest(Program &p, long max_operations = kAstOperations);
+// the AST is atomic for want of operations). False, with p.nest null, when neither AST is
+// generated within its quota. With no limit on the atomic AST, one is always built: where isl
+// cannot build the atomic AST, the separated one without a limit.
+bool build_loop_nest(Program &p, AstQuota quota = {});
 
 // The model's statements in their original order, every Func in a full buffer: a legal
 // sequential program (the fallback schedule).
