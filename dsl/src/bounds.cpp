@@ -102,7 +102,17 @@ Interval bitwise(Op op, Type t, Interval a, Interval b) {
 struct Bounder {
     const BoundsScope &scope;
 
+    // A NaN bound (a NaN constant, or inf - inf) is no bound: without this it would poison the
+    // bounds around it, where min(max(int32(x + nan), -2), 1) is in [-2, 1] whatever x (fuzzer
+    // seed 2200747: the interpreter rejected a pipeline the compiled path ran).
     Interval operator()(const Expr &e) const {
+        Interval r = bound(e);
+        if (std::isnan(r.min)) r.min = -kInf;
+        if (std::isnan(r.max)) r.max = kInf;
+        return r;
+    }
+
+    Interval bound(const Expr &e) const {
         const ExprNode &n = *e;
         switch (n.op) {
         case Op::IntConst: return Interval::point(double(n.int_value));

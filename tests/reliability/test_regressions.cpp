@@ -750,6 +750,27 @@ TEST_CASE("an RDom predicate on a pure Var narrows the instances whose reads the
     CHECK(got(-1) == 0);
 }
 
+TEST_CASE("a NaN constant in a clamped coordinate leaves the clamp's bounds to both paths", "[reliability]") {
+    // min(max(int32(in(r.x) + nan), -2), 1) is in [-2, 1] whatever in holds; the interpreter's
+    // interval arithmetic let the NaN poison the bound and rejected the update (seed 2200747).
+    Var x("x");
+    InputBuffer<float> in("in", 1);
+    Buffer<float> data({7});
+    for (int i = 0; i < 7; ++i) data(i) = float(i) - 3.5f;
+    in.set(data);
+    RDom r(in);
+    Func f("f");
+    f(x) = 0;
+    f(clamp(cast<int>(in(r.x) + sqrt(Expr(-2.0f))), -2, 1)) += 1;
+    Pipeline p(f);
+    Buffer<int> got({6}), want({6});
+    got.set_min({-3});
+    want.set_min({-3});
+    p.compile(Target::host(), {}).realize(got);
+    interpret(p, std::vector<Buffer<void>>{want});
+    CHECK(same(got, want));
+}
+
 TEST_CASE("pipelines the fuzzer once failed on compile and match the interpreter", "[reliability][fuzz]") {
     // 2102480: a sliding window of 8 rows over a scratchpad box of 6 was left unfolded, and the
     // compiled code wrote past the scratchpad (SIGSEGV); its rows are now always indexed modulo
