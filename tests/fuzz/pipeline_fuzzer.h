@@ -33,7 +33,7 @@ enum class Outcome {
 const char *outcome_name(Outcome outcome);
 
 struct FuzzSettings {
-    double slow_compile_ms = 5000;  // a compilation slower than this is a failure
+    double slow_compile_ms = 5000;  // a compilation taking more CPU time than this is a failure
     int max_funcs = 6;              // named Funcs per pipeline (inline reductions and boundary conditions add more)
     int max_output_points = 2048;   // elements per output buffer
     int max_dimensions = 3;         // of inputs, Funcs and RDoms (1 to 3)
@@ -45,7 +45,7 @@ struct FuzzResult {
     bool user_error = false;   // both paths rejected the pipeline with a UserError (an Ok outcome)
     std::string detail;        // what went wrong; for a shared UserError, its message
     std::string reproduction;  // C++ source that rebuilds the pipeline, realizes it both ways and compares
-    double compile_ms = 0;
+    double compile_ms = 0;     // CPU time of the process while compiling (every thread's)
     bool failed() const { return outcome != Outcome::Ok; }
 };
 
