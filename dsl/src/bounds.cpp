@@ -289,18 +289,33 @@ bool narrow(const RVarOffset &v, Type t, double bound, bool upper, int strict, B
     }
     if (!found || !std::isfinite(bound) || found->empty()) return false;
     Interval &i = *found;
-    // r + offset must not wrap in its type, or the comparison says nothing about r.
+    auto narrowed = [&](Interval piece, double offset) {
+        if (upper) piece.max = std::min(piece.max, std::floor(bound) - strict - offset);
+        else piece.min = std::max(piece.min, std::ceil(bound) + strict - offset);
+        return piece;
+    };
     Interval shifted{i.min + double(v.offset), i.max + double(v.offset)};
-    if (shifted.min < t.min_value() || shifted.max > t.max_value()) return false;
-    if (upper) {
-        double m = std::floor(bound) - strict - double(v.offset);
-        if (m >= i.max) return false;
-        i.max = m;
+    Interval r;
+    if (shifted.min >= t.min_value() && shifted.max <= t.max_value()) {
+        r = narrowed(i, double(v.offset));
+    } else if (t.bits == 32) {
+        // Where int32 r + offset wraps, it is r + offset -+ 2^32: the hull of the narrowed
+        // pieces of r where it takes each form (the polyhedral model holds the same condition
+        // exactly, to_set_wrapping).
+        const double turn = 4294967296.0;
+        r = Interval::nothing();
+        for (double k : {-1.0, 0.0, 1.0}) {
+            double offset = double(v.offset) + k * turn;
+            Interval piece{std::max(i.min, t.min_value() - offset), std::min(i.max, t.max_value() - offset)};
+            if (piece.empty()) continue;
+            piece = narrowed(piece, offset);
+            if (!piece.empty()) r = r.hull(piece);
+        }
     } else {
-        double m = std::ceil(bound) + strict - double(v.offset);
-        if (m <= i.min) return false;
-        i.min = m;
+        return false;  // a wrapping 64-bit sum says nothing about r here
     }
+    if (r.min == i.min && r.max == i.max) return false;
+    i = r;
     return true;
 }
 

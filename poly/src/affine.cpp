@@ -168,6 +168,73 @@ std::optional<isl::set> to_set(const Expr &e, const AffineSpace &s) {
     }
 }
 
+namespace {
+
+// Whether `e` is an int32 Var plus or minus a constant, or a constant: the form the
+// interpreter's bounds narrow exactly where the sum wraps (narrow_by_condition), which keeps the
+// two paths' regions the same.
+bool int32_offset_or_constant(const Expr &e) {
+    if (e.type() != Int(32)) return false;
+    const ExprNode &n = *e;
+    if (n.op == Op::IntConst || n.op == Op::Var) return true;
+    if (n.op != Op::Add && n.op != Op::Sub) return false;
+    const Expr &a = n.args[0], &b = n.args[1];
+    return (a->op == Op::Var && b->op == Op::IntConst) || (n.op == Op::Add && a->op == Op::IntConst && b->op == Op::Var);
+}
+
+// v wrapped into int32 as two's complement: v - 2^32 floor((v + 2^31) / 2^32).
+isl::pw_aff wrapped_int32(const isl::pw_aff &v, const AffineSpace &s) {
+    isl::ctx ctx = s.universe.ctx();
+    isl::pw_aff shifted = v.add(isl::manage(isl_pw_aff_val_on_domain(s.universe.copy(), isl_val_int_from_si(ctx.get(), 1L << 31))));
+    isl::pw_aff turns = shifted.scale_down(isl::val(ctx, 1L << 32)).floor();
+    return v.sub(turns.scale(isl::val(ctx, 1L << 32)));
+}
+
+} // namespace
+
+std::optional<isl::set> to_set_wrapping(const Expr &e, const AffineSpace &s) {
+    if (!e.defined() || !e.type().is_bool()) return std::nullopt;
+    const ExprNode &n = *e;
+    switch (n.op) {
+    case Op::Likely: return to_set_wrapping(n.args[0], s);
+    case Op::Not: {
+        auto a = to_set_wrapping(n.args[0], s);
+        if (!a) return std::nullopt;
+        return s.universe.subtract(*a);
+    }
+    case Op::And:
+    case Op::Or: {
+        auto a = to_set_wrapping(n.args[0], s), b = to_set_wrapping(n.args[1], s);
+        if (!a || !b) return std::nullopt;
+        return n.op == Op::And ? a->intersect(*b) : a->unite(*b);
+    }
+    case Op::EQ:
+    case Op::NE:
+    case Op::LT:
+    case Op::LE:
+    case Op::GT:
+    case Op::GE: {
+        if (!int32_offset_or_constant(n.args[0]) || !int32_offset_or_constant(n.args[1]) ||
+            (n.args[0]->op != Op::IntConst && n.args[1]->op != Op::IntConst))
+            return std::nullopt;
+        auto a = to_pw_aff(n.args[0], s), b = to_pw_aff(n.args[1], s);
+        if (!a || !b) return std::nullopt;
+        auto wa = wrapped_int32(*a, s), wb = wrapped_int32(*b, s);
+        isl::set r;
+        switch (n.op) {
+        case Op::EQ: r = wa.eq_set(wb); break;
+        case Op::NE: r = wa.ne_set(wb); break;
+        case Op::LT: r = wa.lt_set(wb); break;
+        case Op::LE: r = wa.le_set(wb); break;
+        case Op::GT: r = wa.gt_set(wb); break;
+        default: r = wa.ge_set(wb); break;
+        }
+        return r.intersect(s.universe);
+    }
+    default: return std::nullopt;
+    }
+}
+
 isl::set exact_conditions(const Expr &e, const AffineSpace &s) {
     isl::set r = s.universe;
     auto in_range = [&](const Expr &operand) {

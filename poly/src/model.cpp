@@ -634,11 +634,15 @@ private:
             // Each conjunct on its own: the affine ones that isl holds exactly restrict the domain
             // (and so the regions), the others (wrapping int32 arithmetic, data-dependent
             // values) are tested at run time. `r.x == 1 && r.x + 2147483647 < 2` runs at r.x = 1
-            // only, and reads nothing at r.x = 0 (fuzzer seed 2006728).
+            // only, and reads nothing at r.x = 0 (fuzzer seed 2006728). An affine int32 conjunct
+            // that may wrap is modeled with its wrap (to_set_wrapping): a guard alone left the
+            // domain, and the regions it needs, as if it held everywhere, where the interpreter
+            // finds it holds nowhere (`r.x + -2147483645 > 0`, fuzzer seed 1700140).
             for (const Expr &p : u.rdom->predicates)
                 for (const Expr &lp : ir::conjuncts(lower(p))) {
                     auto ps = to_set(lp, sp);
                     if (ps && dom.is_subset(exact_conditions(lp, sp))) dom = dom.intersect(*ps);
+                    else if (auto ws = to_set_wrapping(lp, sp)) dom = dom.intersect(*ws);
                     else s.guards.push_back(lp);
                 }
         }

@@ -750,6 +750,39 @@ TEST_CASE("an RDom predicate on a pure Var narrows the instances whose reads the
     CHECK(got(-1) == 0);
 }
 
+TEST_CASE("an RDom predicate whose int32 sum wraps runs exactly where the wrapped sum holds", "[reliability]") {
+    // r.x + -2147483645 > 0 wraps for r.x < -3 (and holds there), and holds nowhere else in the
+    // RDom: the model gives the update exactly those instances, so the regions it needs are
+    // theirs; as a guard alone it needed the whole RDom's (fuzzer seed 1700140: an error where
+    // the interpreter ran).
+    Var x("x");
+    RDom r(-10, 20, "r");
+    r.where(r.x + Expr(-2147483645) > 0);
+    Func g("g"), f("f");
+    g(x) = x * 3;
+    f(x) = 0;
+    f(r.x + 10) += g(r.x) + 1;
+    Pipeline p(f);
+    Buffer<int> got({7}), want({7});  // writes 0..6; r.x in [-10, -4]
+    p.compile(Target::host(), {}).realize(got);
+    interpret(p, std::vector<Buffer<void>>{want});
+    CHECK(same(got, want));
+    CHECK(got(0) == -29);
+    CHECK(got(6) == -11);
+
+    Func h("h");
+    RDom q(-1, 3, 0, 4, "q");
+    q.where(q.y + Expr(-2147483645) > 0);  // never, for q.y in [0, 3]
+    h(x) = 5;
+    h(q.x + 10) += 1;  // would need h over [9, 11], outside the output
+    Pipeline ph(h);
+    Buffer<int> hgot({4}), hwant({4});
+    ph.compile(Target::host(), {}).realize(hgot);
+    interpret(ph, std::vector<Buffer<void>>{hwant});
+    CHECK(same(hgot, hwant));
+    CHECK(hgot(3) == 5);
+}
+
 TEST_CASE("a NaN constant in a clamped coordinate leaves the clamp's bounds to both paths", "[reliability]") {
     // min(max(int32(in(r.x) + nan), -2), 1) is in [-2, 1] whatever in holds; the interpreter's
     // interval arithmetic let the NaN poison the bound and rejected the update (seed 2200747).
@@ -779,8 +812,8 @@ TEST_CASE("pipelines the fuzzer once failed on compile and match the interpreter
     // error mismatches (RDom predicates); 2101789: a predicate no point of its RDom satisfies
     // (`in(r.y) > INT64_MAX`) left the update reading an input. 2103434: 17 s in isl's atomic AST
     // after the separated one exceeded its quota; both are now under a quota, and beyond them the
-    // automatic scheduler runs the sequential program.
-    for (uint64_t seed : {2102480u, 2108157u, 1806192u, 1801118u, 1805643u, 2006728u, 2100642u, 2101789u, 2103434u}) {
+    // automatic scheduler runs the sequential program. 1700140: a predicate whose int32 sum wraps.
+    for (uint64_t seed : {2102480u, 2108157u, 1806192u, 1801118u, 1805643u, 2006728u, 2100642u, 2101789u, 2103434u, 1700140u}) {
         fuzz::FuzzResult r = fuzz::run_one(seed);
         INFO("seed " << seed << ": " << r.detail);
         CHECK((r.outcome == fuzz::Outcome::Ok || r.outcome == fuzz::Outcome::Slow));

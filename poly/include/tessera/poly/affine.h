@@ -42,6 +42,13 @@ std::optional<isl::set> to_set(const Expr &condition, const AffineSpace &space);
 // condition whose domain is not inside this set is evaluated at run time instead.
 isl::set exact_conditions(const Expr &e, const AffineSpace &space);
 
+// The exact set where a condition holds with int32 arithmetic wrapping, or nullopt: every
+// comparison in it compares an int32 Var plus or minus a constant with a constant (the form the
+// interpreter narrows exactly, wrap included). The wrapped value is the affine one modulo 2^32
+// (an existential): `r.x + -2147483645 > 0` holds for r.x > 2147483645 and for r.x < -3 (where
+// the sum wraps), and nowhere else. The AST evaluates it in 64 bits, where 2^32 fits.
+std::optional<isl::set> to_set_wrapping(const Expr &condition, const AffineSpace &space);
+
 // Lower and upper bounds of an integer expression as affine functions of the instance and the
 // parameters: exact for affine expressions, an over-approximation through min/max/clamp/select,
 // sums, constant scaling and division, remainders, and the ranges of types for loaded values.
