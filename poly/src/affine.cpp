@@ -376,7 +376,22 @@ AffineBounds affine_bounds(const Expr &e, const AffineSpace &s) {
         if (is_integer(n.args[0]) && is_integer(e)) {
             // A cast to a type that holds every value keeps the bounds; any other may wrap (its
             // bounds are then the new type's, from numeric_bounds below).
-            if (keeps_every_value(n.args[0].type(), e.type())) r = affine_bounds(n.args[0], s);
+            if (keeps_every_value(n.args[0].type(), e.type())) {
+                r = affine_bounds(n.args[0], s);
+            } else if (e.type().bits <= 32) {
+                // Where the operand's bounds lie in the new type's range, the cast keeps them;
+                // elsewhere it may wrap to any value of the type (as the interpreter's interval
+                // arithmetic has it: clamp(int32(int8(x)), 1, 16) over x in [-1, 15] needs
+                // [1, 15], fuzzer seed 1806989).
+                AffineBounds a = affine_bounds(n.args[0], s);
+                if (a.lo && a.hi) {
+                    isl::pw_aff tmin = constant(s, long(e.type().min_value())), tmax = constant(s, long(e.type().max_value()));
+                    isl::set fits = a.lo->ge_set(tmin).intersect(a.hi->le_set(tmax));
+                    isl::pw_aff inside = isl::manage(isl_set_indicator_function(fits.copy()));
+                    r.lo = inside.cond(*a.lo, tmin);
+                    r.hi = inside.cond(*a.hi, tmax);
+                }
+            }
         }
         break;
     case Op::Likely: r = affine_bounds(n.args[0], s); break;

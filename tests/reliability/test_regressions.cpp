@@ -783,6 +783,33 @@ TEST_CASE("an RDom predicate whose int32 sum wraps runs exactly where the wrappe
     CHECK(hgot(3) == 5);
 }
 
+TEST_CASE("a narrowing cast of a coordinate keeps its bounds where they fit the type", "[reliability]") {
+    // int8(x) for x in [-1, 15] is x: clamp(int32(int8(x)), 1, 16) reads [1, 15], which the input
+    // covers. The model took any narrowing cast to the whole type's range and needed [1, 16]
+    // (fuzzer seed 1806989: an error where the interpreter ran).
+    Var x("x");
+    InputBuffer<int> in("in", 1);
+    Buffer<int> data({15});
+    data.set_min({1});
+    for (int i = 1; i <= 15; ++i) data(i) = i * 7;
+    in.set(data);
+    Func f("f");
+    f(x) = in(clamp(cast<int>(cast<int8_t>(x)), 1, 16));
+    Pipeline p(f);
+    Buffer<int> got({17}), want({17});
+    got.set_min({-1});
+    want.set_min({-1});
+    p.compile(Target::host(), {}).realize(got);
+    interpret(p, std::vector<Buffer<void>>{want});
+    CHECK(same(got, want));
+    CHECK(got(15) == 105);
+    // Past int8's range the cast wraps: x = 200 reads in(clamp(-56, 1, 16)) = in(1), and the
+    // region is the clamp's whole [1, 16] again, on both paths.
+    Buffer<int> wide({256}), wide_want({256});
+    CHECK_THROWS_AS(p.compile(Target::host(), {}).realize(wide), UserError);
+    CHECK_THROWS_AS(interpret(p, std::vector<Buffer<void>>{wide_want}), UserError);
+}
+
 TEST_CASE("a NaN constant in a clamped coordinate leaves the clamp's bounds to both paths", "[reliability]") {
     // min(max(int32(in(r.x) + nan), -2), 1) is in [-2, 1] whatever in holds; the interpreter's
     // interval arithmetic let the NaN poison the bound and rejected the update (seed 2200747).
@@ -813,7 +840,8 @@ TEST_CASE("pipelines the fuzzer once failed on compile and match the interpreter
     // (`in(r.y) > INT64_MAX`) left the update reading an input. 2103434: 17 s in isl's atomic AST
     // after the separated one exceeded its quota; both are now under a quota, and beyond them the
     // automatic scheduler runs the sequential program. 1700140: a predicate whose int32 sum wraps.
-    for (uint64_t seed : {2102480u, 2108157u, 1806192u, 1801118u, 1805643u, 2006728u, 2100642u, 2101789u, 2103434u, 1700140u}) {
+    // 1806989: a narrowing cast in a clamped coordinate.
+    for (uint64_t seed : {2102480u, 2108157u, 1806192u, 1801118u, 1805643u, 2006728u, 2100642u, 2101789u, 2103434u, 1700140u, 1806989u}) {
         fuzz::FuzzResult r = fuzz::run_one(seed);
         INFO("seed " << seed << ": " << r.detail);
         CHECK((r.outcome == fuzz::Outcome::Ok || r.outcome == fuzz::Outcome::Slow));
