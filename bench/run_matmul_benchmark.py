@@ -25,19 +25,9 @@ import statistics
 import subprocess
 import sys
 
+from kernel_bench import THREADS, openblas_available, print_table, run_json, thread_env
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-THREADS = "2"
-
-
-def run_json(cmd, env=None):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-    return json.loads(out)
-
-
-def openblas_available():
-    # Debian's libopenblas-dev (the reference libblas-dev has a cblas.h too, but no sgemm worth timing).
-    lib = "/usr/lib/x86_64-linux-gnu/libopenblas.so"
-    return os.path.exists(lib)
 
 
 def build_baselines(out_dir, kernel, size):
@@ -79,8 +69,8 @@ def main():
     M, N, K = args.size
     flops = 2.0 * M * N * K
     out_dir = os.path.join(args.build, "bench")
-    tessera = os.path.join(out_dir, "bench_matmul_tessera")
-    env = dict(os.environ, OMP_NUM_THREADS=THREADS, OPENBLAS_NUM_THREADS=THREADS)
+    tessera = os.path.join(out_dir, "bench_app_tessera")
+    env = thread_env()
     results = {"size": [M, N, K], "threads": int(THREADS), "runs": runs, "repeats": args.repeats, "kernels": {}}
     for kernel in args.kernels:
         exes = build_baselines(out_dir, kernel, (M, N, K))
@@ -94,7 +84,7 @@ def main():
                 checksums.setdefault(name, r["checksum"])
             check = "check" if rep == 0 else "nocheck"
             app = "pb_gemm" if kernel == "dgemm" else kernel
-            r = run_json([tessera, app, str(M), str(N), str(K), str(runs), check], env)
+            r = run_json([tessera, app, str(runs), check, str(M), str(N), str(K)], env)
             if r["check"] not in ("ok", "skipped"):
                 sys.exit(f"Tessera's {kernel} does not match its reference loops")
             times["Tessera"] += r["run_ms"]
@@ -106,26 +96,10 @@ def main():
                 sys.exit(f"{name}'s checksum {c} differs from {loops[0]}")
         medians = {name: statistics.median(t) for name, t in times.items() if t}
         best_loops = min(v for k, v in medians.items() if k not in ("Tessera",) and not k.startswith("OpenBLAS"))
-        rows = []
-        for name, ms in medians.items():
-            rows.append({"variant": name, "median_ms": ms, "gflops": flops / ms / 1e6,
-                         "tessera_speedup": ms / medians["Tessera"]})
+        title = f"{kernel} {M} x {N} x {K} {'double' if kernel == 'dgemm' else 'float'}"
+        rows = print_table(title, medians, flops, compile_ms[0])
         results["kernels"][kernel] = {"rows": rows, "best_compiled_loops_ms": best_loops,
                                       "tessera_compile_ms": compile_ms[0]}
-        print(f"\n### {kernel} {M} x {N} x {K} {'double' if kernel == 'dgemm' else 'float'}\n")
-        print("| variant | median | GFLOP/s | Tessera faster by |")
-        print("|---|---|---|---|")
-        for row in rows:
-            print(f"| {row['variant']} | {row['median_ms']:.1f} ms | {row['gflops']:.1f} | {row['tessera_speedup']:.2f}x |")
-        print("\n```text")
-        top = max(row["gflops"] for row in rows)
-        for row in rows:
-            bar = "#" * max(1, round(40 * row["gflops"] / top))
-            print(f"{row['variant'][:30]:<30} {bar} {row['gflops']:.0f} GFLOP/s")
-        print("```")
-        c = compile_ms[0]
-        phases = ", ".join(f"{k} {v:.1f}" for k, v in c.items() if k != "total_ms")
-        print(f"\nTessera compile: {c['total_ms']:.1f} ms ({phases})")
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "results", "matmul.json"), "w") as f:
         json.dump(results, f, indent=2)

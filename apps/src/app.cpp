@@ -13,6 +13,8 @@ std::unique_ptr<App> make_unsharp_mask();
 std::unique_ptr<App> make_histogram();
 std::unique_ptr<App> make_matmul();
 std::unique_ptr<App> make_gemm();
+std::unique_ptr<App> make_conv2d();
+std::unique_ptr<App> make_batched_matmul();
 std::unique_ptr<App> make_prefix_sum();
 std::unique_ptr<App> make_jacobi_2d();
 std::unique_ptr<App> make_seidel_2d();
@@ -52,6 +54,8 @@ const Entry kApps[] = {
     {"histogram", make_histogram},         {"matmul", make_matmul},     {"gemm", make_gemm},
     {"prefix_sum", make_prefix_sum},       {"jacobi_2d", make_jacobi_2d}, {"seidel_2d", make_seidel_2d},
     {"bilateral_grid", make_bilateral_grid},
+    {"conv2d", make_conv2d},
+    {"batched_matmul", make_batched_matmul},
     {"pb_atax", make_pb_atax},
     {"pb_bicg", make_pb_bicg},
     {"pb_mvt", make_pb_mvt},

@@ -28,3 +28,12 @@ TEST_CASE("compiled jacobi_2d and seidel_2d match plain loops", "[codegen][apps]
 TEST_CASE("compiled bilateral_grid matches plain loops", "[codegen][apps]") {
     check_compiled("bilateral_grid", {{1, 1}, {9, 17}, {61, 29}, {130, 67}});
 }
+TEST_CASE("compiled conv2d (3x3, zero padding, bias, ReLU) matches plain loops", "[codegen][apps]") {
+    // Images smaller than the kernel, primes, and sizes around the tile sizes 8 and 32.
+    check_compiled("conv2d", {{1, 1, 1, 1}, {2, 3, 1, 2}, {23, 19, 5, 7}, {33, 9, 3, 17}, {65, 31, 2, 4}});
+    compiled_app_check::check_interpreted("conv2d", {{2, 3, 1, 2}, {23, 19, 5, 7}});
+}
+TEST_CASE("compiled batched_matmul matches plain loops", "[codegen][apps]") {
+    check_compiled("batched_matmul", {{1, 1, 1, 1}, {3, 29, 37, 31}, {2, 33, 17, 65}, {5, 8, 129, 7}});
+    compiled_app_check::check_interpreted("batched_matmul", {{1, 1, 1, 1}, {3, 29, 37, 31}});
+}

@@ -1,12 +1,12 @@
-// Tessera's side of the matmul benchmark, in its own process: the matmul or gemm app
-// (apps/src/matmul.cpp) or PolyBench's double gemm (pb_gemm, apps/src/polybench_blas.cpp),
-// compiled with default options (the automatic schedule), compile time by phase, run times,
-// and the output checked against the app's plain C++ loops. Prints one JSON object.
+// Tessera's side of the kernel benchmarks, in its own process: one app (apps/src/) compiled with
+// default options (the automatic schedule), compile time by phase, run times, and the output
+// checked against the app's plain C++ loops. Prints one JSON object.
 //
-//   matmul_tessera <matmul|gemm|pb_gemm> <M> <N> <K> <runs> [check|nocheck]
+//   app_tessera <app> <runs> <check|nocheck> <size>...
 //
-// The check runs the app's plain loops (i, j, k order: a minute at 2048^3), so the driver asks for
-// it in the first process of each kernel only.
+// e.g. `app_tessera matmul 5 check 2048 2048 2048` (M N K), `app_tessera conv2d 5 nocheck 56 56
+// 64 64`. The check runs the app's plain loops (a minute at matmul 2048^3), so the drivers ask
+// for it in the first process of each kernel only.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,14 +23,17 @@ double now_ms() {
 } // namespace
 
 int main(int argc, char **argv) {
-    if (argc != 6 && argc != 7) {
-        std::fprintf(stderr, "usage: %s <matmul|gemm|pb_gemm> <M> <N> <K> <runs> [check|nocheck]\n", argv[0]);
+    if (argc < 5 || (std::string(argv[3]) != "check" && std::string(argv[3]) != "nocheck")) {
+        std::fprintf(stderr, "usage: %s <app> <runs> <check|nocheck> <size>...\n", argv[0]);
         return 2;
     }
     std::string name = argv[1];
-    int M = std::atoi(argv[2]), N = std::atoi(argv[3]), K = std::atoi(argv[4]), runs = std::atoi(argv[5]);
+    int runs = std::atoi(argv[2]);
+    bool check = std::string(argv[3]) == "check";
+    std::vector<int> sizes;
+    for (int i = 4; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
     auto app = apps::make_app(name);
-    app->prepare({M, N, K}, 7);
+    app->prepare(sizes, 7);
     Callable c = app->pipeline().compile();
     std::vector<Buffer<void>> out = app->make_outputs();
     std::vector<double> times;
@@ -39,13 +42,11 @@ int main(int argc, char **argv) {
         c.realize(out);
         times.push_back(now_ms() - s);
     }
-    bool check = argc == 6 || std::string(argv[6]) == "check";
     bool ok = true;
     if (check) {
         std::vector<Buffer<void>> want = app->make_outputs();
         app->reference(want);
-        // The schedule reorders nothing within a sum: the result is exact.
-        ok = apps::compare(out[0], want[0], 0).ok;
+        for (size_t i = 0; i < out.size(); ++i) ok = ok && apps::compare(out[i], want[i], app->tolerance()).ok;
     }
     std::printf("{\n  \"check\": \"%s\",\n  \"compile\": {\"total_ms\": %.3f", !check ? "skipped" : ok ? "ok" : "MISMATCH", c.report().total_ms);
     for (const auto &[phase, ms] : c.report().phase_ms) std::printf(", \"%s\": %.3f", phase.c_str(), ms);

@@ -1,0 +1,44 @@
+"""What the matmul and DNN-layer benchmarks share: running a variant in its own process, finding
+OpenBLAS, and printing a Markdown table with a text bar plot of GFLOP/s."""
+import json
+import os
+import subprocess
+
+THREADS = "2"
+
+
+def run_json(cmd, env=None):
+    """Runs `cmd` and parses the one JSON object it prints."""
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out)
+
+
+def openblas_available():
+    # Debian's libopenblas-dev (the reference libblas-dev has a cblas.h too, but no sgemm worth timing).
+    return os.path.exists("/usr/lib/x86_64-linux-gnu/libopenblas.so")
+
+
+def thread_env():
+    """The environment every variant runs in: THREADS OpenMP and OpenBLAS threads."""
+    return dict(os.environ, OMP_NUM_THREADS=THREADS, OPENBLAS_NUM_THREADS=THREADS)
+
+
+def print_table(title, medians, flops, compile_ms):
+    """Prints `medians` ({variant: ms}, with a "Tessera" entry) as a table and a bar plot, and
+    Tessera's compile time by phase; returns the rows."""
+    rows = [{"variant": name, "median_ms": ms, "gflops": flops / ms / 1e6, "tessera_speedup": ms / medians["Tessera"]}
+            for name, ms in medians.items()]
+    print(f"\n### {title}\n")
+    print("| variant | median | GFLOP/s | Tessera faster by |")
+    print("|---|---|---|---|")
+    for row in rows:
+        print(f"| {row['variant']} | {row['median_ms']:.1f} ms | {row['gflops']:.1f} | {row['tessera_speedup']:.2f}x |")
+    print("\n```text")
+    top = max(row["gflops"] for row in rows)
+    for row in rows:
+        bar = "#" * max(1, round(40 * row["gflops"] / top))
+        print(f"{row['variant'][:30]:<30} {bar} {row['gflops']:.0f} GFLOP/s")
+    print("```")
+    phases = ", ".join(f"{k} {v:.1f}" for k, v in compile_ms.items() if k != "total_ms")
+    print(f"\nTessera compile: {compile_ms['total_ms']:.1f} ms ({phases})")
+    return rows
