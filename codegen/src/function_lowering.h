@@ -2,6 +2,7 @@
 // functions outlined from it for parallel loops).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -72,8 +73,10 @@ public:
     // ---- Loop nest (loop_lowering.cpp) ----
     void node(const poly::LoopNodePtr &n, Scope &s);
     // `remainder`: the scalar iterations around a vectorized loop (kept simple for LLVM).
+    // `emit_body`, when given, emits each iteration instead of n.body (given the iteration's
+    // value, in place of binding n.var).
     void serial_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, bool vector,
-                    bool remainder = false);
+                    bool remainder = false, const std::function<void(llvm::Value *)> &emit_body = nullptr);
     // A loop marked vector, lowered W lanes at a time (cpu/vector_lowering.cpp); false if its body
     // does not allow it (the caller then leaves it to LLVM's vectorizer).
     bool vector_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi);

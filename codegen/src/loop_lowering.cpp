@@ -47,7 +47,8 @@ void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
 // loop that ends at INT32_MAX.
 // its accesses form one access group declared parallel (the vector mark was checked to carry no
 // dependence), so LLVM vectorizes without runtime alias checks.
-void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi, bool vector, bool remainder) {
+void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi, bool vector, bool remainder,
+                                  const std::function<void(llvm::Value *)> &emit_body) {
     llvm::BasicBlock *pre = b.GetInsertBlock();
     llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx, n.var + ".head", function);
     llvm::BasicBlock *body = llvm::BasicBlock::Create(ctx, n.var + ".body", function);
@@ -62,11 +63,15 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     b.SetInsertPoint(body);
     llvm::MDNode *saved_group = access_group;
     if (vector) access_group = llvm::MDNode::getDistinct(ctx, {});
-    Value *saved = s.vars.count(n.var) ? s.vars[n.var] : nullptr;
-    s.vars[n.var] = i;
-    node(n.body, s);
-    if (saved) s.vars[n.var] = saved;
-    else s.vars.erase(n.var);
+    if (emit_body) {
+        emit_body(i);
+    } else {
+        Value *saved = s.vars.count(n.var) ? s.vars[n.var] : nullptr;
+        s.vars[n.var] = i;
+        node(n.body, s);
+        if (saved) s.vars[n.var] = saved;
+        else s.vars.erase(n.var);
+    }
     b.CreateBr(latch);
 
     b.SetInsertPoint(latch);

@@ -300,12 +300,12 @@ struct Checker {
 };
 
 // Visits every band directly below a "parallel" or "vector" mark.
-void marked_bands(isl_schedule_node *n, std::vector<std::pair<std::string, isl::schedule_node>> &out) {
+void marked_bands(isl_schedule_node *n, std::vector<std::pair<Mark, isl::schedule_node>> &out) {
     if (std::optional<Mark> mark = mark_of(n)) {
         isl_schedule_node *c = isl_schedule_node_get_child(n, 0);
         if ((mark->kind == Mark::Kind::Parallel || mark->kind == Mark::Kind::Vector) &&
             isl_schedule_node_get_type(c) == isl_schedule_node_band)
-            out.emplace_back(mark->text(), isl::manage_copy(c));
+            out.emplace_back(*mark, isl::manage_copy(c));
         isl_schedule_node_free(c);
     }
     int k = int(isl_schedule_node_n_children(n));
@@ -330,15 +330,16 @@ std::vector<StorageFold> buffer_folds(const Program &p) {
 // A marked loop must not carry `deps` (pairs of executed copies): pairs that agree on every
 // loop around it must agree on it.
 static void check_marks(const Program &p, const isl::union_map &deps, Checker &c) {
-    std::vector<std::pair<std::string, isl::schedule_node>> bands;
+    std::vector<std::pair<Mark, isl::schedule_node>> bands;
     isl::schedule_node root = p.schedule.root();
     marked_bands(root.get(), bands);
     for (const auto &[mark, band] : bands) {
         if (!c.r.legal) return;
-        isl::union_map carried = carried_dependences(band, deps);
+        // A collapsed parallel mark runs its band's outer `collapse` loops on threads together.
+        isl::union_map carried = carried_dependences(band, deps, mark.kind == Mark::Kind::Parallel ? mark.collapse : 1);
         if (!carried.is_empty()) {
             std::vector<isl::map> ex = maps_of(carried);
-            c.fail(detail::str_cat("The loop marked ", mark, " around ", isl_map_get_tuple_name(ex.front().get(), isl_dim_in),
+            c.fail(detail::str_cat("The loop", mark.collapse > 1 ? "s" : "", " marked ", mark.text(), " around ", isl_map_get_tuple_name(ex.front().get(), isl_dim_in),
                                    " carries a dependence (from ", isl_map_get_tuple_name(ex.front().get(), isl_dim_in), " to ",
                                    isl_map_get_tuple_name(ex.front().get(), isl_dim_out),
                                    "): its iterations may not run in parallel. Remove the mark."));

@@ -9,7 +9,8 @@ void print_loop_nest(std::ostream &s, const LoopNodePtr &n, int indent) {
     std::string pad(size_t(indent) * 2, ' ');
     switch (n->kind) {
     case LoopNode::Kind::For:
-        s << pad << (n->parallel ? "parallel " : "") << (n->vectorize ? "vectorized " : "") << "for (" << n->var
+        s << pad << (n->parallel ? "parallel " : "") << (n->vectorize ? "vectorized " : "") << "for "
+          << (n->parallel && n->collapse > 1 ? "collapse(" + std::to_string(n->collapse) + ") " : "") << "(" << n->var
           << " = " << n->min << "; " << n->var << " <= " << n->max << "; " << n->var << " += " << n->step << ")\n";
         print_loop_nest(s, n->body, indent + 1);
         break;

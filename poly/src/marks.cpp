@@ -11,7 +11,7 @@ namespace tessera::poly {
 
 std::string Mark::text() const {
     switch (kind) {
-    case Kind::Parallel: return "parallel";
+    case Kind::Parallel: return collapse > 1 ? "parallel:" + std::to_string(collapse) : "parallel";
     case Kind::Vector: return "vector";
     case Kind::TileBody: return "tile_body";
     case Kind::Fold: return "fold:" + array + ":" + std::to_string(dimension) + ":" + std::to_string(rows);
@@ -21,6 +21,14 @@ std::string Mark::text() const {
 
 std::optional<Mark> parse_mark(const std::string &text) {
     if (text == "parallel") return Mark::parallel();
+    if (text.rfind("parallel:", 0) == 0) {
+        std::istringstream in(text.substr(9));
+        int collapse = 0;
+        std::string extra;
+        if (!(in >> collapse) || collapse < 1 || collapse > 8 || (in >> extra))
+            user_error("The schedule mark '", text, "' is not of the form 'parallel:<loops>' with 1 to 8 loops.");
+        return Mark::parallel(collapse);
+    }
     if (text == "vector") return Mark::vector();
     if (text == "tile_body") return Mark::tile_body();
     if (text.rfind("fold:", 0) != 0) return std::nullopt;

@@ -4,6 +4,8 @@
 #include <isl/ast_build.h>
 #include <isl/options.h>
 
+#include <map>
+
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/isl_util.h"
 #include "tessera/poly/marks.h"
@@ -116,6 +118,7 @@ public:
             std::string marked;
             if (mark && mark->loop_depth >= 0) marked = "$c" + std::to_string(mark->loop_depth);
             std::string par = mark && mark->kind == Mark::Kind::Parallel ? marked : parallel;
+            if (mark && mark->kind == Mark::Kind::Parallel && !marked.empty()) collapse_[marked] = mark->collapse;
             std::string vec = mark && mark->kind == Mark::Kind::Vector ? marked : vectorize;
             r->body = convert(c, par, vec);
             isl_ast_node_free(c);
@@ -159,6 +162,7 @@ private:
         isl_ast_expr_free(inc);
         r->max = upper_bound(expr(isl_ast_node_for_get_cond(n)), r->var);
         r->parallel = r->var == parallel;
+        if (r->parallel && collapse_.count(r->var)) r->collapse = collapse_.at(r->var);
         r->vectorize = r->var == vectorize;
         isl_ast_node *body = isl_ast_node_for_get_body(n);
         r->body = convert(body, parallel, vectorize);
@@ -189,6 +193,7 @@ private:
     }
 
     const Program &p_;
+    std::map<std::string, int> collapse_;  // loops collapsed from a parallel loop (by its iterator)
 };
 
 // Gives each parallel and vector mark of a copy of the schedule the schedule depth below it
@@ -198,6 +203,12 @@ isl_schedule_node *with_marked_depth(isl_schedule_node *node, void *) {
     std::optional<Mark> mark = mark_of(node);
     if (!mark || (mark->kind != Mark::Kind::Parallel && mark->kind != Mark::Kind::Vector)) return node;
     mark->loop_depth = int(isl_schedule_node_get_schedule_depth(node));
+    // A parallel mark collapses loops of its own band only (an imported "parallel:2" above a
+    // band of one loop runs that loop alone on threads), as the legality check reads it.
+    isl_schedule_node *band = isl_schedule_node_get_child(node, 0);
+    int members = isl_schedule_node_get_type(band) == isl_schedule_node_band ? int(isl_schedule_node_band_n_member(band)) : 1;
+    isl_schedule_node_free(band);
+    mark->collapse = std::max(1, std::min(mark->collapse, members));
     node = isl_schedule_node_delete(node);
     return insert_mark(isl::manage(node), *mark).release();
 }

@@ -72,8 +72,12 @@ isl::schedule_node mark_parallel_and_vector(const isl::schedule_node &node, bool
         }
     }
     if (par) {
-        if (isl_schedule_node_band_n_member(n.get()) > 1) n = split_band(n, 1);
-        n = insert_mark(n, Mark::parallel());
+        // The two outer loops run on threads together when both carry nothing: tiles of a
+        // batch and of rows (8 x 512 rows in tiles of 32 x 32: 1 x 16 iterations).
+        int left = int(isl_schedule_node_band_n_member(n.get()));
+        int collapse = left >= 2 && isl_schedule_node_band_member_get_coincident(n.get(), 1) == isl_bool_true ? 2 : 1;
+        if (left > collapse) n = split_band(n, collapse);
+        n = insert_mark(n, Mark::parallel(collapse));
     }
     return n;
 }
@@ -102,13 +106,20 @@ Wavefront wavefront_band(const isl::schedule_node &node) {
     return w;
 }
 
-isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps) {
+isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps, int members) {
     isl::union_map outer = isl::manage(isl_schedule_node_get_prefix_schedule_union_map(node.get()));
     isl::multi_union_pw_aff mupa = isl::manage(isl_schedule_node_band_get_partial_schedule(node.get()));
-    isl::union_map member = isl::manage(isl_union_map_from_union_pw_aff(isl_multi_union_pw_aff_get_at(mupa.get(), 0)));
     isl::union_map same_outer = outer.apply_range(outer.reverse());
-    isl::union_map same_member = member.apply_range(member.reverse());
-    return deps.intersect(same_outer).intersect_domain(member.domain()).subtract(same_member);
+    isl::union_map carried = deps.intersect(same_outer);
+    isl::union_map same_members;
+    int n = std::min(members, int(isl_multi_union_pw_aff_size(mupa.get())));
+    for (int k = 0; k < n; ++k) {
+        isl::union_map member = isl::manage(isl_union_map_from_union_pw_aff(isl_multi_union_pw_aff_get_at(mupa.get(), k)));
+        isl::union_map same = member.apply_range(member.reverse());
+        carried = carried.intersect_domain(member.domain());
+        same_members = k == 0 ? same : same_members.intersect(same);
+    }
+    return carried.subtract(same_members);
 }
 
 } // namespace tessera::poly

@@ -62,9 +62,45 @@ public:
 
 std::unique_ptr<ParallelLoopGenerator> make_openmp_loop_generator() { return std::make_unique<OpenMPLoopGenerator>(); }
 
+namespace {
+
+// The loop directly inside a parallel loop marked to collapse two loops, when the two can run
+// as one iteration space: both step by 1, and the inner loop's bounds do not depend on the
+// outer one (isl's tiles of a rectangular band). Null otherwise: the outer loop then runs alone
+// on threads.
+const poly::LoopNode *collapsible_inner(const poly::LoopNode &n) {
+    if (n.collapse < 2 || n.step != 1 || !n.body || n.body->kind != poly::LoopNode::Kind::For) return nullptr;
+    const poly::LoopNode &inner = *n.body;
+    if (inner.step != 1 || inner.vectorize || inner.parallel) return nullptr;
+    bool depends = false;
+    for (const Expr &e : {inner.min, inner.max})
+        ir::visit(e, [&](const Expr &x) {
+            depends = depends || (x->op == Op::Var && x->name == n.var);
+            return !depends;
+        });
+    return depends ? nullptr : &inner;
+}
+
+} // namespace
+
 void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Scope &s) {
     Value *lo = f.expr(n.min, s);
     Value *hi = f.expr(n.max, s);
+    // Collapsed: threads share the iterations 0 .. n0 * n1 - 1 of the two loops (n0, n1 their
+    // trip counts); iteration L is outer lo + L / n1, inner lo1 + L % n1. OpenMP's collapse.
+    const poly::LoopNode *inner = collapsible_inner(n);
+    Value *outer_lo = lo, *inner_lo = nullptr, *inner_n = nullptr;
+    if (inner) {
+        inner_lo = f.expr(inner->min, s);
+        Value *zero = f.i64(0);
+        auto trips = [&](Value *l, Value *h) {
+            Value *t = f.b.CreateAdd(f.b.CreateSub(h, l), f.i64(1));
+            return f.b.CreateSelect(f.b.CreateICmpSGT(t, zero), t, zero);
+        };
+        inner_n = trips(inner_lo, f.expr(inner->max, s));
+        lo = zero;
+        hi = f.b.CreateSub(f.b.CreateMul(trips(outer_lo, hi), inner_n), f.i64(1));
+    }
 
     // Everything the body may use: the scope's values, the storage and input views.
     std::vector<Value *> live;
@@ -86,6 +122,11 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
         if (auto it = f.inputs.find(in.get()); it != f.inputs.end()) add_view(it->second);
     live.push_back(lo);
     live.push_back(hi);
+    if (inner) {
+        live.push_back(outer_lo);
+        live.push_back(inner_lo);
+        live.push_back(inner_n);
+    }
 
     // The context array, filled in the parent.
     llvm::IRBuilder<> entry_builder(&f.function->getEntryBlock(), f.function->getEntryBlock().begin());
@@ -119,9 +160,9 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
         Value *w = f.b.CreateLoad(f.b.getInt64Ty(), f.b.CreateConstInBoundsGEP1_64(f.b.getInt64Ty(), ctx_arg, i));
         values.push_back(unpack(f.b, w, live[i]->getType()));
     }
-    Scope inner;
+    Scope scope;
     size_t k = 0;
-    for (const std::string &name : names) inner.vars[name] = values[k++];
+    for (const std::string &name : names) scope.vars[name] = values[k++];
     auto read_view = [&](StorageView &v) {
         if (!v.base) return;
         v.base = values[k++];
@@ -132,6 +173,12 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     for (const auto &in : f.m.graph.inputs)
         if (auto it = f.inputs.find(in.get()); it != f.inputs.end()) read_view(it->second);
     Value *my_lo = values[k++], *my_hi = values[k++];
+    Value *my_outer_lo = nullptr, *my_inner_lo = nullptr, *my_inner_n = nullptr;
+    if (inner) {
+        my_outer_lo = values[k++];
+        my_inner_lo = values[k++];
+        my_inner_n = values[k++];
+    }
 
     // This thread's scratchpads: those of the groups whose statements run inside the loop.
     for (int g : groups_below(f.p, n.body, false)) f.allocate_scratch(g);
@@ -155,8 +202,24 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     Value *first = f.b.CreateLoad(f.b.getInt64Ty(), plo);
     Value *last = f.b.CreateLoad(f.b.getInt64Ty(), phi);
     ++f.parallel_depth;
-    if (!(n.vectorize && f.vector_for(n, inner, first, last)))
-        f.serial_for(n, inner, first, last, n.vectorize);
+    if (inner) {
+        // This thread's iterations first .. last of the collapsed space, as the two loops again
+        // (each an induction variable LLVM can analyze): outer iterations first / n1 .. last / n1,
+        // each running the inner loop over all of its range but the first and last, which start
+        // at first % n1 and stop at last % n1.
+        Value *n1 = f.b.CreateSelect(f.b.CreateICmpSGT(my_inner_n, f.i64(0)), my_inner_n, f.i64(1));
+        Value *q0 = f.b.CreateSDiv(first, n1), *q1 = f.b.CreateSDiv(last, n1);
+        Value *r0 = f.b.CreateSRem(first, n1), *r1 = f.b.CreateSRem(last, n1);
+        f.serial_for(n, scope, q0, q1, false, false, [&](Value *t) {
+            Scope body = scope;
+            body.vars[n.var] = f.b.CreateAdd(my_outer_lo, t, n.var, false, true);
+            Value *from = f.b.CreateSelect(f.b.CreateICmpEQ(t, q0), r0, f.i64(0));
+            Value *to = f.b.CreateSelect(f.b.CreateICmpEQ(t, q1), r1, f.b.CreateSub(n1, f.i64(1)));
+            f.serial_for(*inner, body, f.b.CreateAdd(my_inner_lo, from), f.b.CreateAdd(my_inner_lo, to), false);
+        });
+    } else if (!(n.vectorize && f.vector_for(n, scope, first, last))) {
+        f.serial_for(n, scope, first, last, n.vectorize);
+    }
     --f.parallel_depth;
     f.fence_streaming_stores();
     llvm::FunctionCallee fini = f.module.getOrInsertFunction("__kmpc_for_static_fini", f.b.getVoidTy(), ptr, f.b.getInt32Ty());

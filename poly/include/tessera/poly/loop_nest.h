@@ -28,6 +28,10 @@ struct LoopNode {
     // For: annotations from the marks around the loop's band.
     bool parallel = false;
     bool vectorize = false;
+    // For, parallel: how many perfectly nested loops from this one run on threads as one
+    // iteration space ("parallel:2"); the code generator collapses them where the inner loop's
+    // bounds do not depend on this one, and runs this one alone on threads otherwise.
+    int collapse = 1;
 
     // If: `if (condition) then_case else else_case` (else_case may be null).
     Expr condition;

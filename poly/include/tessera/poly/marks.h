@@ -3,6 +3,7 @@
 // schedule JSON shows and parse_mark reads back (an imported tree's ids have no payload).
 //
 //   parallel                 the band below runs its outer loop on threads
+//   parallel:2               ... its two outer loops, collapsed into one (both carry nothing)
 //   vector                   the band below is the vector loop
 //   tile_body                the body of an overlapped group's tile (scratchpads live here)
 //   fold:F_J:2:2             store array F_J's dimension 2 (Halide order) as a ring of 2 rows
@@ -25,13 +26,18 @@ struct Mark {
     // Set on the copy of the tree the AST is built from (build_loop_nest): the schedule depth
     // of the band below a parallel or vector mark, whose loop the AST names c<depth>.
     int loop_depth = -1;
+    // Kind::Parallel: how many outer loops of the band below run on threads, collapsed into one
+    // iteration space (OpenMP's collapse): a band whose outer loop has fewer iterations than
+    // threads (a batch of 8 in tiles of 32) still runs on every thread.
+    int collapse = 1;
 
-    static Mark parallel() { return Mark{Kind::Parallel, {}, -1, 0, -1}; }
-    static Mark vector() { return Mark{Kind::Vector, {}, -1, 0, -1}; }
-    static Mark tile_body() { return Mark{Kind::TileBody, {}, -1, 0, -1}; }
-    static Mark fold(const std::string &array, int dimension, long rows) { return Mark{Kind::Fold, array, dimension, rows, -1}; }
+    static Mark parallel(int collapse = 1) { return Mark{Kind::Parallel, {}, -1, 0, -1, collapse}; }
+    static Mark vector() { return Mark{Kind::Vector, {}, -1, 0, -1, 1}; }
+    static Mark tile_body() { return Mark{Kind::TileBody, {}, -1, 0, -1, 1}; }
+    static Mark fold(const std::string &array, int dimension, long rows) { return Mark{Kind::Fold, array, dimension, rows, -1, 1}; }
 
-    // The mark's text: "parallel", "vector", "tile_body" or "fold:<array>:<dimension>:<rows>".
+    // The mark's text: "parallel", "parallel:<collapse>" (collapse > 1), "vector", "tile_body"
+    // or "fold:<array>:<dimension>:<rows>".
     std::string text() const;
 };
 

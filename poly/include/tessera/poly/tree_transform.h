@@ -45,10 +45,11 @@ struct Wavefront {
 };
 Wavefront wavefront_band(const isl::schedule_node &node);
 
-// The dependences of `deps` (statement instance pairs) that the first member of the band at
-// `node` carries: dependent instances that agree on every loop around it but differ on it. A
-// loop that carries none may run its iterations in parallel or as vector lanes.
-isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps);
+// The dependences of `deps` (statement instance pairs) that the first `members` members of the
+// band at `node` carry together: dependent instances that agree on every loop around them but
+// differ on one of them. Loops that carry none may run their iterations in parallel (collapsed
+// into one iteration space when there are several), or one loop as vector lanes.
+isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps, int members = 1);
 
 // Whether a node is a band with at least one member.
 bool is_band(const isl::schedule_node &node);
