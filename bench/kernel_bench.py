@@ -2,7 +2,9 @@
 OpenBLAS, and printing a Markdown table with a text bar plot of GFLOP/s."""
 import json
 import os
+import statistics
 import subprocess
+import sys
 
 THREADS = "2"
 
@@ -42,3 +44,30 @@ def print_table(title, medians, flops, compile_ms):
     phases = ", ".join(f"{k} {v:.1f}" for k, v in compile_ms.items() if k != "total_ms")
     print(f"\nTessera compile: {compile_ms['total_ms']:.1f} ms ({phases})")
     return rows
+
+
+def time_variants(kernel, exes, tessera_cmd, runs, repeats, env):
+    """Runs each C variant (`exes`: {name: executable}, each printing run_ms and a checksum) and
+    Tessera (`tessera_cmd(check)`: the app_tessera command line) interleaved, `repeats` times;
+    Tessera checks itself in the first process only. Exits when Tessera's check fails or the C
+    variants' checksums disagree (OpenBLAS within 1e-3). Returns ({variant: median ms},
+    Tessera's compile time by phase)."""
+    times = {name: [] for name in list(exes) + ["Tessera"]}
+    checksums = {}
+    compile_ms = []
+    for rep in range(repeats):
+        for name, exe in exes.items():
+            r = run_json([exe, str(runs)], env)
+            times[name] += r["run_ms"]
+            checksums.setdefault(name, r["checksum"])
+        r = run_json(tessera_cmd("check" if rep == 0 else "nocheck"), env)
+        if r["check"] not in ("ok", "skipped"):
+            sys.exit(f"Tessera's {kernel} does not match its reference loops")
+        times["Tessera"] += r["run_ms"]
+        compile_ms.append(r["compile"])
+    loops = [v for k, v in checksums.items() if not k.startswith("OpenBLAS")]
+    for name, c in checksums.items():
+        tol = 1e-3 if name.startswith("OpenBLAS") else 1e-6
+        if abs(c - loops[0]) > tol * max(1.0, abs(loops[0])):
+            sys.exit(f"{name}'s checksum {c} differs from {loops[0]}")
+    return {name: statistics.median(t) for name, t in times.items() if t}, compile_ms[0]

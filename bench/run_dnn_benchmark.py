@@ -22,11 +22,10 @@ over all runs; JSON to bench/results/dnn.json and a Markdown table to stdout.
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 
-from kernel_bench import THREADS, openblas_available, print_table, run_json, thread_env
+from kernel_bench import THREADS, openblas_available, print_table, thread_env, time_variants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -84,29 +83,11 @@ def main():
     for kernel in args.kernels:
         sizes = args.conv if kernel == "conv2d" else args.bmm
         exes = build_baselines(out_dir, kernel, sizes)
-        times = {name: [] for name in list(exes) + ["Tessera"]}
-        checksums = {}
-        compile_ms = []
-        for rep in range(args.repeats):
-            for name, exe in exes.items():
-                r = run_json([exe, str(runs)], env)
-                times[name] += r["run_ms"]
-                checksums.setdefault(name, r["checksum"])
-            check = "check" if rep == 0 else "nocheck"
-            r = run_json([tessera, kernel, str(runs), check] + [str(s) for s in sizes], env)
-            if r["check"] not in ("ok", "skipped"):
-                sys.exit(f"Tessera's {kernel} does not match its reference loops")
-            times["Tessera"] += r["run_ms"]
-            compile_ms.append(r["compile"])
-        loops = [v for k, v in checksums.items() if not k.startswith("OpenBLAS")]
-        for name, c in checksums.items():
-            tol = 1e-3 if name.startswith("OpenBLAS") else 1e-6
-            if abs(c - loops[0]) > tol * max(1.0, abs(loops[0])):
-                sys.exit(f"{name}'s checksum {c} differs from {loops[0]}")
-        medians = {name: statistics.median(t) for name, t in times.items() if t}
+        medians, compile_ms = time_variants(
+            kernel, exes, lambda check: [tessera, kernel, str(runs), check] + [str(s) for s in sizes], runs, args.repeats, env)
         title = f"{kernel} {' x '.join(str(s) for s in sizes)} float"
-        rows = print_table(title, medians, flops_of(kernel, sizes), compile_ms[0])
-        results["kernels"][kernel] = {"sizes": sizes, "rows": rows, "tessera_compile_ms": compile_ms[0]}
+        rows = print_table(title, medians, flops_of(kernel, sizes), compile_ms)
+        results["kernels"][kernel] = {"sizes": sizes, "rows": rows, "tessera_compile_ms": compile_ms}
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "results", "dnn.json"), "w") as f:
         json.dump(results, f, indent=2)

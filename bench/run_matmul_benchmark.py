@@ -21,11 +21,10 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 
-from kernel_bench import THREADS, openblas_available, print_table, run_json, thread_env
+from kernel_bench import THREADS, openblas_available, print_table, thread_env, time_variants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -74,32 +73,14 @@ def main():
     results = {"size": [M, N, K], "threads": int(THREADS), "runs": runs, "repeats": args.repeats, "kernels": {}}
     for kernel in args.kernels:
         exes = build_baselines(out_dir, kernel, (M, N, K))
-        times = {name: [] for name in list(exes) + ["Tessera"]}
-        checksums = {}
-        compile_ms = []
-        for rep in range(args.repeats):
-            for name, exe in exes.items():
-                r = run_json([exe, str(runs)], env)
-                times[name] += r["run_ms"]
-                checksums.setdefault(name, r["checksum"])
-            check = "check" if rep == 0 else "nocheck"
-            app = "pb_gemm" if kernel == "dgemm" else kernel
-            r = run_json([tessera, app, str(runs), check, str(M), str(N), str(K)], env)
-            if r["check"] not in ("ok", "skipped"):
-                sys.exit(f"Tessera's {kernel} does not match its reference loops")
-            times["Tessera"] += r["run_ms"]
-            compile_ms.append(r["compile"])
-        loops = [v for k, v in checksums.items() if not k.startswith("OpenBLAS")]
-        for name, c in checksums.items():
-            tol = 1e-3 if name.startswith("OpenBLAS") else 1e-6
-            if abs(c - loops[0]) > tol * max(1.0, abs(loops[0])):
-                sys.exit(f"{name}'s checksum {c} differs from {loops[0]}")
-        medians = {name: statistics.median(t) for name, t in times.items() if t}
+        app = "pb_gemm" if kernel == "dgemm" else kernel
+        medians, compile_ms = time_variants(
+            kernel, exes, lambda check: [tessera, app, str(runs), check, str(M), str(N), str(K)], runs, args.repeats, env)
         best_loops = min(v for k, v in medians.items() if k not in ("Tessera",) and not k.startswith("OpenBLAS"))
         title = f"{kernel} {M} x {N} x {K} {'double' if kernel == 'dgemm' else 'float'}"
-        rows = print_table(title, medians, flops, compile_ms[0])
+        rows = print_table(title, medians, flops, compile_ms)
         results["kernels"][kernel] = {"rows": rows, "best_compiled_loops_ms": best_loops,
-                                      "tessera_compile_ms": compile_ms[0]}
+                                      "tessera_compile_ms": compile_ms}
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "results", "matmul.json"), "w") as f:
         json.dump(results, f, indent=2)

@@ -127,47 +127,6 @@ std::optional<isl::pw_aff> to_pw_aff(const Expr &e, const AffineSpace &s) {
     }
 }
 
-std::optional<isl::set> to_set(const Expr &e, const AffineSpace &s) {
-    if (!e.defined() || !e.type().is_bool()) return std::nullopt;
-    const ExprNode &n = *e;
-    switch (n.op) {
-    case Op::UIntConst: return n.uint_value ? s.universe : isl::set::empty(s.universe.space());
-    case Op::Likely: return to_set(n.args[0], s);
-    case Op::Not: {
-        auto a = to_set(n.args[0], s);
-        if (!a) return std::nullopt;
-        return s.universe.subtract(*a);
-    }
-    case Op::And:
-    case Op::Or: {
-        auto a = to_set(n.args[0], s), b = to_set(n.args[1], s);
-        if (!a || !b) return std::nullopt;
-        return n.op == Op::And ? a->intersect(*b) : a->unite(*b);
-    }
-    case Op::EQ:
-    case Op::NE:
-    case Op::LT:
-    case Op::LE:
-    case Op::GT:
-    case Op::GE: {
-        if (!is_integer(n.args[0])) return std::nullopt;
-        auto a = to_pw_aff(n.args[0], s), b = to_pw_aff(n.args[1], s);
-        if (!a || !b) return std::nullopt;
-        isl::set r;
-        switch (n.op) {
-        case Op::EQ: r = a->eq_set(*b); break;
-        case Op::NE: r = a->ne_set(*b); break;
-        case Op::LT: r = a->lt_set(*b); break;
-        case Op::LE: r = a->le_set(*b); break;
-        case Op::GT: r = a->gt_set(*b); break;
-        default: r = a->ge_set(*b); break;
-        }
-        return r.intersect(s.universe);
-    }
-    default: return std::nullopt;
-    }
-}
-
 namespace {
 
 // Whether `e` is an int32 Var plus or minus a constant, or a constant: the form the
@@ -190,21 +149,25 @@ isl::pw_aff wrapped_int32(const isl::pw_aff &v, const AffineSpace &s) {
     return v.sub(turns.scale(isl::val(ctx, 1L << 32)));
 }
 
-} // namespace
-
-std::optional<isl::set> to_set_wrapping(const Expr &e, const AffineSpace &s) {
+// The set where `e` holds, for to_set (`wrapping` false: comparisons of affine values that do
+// not wrap) and to_set_wrapping (comparisons of an int32 Var plus or minus a constant with a
+// constant, wrapped modulo 2^32).
+std::optional<isl::set> condition_set(const Expr &e, const AffineSpace &s, bool wrapping) {
     if (!e.defined() || !e.type().is_bool()) return std::nullopt;
     const ExprNode &n = *e;
     switch (n.op) {
-    case Op::Likely: return to_set_wrapping(n.args[0], s);
+    case Op::UIntConst:
+        if (wrapping) return std::nullopt;
+        return n.uint_value ? s.universe : isl::set::empty(s.universe.space());
+    case Op::Likely: return condition_set(n.args[0], s, wrapping);
     case Op::Not: {
-        auto a = to_set_wrapping(n.args[0], s);
+        auto a = condition_set(n.args[0], s, wrapping);
         if (!a) return std::nullopt;
         return s.universe.subtract(*a);
     }
     case Op::And:
     case Op::Or: {
-        auto a = to_set_wrapping(n.args[0], s), b = to_set_wrapping(n.args[1], s);
+        auto a = condition_set(n.args[0], s, wrapping), b = condition_set(n.args[1], s, wrapping);
         if (!a || !b) return std::nullopt;
         return n.op == Op::And ? a->intersect(*b) : a->unite(*b);
     }
@@ -214,26 +177,36 @@ std::optional<isl::set> to_set_wrapping(const Expr &e, const AffineSpace &s) {
     case Op::LE:
     case Op::GT:
     case Op::GE: {
-        if (!int32_offset_or_constant(n.args[0]) || !int32_offset_or_constant(n.args[1]) ||
-            (n.args[0]->op != Op::IntConst && n.args[1]->op != Op::IntConst))
+        if (wrapping ? !int32_offset_or_constant(n.args[0]) || !int32_offset_or_constant(n.args[1]) ||
+                           (n.args[0]->op != Op::IntConst && n.args[1]->op != Op::IntConst)
+                     : !is_integer(n.args[0]))
             return std::nullopt;
         auto a = to_pw_aff(n.args[0], s), b = to_pw_aff(n.args[1], s);
         if (!a || !b) return std::nullopt;
-        auto wa = wrapped_int32(*a, s), wb = wrapped_int32(*b, s);
+        if (wrapping) {
+            a = wrapped_int32(*a, s);
+            b = wrapped_int32(*b, s);
+        }
         isl::set r;
         switch (n.op) {
-        case Op::EQ: r = wa.eq_set(wb); break;
-        case Op::NE: r = wa.ne_set(wb); break;
-        case Op::LT: r = wa.lt_set(wb); break;
-        case Op::LE: r = wa.le_set(wb); break;
-        case Op::GT: r = wa.gt_set(wb); break;
-        default: r = wa.ge_set(wb); break;
+        case Op::EQ: r = a->eq_set(*b); break;
+        case Op::NE: r = a->ne_set(*b); break;
+        case Op::LT: r = a->lt_set(*b); break;
+        case Op::LE: r = a->le_set(*b); break;
+        case Op::GT: r = a->gt_set(*b); break;
+        default: r = a->ge_set(*b); break;
         }
         return r.intersect(s.universe);
     }
     default: return std::nullopt;
     }
 }
+
+} // namespace
+
+std::optional<isl::set> to_set(const Expr &e, const AffineSpace &s) { return condition_set(e, s, false); }
+
+std::optional<isl::set> to_set_wrapping(const Expr &e, const AffineSpace &s) { return condition_set(e, s, true); }
 
 isl::set exact_conditions(const Expr &e, const AffineSpace &s) {
     isl::set r = s.universe;
