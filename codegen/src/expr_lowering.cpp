@@ -434,6 +434,18 @@ void FunctionLowering::make_alias_scopes(size_t arrays) {
 
 void FunctionLowering::tag_access(llvm::Instruction *access, const StorageView &view) const {
     if (view.alias < 0 || size_t(view.alias) >= alias_scopes.size()) return;
+    if (tile_slot >= 0 && &view == tile_view && size_t(tile_slot) < tile_scopes.size()) {
+        // A vector step of a full register tile: its own scope besides the array's, and no
+        // alias with the tile's other steps (register_tiling.h: they never touch the same element).
+        std::vector<llvm::Metadata *> scopes{alias_scopes[size_t(view.alias)], tile_scopes[size_t(tile_slot)]};
+        std::vector<llvm::Metadata *> others;
+        for (const llvm::MDOperand &o : noalias_lists[size_t(view.alias)]->operands()) others.push_back(o.get());
+        for (size_t r = 0; r < tile_scopes.size(); ++r)
+            if (int(r) != tile_slot) others.push_back(tile_scopes[r]);
+        access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx, scopes));
+        access->setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(ctx, others));
+        return;
+    }
     access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx, {alias_scopes[size_t(view.alias)]}));
     access->setMetadata(llvm::LLVMContext::MD_noalias, noalias_lists[size_t(view.alias)]);
 }

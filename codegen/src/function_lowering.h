@@ -15,6 +15,7 @@
 
 #include "tessera/codegen/arguments.h"
 #include "tessera/codegen/llvm_lowering.h"
+#include "tessera/poly/marks.h"
 
 namespace tessera::codegen {
 
@@ -78,8 +79,14 @@ public:
     void serial_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, bool vector,
                     bool remainder = false, const std::function<void(llvm::Value *)> &emit_body = nullptr);
     // A loop marked vector, lowered W lanes at a time (cpu/vector_lowering.cpp); false if its body
-    // does not allow it (the caller then leaves it to LLVM's vectorizer).
-    bool vector_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi);
+    // does not allow it (the caller then leaves it to LLVM's vectorizer). `known_count`: the
+    // loop runs exactly that many iterations (a register tile's block), a multiple of W: its
+    // steps are emitted one after another, without a loop.
+    bool vector_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, int64_t known_count = 0);
+    int vector_lanes(const poly::LoopNode &n) const;  // the lanes vector_for uses; 0: it cannot
+    // The loops below a register_tile mark (register_tile_lowering.cpp); false, emitting
+    // nothing, when they are not of the register tile's shape.
+    bool register_tile(const poly::LoopNode &mark, const poly::Mark &tile, Scope &s);
     void fence_streaming_stores();
     void call(const poly::LoopNode &n, Scope &s);
 
@@ -107,6 +114,13 @@ public:
     std::vector<llvm::MDNode *> alias_scopes, noalias_lists;
     void make_alias_scopes(size_t arrays);
     void tag_access(llvm::Instruction *access, const StorageView &view) const;
+    // While vector step `tile_slot` (row r, step k: r * steps + k) of a full register tile is
+    // emitted: the accesses to `tile_view` (the array the tile writes) get that slot's alias
+    // scope too, and no alias with the tile's other slots (register_tiling.h: they never touch
+    // the same element).
+    const StorageView *tile_view = nullptr;
+    int tile_slot = -1;
+    std::vector<llvm::MDNode *> tile_scopes;
     llvm::MDNode *access_group = nullptr;  // set inside loops marked vector
     int parallel_depth = 0;
     bool streamed = false;  // the current function issued non-temporal stores

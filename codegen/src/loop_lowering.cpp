@@ -12,7 +12,12 @@ void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
     case poly::LoopNode::Kind::Block:
         for (const auto &c : n->children) node(c, s);
         return;
-    case poly::LoopNode::Kind::Mark: node(n->body, s); return;
+    case poly::LoopNode::Kind::Mark: {
+        std::optional<poly::Mark> mark = poly::parse_mark(n->mark);
+        if (mark && mark->kind == poly::Mark::Kind::RegisterTile && register_tile(*n, *mark, s)) return;
+        node(n->body, s);
+        return;
+    }
     case poly::LoopNode::Kind::If: {
         Value *c = expr(n->condition, s);
         llvm::BasicBlock *then_bb = llvm::BasicBlock::Create(ctx, "then", function);

@@ -6,6 +6,7 @@
 #include <isl/schedule_node.h>
 
 #include "tessera/poly/loop_order.h"
+#include "tessera/poly/register_tiling.h"
 #include "tessera/poly/tree_transform.h"
 
 namespace tessera::poly {
@@ -76,9 +77,10 @@ public:
         bool permutable = isl_schedule_node_band_get_permutable(n.get()) == isl_bool_true;
         std::vector<int> model_sizes;  // tile sizes from the strides (loop_order.h), per member
         std::vector<int> point_order;  // a permutation of the point band alone
+        LoopOrder order;
         if (permutable && members >= 2) {
             // Contiguous, coincident loop innermost (loop_order.h): the vector loop.
-            LoopOrder order = stride_one_innermost_order(m_, n);
+            order = stride_one_innermost_order(m_, n);
             model_sizes = order.tile_sizes;
             auto coincident = [&](int k) {
                 return isl_schedule_node_band_member_get_coincident(n.get(), k) == isl_bool_true;
@@ -151,13 +153,22 @@ public:
                 point = point.child(0);
             }
             if (!point_order.empty()) point = permute_band(point, point_order);
+            bool register_tiled = false;
+            if (!interleaved && !skew && point_order.empty() && o_.tile_sizes.empty()) {
+                std::optional<isl::schedule_node> edited = register_tile_point_band(point, order);
+                if (edited) {
+                    point = *edited;
+                    register_tiled = true;
+                    chain_members += 1;  // the vector member is now two loops
+                }
+            }
             if (interleaved)
                 point = isl::manage(isl_schedule_node_band_member_set_ast_loop_type(point.release(), 1, isl_ast_loop_unroll));
             if (skew) {
                 point = point.child(0);  // the whole innermost loop, below the point band
                 ++steps;
             }
-            if (!interleaved) point = mark_innermost_vector(point);
+            if (!interleaved && !register_tiled) point = mark_innermost_vector(point);
             for (int i = 0; i < steps; ++i) point = point.parent();
             n = mark_parallel_and_vector(point, parallel, false);
             if (!parallel && allow_parallel && o_.parallel && in_sequential_loop) {
@@ -192,6 +203,41 @@ public:
     }
 
 private:
+    // Register tiling (register_tiling.h) of the point band of an update whose innermost member
+    // is the vector loop and whose written element stays the same along some other member (the
+    // reduction loop): the coincident member just outside it whose tiles are a few rows (8)
+    // is unrolled, and vector blocks of 2 registers (1 with 16 registers) of each of its rows
+    // stay in registers across the reduction. Nothing when the band has no such shape.
+    std::optional<isl::schedule_node> register_tile_point_band(const isl::schedule_node &point, const LoopOrder &order) {
+        if (!o_.register_tiling || o_.vector_width < 2) return std::nullopt;
+        int members = int(isl_schedule_node_band_n_member(point.get()));
+        if (members < 3 || int(order.tile_sizes.size()) != members || int(order.write_invariant.size()) != members)
+            return std::nullopt;
+        auto coincident = [&](int k) { return isl_schedule_node_band_member_get_coincident(point.get(), k) == isl_bool_true; };
+        int v = members - 1, unroll = -1;
+        bool reduction = false;
+        for (int k = 0; k < v; ++k) {
+            if (!coincident(k) && order.write_invariant[size_t(k)]) reduction = true;
+            if (coincident(k) && !order.write_invariant[size_t(k)] && order.tile_sizes[size_t(k)] <= kMaxUnroll) unroll = k;
+        }
+        if (!reduction || unroll < 0 || !coincident(v) || order.write_invariant[size_t(v)]) return std::nullopt;
+        // Accumulators: rows x vectors per row, within the register file less a few for the
+        // operands (32 vector registers with AVX-512, 16 with AVX2).
+        int lanes = o_.vector_width * 4 / std::max(1, order.element_bytes);
+        int registers = o_.vector_width >= 16 ? 32 : 16;
+        int rows = order.tile_sizes[size_t(unroll)];
+        int vectors = std::max(1, std::min(2, (registers - 4) / std::max(1, rows)));
+        int block = lanes * vectors;
+        if (lanes < 2 || order.tile_sizes[size_t(v)] % block != 0) return std::nullopt;
+        RegisterTiling rt = register_tile(m_, point, unroll, rows, block);
+        if (!rt.band) return std::nullopt;
+        notes_.push_back("register tiles of " + std::to_string(rows) + " x " + std::to_string(block) +
+                         " (unrolled rows by vector blocks) across the reduction loop");
+        return rt.band;
+    }
+
+    static constexpr int kMaxUnroll = 8;
+
     // Marks the innermost member of the point band at `point` "vector" when it is coincident,
     // or when it carries none of the dependences with every loop around it fixed (the point
     // loops of a skewed band, whose outer point loop carries them all). Returns the topmost

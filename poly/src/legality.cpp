@@ -17,6 +17,7 @@
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
+#include "tessera/poly/register_tiling.h"
 #include "tessera/poly/storage_folding.h"
 #include "tessera/poly/tree_transform.h"
 
@@ -299,9 +300,11 @@ struct Checker {
     }
 };
 
-// Visits every band directly below a "parallel" or "vector" mark.
+// Visits every band directly below a "parallel" or "vector" mark, and every register_tile
+// mark node.
 void marked_bands(isl_schedule_node *n, std::vector<std::pair<Mark, isl::schedule_node>> &out) {
     if (std::optional<Mark> mark = mark_of(n)) {
+        if (mark->kind == Mark::Kind::RegisterTile) out.emplace_back(*mark, isl::manage_copy(n));
         isl_schedule_node *c = isl_schedule_node_get_child(n, 0);
         if ((mark->kind == Mark::Kind::Parallel || mark->kind == Mark::Kind::Vector) &&
             isl_schedule_node_get_type(c) == isl_schedule_node_band)
@@ -335,6 +338,13 @@ static void check_marks(const Program &p, const isl::union_map &deps, Checker &c
     marked_bands(root.get(), bands);
     for (const auto &[mark, band] : bands) {
         if (!c.r.legal) return;
+        if (mark.kind == Mark::Kind::RegisterTile) {
+            // The code generator gives each row of the tile an alias scope of its own.
+            std::string unsound = register_tile_unsound(*p.model, band);
+            if (!unsound.empty())
+                c.fail("The mark " + mark.text() + " cannot keep its rows in registers: " + unsound + ". Remove the mark.");
+            continue;
+        }
         // A collapsed parallel mark runs its band's outer `collapse` loops on threads together.
         isl::union_map carried = carried_dependences(band, deps, mark.kind == Mark::Kind::Parallel ? mark.collapse : 1);
         if (!carried.is_empty()) {

@@ -158,7 +158,9 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
         if (k == best) size = std::max(32, 4096 / element_bytes);
         else if (!coincident(k) && write_invariant[size_t(k)]) size = 32;
         r.tile_sizes.push_back(size);
+        r.write_invariant.push_back(write_invariant[size_t(k)]);
     }
+    r.element_bytes = element_bytes;
     if (best == members - 1) {
         r.reason = "the innermost member is already the best";
         return r;

@@ -15,6 +15,7 @@ std::string Mark::text() const {
     case Kind::Vector: return "vector";
     case Kind::TileBody: return "tile_body";
     case Kind::Fold: return "fold:" + array + ":" + std::to_string(dimension) + ":" + std::to_string(rows);
+    case Kind::RegisterTile: return "register_tile:" + std::to_string(rows) + ":" + std::to_string(block);
     }
     return "";
 }
@@ -31,6 +32,19 @@ std::optional<Mark> parse_mark(const std::string &text) {
     }
     if (text == "vector") return Mark::vector();
     if (text == "tile_body") return Mark::tile_body();
+    if (text.rfind("register_tile:", 0) == 0) {
+        std::string rest = text.substr(14);
+        for (char &c : rest)
+            if (c == ':') c = ' ';
+        std::istringstream in(rest);
+        long rows = 0;
+        int block = 0;
+        std::string extra;
+        if (!(in >> rows >> block) || rows < 1 || rows > 16 || block < 1 || block > 256 || (in >> extra))
+            user_error("The schedule mark '", text,
+                       "' is not of the form 'register_tile:<rows>:<block>' with 1 to 16 rows and 1 to 256 elements.");
+        return Mark::register_tile(rows, block);
+    }
     if (text.rfind("fold:", 0) != 0) return std::nullopt;
     std::string rest = text.substr(5);
     for (char &c : rest)

@@ -13,7 +13,8 @@ using namespace tessera;
 using poly::Mark;
 
 TEST_CASE("every mark's text parses back to the same mark", "[poly][marks]") {
-    for (const Mark &m : {Mark::parallel(), Mark::parallel(2), Mark::vector(), Mark::tile_body(), Mark::fold("F_J", 2, 3)}) {
+    for (const Mark &m : {Mark::parallel(), Mark::parallel(2), Mark::vector(), Mark::tile_body(), Mark::fold("F_J", 2, 3),
+                         Mark::register_tile(8, 32)}) {
         std::optional<Mark> back = poly::parse_mark(m.text());
         REQUIRE(back);
         CHECK(back->kind == m.kind);
@@ -29,6 +30,10 @@ TEST_CASE("every mark's text parses back to the same mark", "[poly][marks]") {
     CHECK_THROWS_AS(poly::parse_mark("fold:F_J:two:3"), UserError);
     CHECK_THROWS_AS(poly::parse_mark("fold:F_J:2:0"), UserError);
     CHECK_THROWS_AS(poly::parse_mark("fold:F_J:2:3:4"), UserError);
+    CHECK(Mark::register_tile(8, 32).text() == "register_tile:8:32");
+    CHECK(poly::parse_mark("register_tile:8:32")->block == 32);
+    CHECK_THROWS_AS(poly::parse_mark("register_tile:8"), UserError);
+    CHECK_THROWS_AS(poly::parse_mark("register_tile:0:32"), UserError);
 }
 
 TEST_CASE("a mark inserted in a tree carries its payload, and a tree read from text parses it", "[poly][marks]") {

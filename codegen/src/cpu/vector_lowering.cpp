@@ -239,30 +239,58 @@ private:
     int w_;
 };
 
-// Vectorizes `n` over [lo, hi] if its body allows it; returns false (emitting nothing) otherwise.
-bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi) {
+// The lanes vector_for gives `n`: W elements of its widest type per vector register (or
+// options.vector_width); 0 when its body does not allow explicit vectors.
+int FunctionLowering::vector_lanes(const poly::LoopNode &n) const {
     std::vector<const poly::LoopNode *> calls;
-    if (!body_calls(n.body, calls) || calls.empty() || n.step != 1) return false;
+    if (!body_calls(n.body, calls) || calls.empty() || n.step != 1) return 0;
     int bits = 0;
+    for (const poly::LoopNode *c : calls) {
+        const poly::ExecStatement &e = p.statements[size_t(c->statement)];
+        if (!e.guards.empty()) return 0;
+        bits = std::max({bits, widest(e.value)});
+        for (const Expr &x : e.store) bits = std::max(bits, widest(x));
+        const StorageView &view = view_of(m.statements[size_t(e.statement)].func);
+        bits = std::max(bits, view.type.is_bool() ? 8 : view.type.bits);
+    }
+    int w = options.vector_bits / std::max(bits, 8);
+    if (options.vector_width > 0) w = options.vector_width;
+    return w < 2 ? 0 : w;
+}
+
+// Vectorizes `n` over [lo, hi] if its body allows it; returns false (emitting nothing) otherwise.
+bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi, int64_t known_count) {
+    int w = vector_lanes(n);
+    if (w == 0) return false;
+    std::vector<const poly::LoopNode *> calls;
+    body_calls(n.body, calls);
     const StorageView *stream_view = nullptr;
     const poly::LoopNode *stream_call = nullptr;
     for (const poly::LoopNode *c : calls) {
-        const poly::ExecStatement &e = p.statements[size_t(c->statement)];
-        if (!e.guards.empty()) return false;
-        bits = std::max({bits, widest(e.value)});
-        for (const Expr &x : e.store) bits = std::max(bits, widest(x));
-        const poly::Statement &ms = m.statements[size_t(e.statement)];
-        const StorageView &view = view_of(ms.func);
-        bits = std::max(bits, view.type.is_bool() ? 8 : view.type.bits);
+        const StorageView &view = view_of(m.statements[size_t(p.statements[size_t(c->statement)].statement)].func);
         if (view.output && options.streaming_output_stores && !stream_view) {
             stream_view = &view;
             stream_call = c;
         }
     }
-    int w = options.vector_bits / std::max(bits, 8);
-    if (options.vector_width > 0) w = options.vector_width;
-    if (w < 2) return false;
     VectorLowering v(*this, w);
+
+    if (known_count > 0 && known_count % w == 0 && known_count / w <= 8) {
+        // A block of a register tile (register_tile_lowering.cpp): its steps one after another,
+        // no loop, so that each vector's address is plain in the loop around (and LLVM can
+        // keep it in a register there).
+        // Inside a register tile's row (tile_slot is the row's first slot), each step is a slot.
+        VScope vs;
+        for (const auto &kv : s.vars) vs[kv.first] = Lanes{Lanes::Kind::Uniform, kv.second, 0, nullptr};
+        int first_slot = tile_slot;
+        for (int64_t step = 0; step < known_count; step += w) {
+            if (first_slot >= 0) tile_slot = first_slot + int(step / w);
+            vs[n.var] = Lanes{Lanes::Kind::Affine, b.CreateAdd(lo, i64(step), "", false, true), 1, nullptr};
+            for (const poly::LoopNode *c : calls) v.call(*c, vs, false);
+        }
+        tile_slot = first_slot;
+        return true;
+    }
 
     // Peel to align the first streaming store: its address at x = lo, in elements, modulo w.
     // Loop control in int64, as in serial_for.

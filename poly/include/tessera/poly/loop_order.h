@@ -26,6 +26,10 @@ struct LoopOrder {
     // coincident, the written array invariant along it) 32; the others 8, which keeps the
     // tile's working set within L2 (matmul 1024^3 float: 8 x 32 x 1024, 161 KiB).
     std::vector<int> tile_sizes;
+    // Per member of the band in its new order: whether every statement's written element stays
+    // the same along it (a reduction loop, such as matmul's k).
+    std::vector<bool> write_invariant;
+    int element_bytes = 1;  // the widest element the band's statements write
 };
 
 // Chooses an order for the permutable band at `band` (statements of `m`). Fails (an empty

@@ -7,6 +7,8 @@
 //   vector                   the band below is the vector loop
 //   tile_body                the body of an overlapped group's tile (scratchpads live here)
 //   fold:F_J:2:2             store array F_J's dimension 2 (Halide order) as a ring of 2 rows
+//   register_tile:8:32       the loops below keep a block of 8 rows x 32 elements of the
+//                            written array in registers (register_tiling.h)
 #pragma once
 
 #include <optional>
@@ -17,7 +19,7 @@
 namespace tessera::poly {
 
 struct Mark {
-    enum class Kind { Parallel, Vector, TileBody, Fold };
+    enum class Kind { Parallel, Vector, TileBody, Fold, RegisterTile };
     Kind kind = Kind::Parallel;
     // Kind::Fold: the array (isl name), its dimension in Halide order, and the rows kept.
     std::string array;
@@ -30,19 +32,23 @@ struct Mark {
     // iteration space (OpenMP's collapse): a band whose outer loop has fewer iterations than
     // threads (a batch of 8 in tiles of 32) still runs on every thread.
     int collapse = 1;
+    // Kind::RegisterTile: the rows (`rows`, the unrolled loop's iterations) and the elements
+    // of each row's vector block.
+    int block = 0;
 
     static Mark parallel(int collapse = 1) { return Mark{Kind::Parallel, {}, -1, 0, -1, collapse}; }
     static Mark vector() { return Mark{Kind::Vector, {}, -1, 0, -1, 1}; }
     static Mark tile_body() { return Mark{Kind::TileBody, {}, -1, 0, -1, 1}; }
     static Mark fold(const std::string &array, int dimension, long rows) { return Mark{Kind::Fold, array, dimension, rows, -1, 1}; }
+    static Mark register_tile(long rows, int block) { return Mark{Kind::RegisterTile, {}, -1, rows, -1, 1, block}; }
 
-    // The mark's text: "parallel", "parallel:<collapse>" (collapse > 1), "vector", "tile_body"
-    // or "fold:<array>:<dimension>:<rows>".
+    // The mark's text: "parallel", "parallel:<collapse>" (collapse > 1), "vector", "tile_body",
+    // "fold:<array>:<dimension>:<rows>" or "register_tile:<rows>:<block>".
     std::string text() const;
 };
 
-// The mark a text denotes; nothing for a name that is none of Tessera's marks. A "fold:" text
-// that is malformed is a UserError that quotes it.
+// The mark a text denotes; nothing for a name that is none of Tessera's marks. A "fold:",
+// "parallel:" or "register_tile:" text that is malformed is a UserError that quotes it.
 std::optional<Mark> parse_mark(const std::string &text);
 
 // Inserts a mark node above `node` whose id is named by the mark's text and carries it as its

@@ -33,6 +33,9 @@ struct ScheduleOptions {
     // Store a Func stepped along a dimension (a time loop) as a ring of its last planes
     // (storage_folding.h).
     bool storage_folding = true;
+    // Keep a block of an update's output in vector registers across its reduction loop
+    // (register_tiling.h): matmul's point loops (i, k, j) become (j / 2W, k, i unrolled, j % 2W).
+    bool register_tiling = true;
     // GPU targets: ask isl for outer parallelism.
     bool outer_coincidence = false;
     // Check the produced schedule against the dependences with isl (tests and imported

@@ -1,0 +1,132 @@
+// The loops below a register_tile mark (poly/register_tiling.h), emitted twice:
+//
+//   if (row loop runs `rows` iterations && vector loop runs `block` iterations) {
+//     for k ...                      // the loops between the mark and the rows, as they are
+//       row lo + 0: block of `block` elements, one vector step after another
+//       ...
+//       row lo + rows - 1: ...       // each row's accesses to the written array in a scope of
+//   } else {                         // its own
+//     the loops as they are          // the tiles at the edges
+//   }
+//
+// In the full tiles the written block's addresses do not change in the k loop and provably
+// overlap neither one another nor the operands, so LLVM's scalar promotion keeps the block in
+// registers across the k loop.
+#include <llvm/IR/MDBuilder.h>
+
+#include "function_lowering.h"
+
+namespace tessera::codegen {
+
+using llvm::Value;
+
+namespace {
+
+bool uses_var(const Expr &e, const std::string &var) {
+    bool found = false;
+    ir::visit(e, [&](const Expr &n) {
+        if (n->op == Op::Var && n->name == var) found = true;
+        return !found;
+    });
+    return found;
+}
+
+// The statement instances of a loop's body: one Call, or a Block of Calls.
+std::vector<const poly::LoopNode *> calls_of(const poly::LoopNodePtr &body) {
+    if (body && body->kind == poly::LoopNode::Kind::Call) return {body.get()};
+    std::vector<const poly::LoopNode *> calls;
+    if (!body || body->kind != poly::LoopNode::Kind::Block) return calls;
+    for (const auto &c : body->children) {
+        if (c->kind != poly::LoopNode::Kind::Call) return {};
+        calls.push_back(c.get());
+    }
+    return calls;
+}
+
+} // namespace
+
+bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mark &tile, Scope &s) {
+    // The shape: loops -> row loop -> "vector" mark -> vector loop -> one statement.
+    std::vector<const poly::LoopNode *> outer;
+    const poly::LoopNode *n = mark.body.get();
+    while (n && n->kind == poly::LoopNode::Kind::For && n->body && n->body->kind == poly::LoopNode::Kind::For) {
+        outer.push_back(n);
+        n = n->body.get();
+    }
+    const poly::LoopNode *rows = n;
+    if (outer.empty() || !rows || rows->kind != poly::LoopNode::Kind::For || rows->step != 1 || rows->parallel ||
+        !rows->body || rows->body->kind != poly::LoopNode::Kind::Mark)
+        return false;
+    const poly::LoopNode *vec = rows->body->body.get();
+    if (!vec || vec->kind != poly::LoopNode::Kind::For || !vec->vectorize || vec->step != 1) return false;
+    std::vector<const poly::LoopNode *> calls = calls_of(vec->body);
+    if (calls.size() != 1) return false;
+    for (const poly::LoopNode *l : outer)
+        if (l->parallel || l->vectorize) return false;
+    // The rows' and the block's bounds must not change inside the tile.
+    auto varies = [&](const Expr &e, bool with_rows) {
+        for (const poly::LoopNode *l : outer)
+            if (uses_var(e, l->var)) return true;
+        return with_rows && uses_var(e, rows->var);
+    };
+    if (varies(rows->min, false) || varies(rows->max, false) || varies(vec->min, true) || varies(vec->max, true)) return false;
+
+    const poly::ExecStatement &e = p.statements[size_t(calls[0]->statement)];
+    const StorageView &written = view_of(m.statements[size_t(e.statement)].func);
+    // One alias scope per vector step of each row (the block's steps at the vector width that
+    // vector_for will use; none if it will not split the block into steps).
+    int steps = 0;
+    if (int w = vector_lanes(*vec); w >= 2 && tile.block % w == 0 && tile.block / w <= 8) steps = tile.block / w;
+    if (steps > 0 && tile_scopes.size() != size_t(tile.rows * steps)) {
+        llvm::MDBuilder mdb(ctx);
+        llvm::MDNode *domain = mdb.createAnonymousAliasScopeDomain("tessera register tile");
+        tile_scopes.clear();
+        for (long k = 0; k < tile.rows * steps; ++k) tile_scopes.push_back(mdb.createAnonymousAliasScope(domain));
+    }
+
+    Value *row_lo = expr(rows->min, s), *row_hi = expr(rows->max, s);
+    Value *lo = expr(vec->min, s), *hi = expr(vec->max, s);
+    Value *full = b.CreateAnd(b.CreateICmpEQ(b.CreateSub(row_hi, row_lo), i64(tile.rows - 1)),
+                              b.CreateICmpEQ(b.CreateSub(hi, lo), i64(tile.block - 1)));
+    llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx, "register_tile", function);
+    llvm::BasicBlock *edge = llvm::BasicBlock::Create(ctx, "register_tile_edge", function);
+    llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "register_tile_done", function);
+    b.CreateCondBr(full, fast, edge);
+
+    b.SetInsertPoint(edge);
+    node(mark.body, s);
+    b.CreateBr(done);
+
+    b.SetInsertPoint(fast);
+    std::function<void(size_t)> emit = [&](size_t k) {
+        if (k < outer.size()) {
+            const poly::LoopNode &l = *outer[k];
+            serial_for(l, s, expr(l.min, s), expr(l.max, s), false, false, [&](Value *i) {
+                Value *saved = s.vars.count(l.var) ? s.vars[l.var] : nullptr;
+                s.vars[l.var] = i;
+                emit(k + 1);
+                if (saved) s.vars[l.var] = saved;
+                else s.vars.erase(l.var);
+            });
+            return;
+        }
+        for (long r = 0; r < tile.rows; ++r) {
+            Scope row = s;
+            row.vars[rows->var] = b.CreateAdd(row_lo, i64(r), "", false, true);
+            tile_view = steps > 0 ? &written : nullptr;
+            tile_slot = steps > 0 ? int(r) * steps : -1;
+            if (!vector_for(*vec, row, lo, hi, tile.block)) {
+                tile_view = nullptr;  // no steps: no slots
+                serial_for(*vec, row, lo, hi, true);
+            }
+            tile_view = nullptr;
+            tile_slot = -1;
+        }
+    };
+    emit(0);
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    return true;
+}
+
+} // namespace tessera::codegen
