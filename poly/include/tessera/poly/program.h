@@ -109,7 +109,7 @@ Program program_from_tree(std::shared_ptr<const Model> model, const isl::schedul
 // LLVM on the separated loops, against 0.6 s and 0.6 s atomic; one of 8 Funcs (seed 2103434)
 // spent 17 s on the atomic AST, where the automatic scheduler now falls back to the sequential
 // program.
-constexpr long kAstOperations = 1000000000;
+constexpr long kAstOperations = 1000000;
 // The atomic AST's quota when the separated one is over its own: beyond it, the automatic
 // scheduler falls back to the sequential program, whose AST is cheap.
 constexpr long kAtomicAstOperations = 250000;
