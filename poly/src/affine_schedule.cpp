@@ -137,6 +137,7 @@ public:
                 n = split_band(n, tiled_members);
             }
             tiles_.push_back(sizes);
+            isl::schedule_node untiled = n;
             isl::schedule_node tile = tile_band(n, sizes);
             chain_members += tiled_members;
             if (members >= 3 && !skew) {
@@ -155,7 +156,7 @@ public:
             if (!point_order.empty()) point = permute_band(point, point_order);
             bool register_tiled = false;
             if (!interleaved && !skew && point_order.empty() && o_.tile_sizes.empty()) {
-                std::optional<isl::schedule_node> edited = register_tile_point_band(point, order);
+                std::optional<isl::schedule_node> edited = register_tile_point_band(point, untiled, order);
                 if (edited) {
                     point = *edited;
                     register_tiled = true;
@@ -208,7 +209,10 @@ private:
     // reduction loop): the coincident member just outside it whose tiles are a few rows (8)
     // is unrolled, and vector blocks of 2 registers (1 with 16 registers) of each of its rows
     // stay in registers across the reduction. Nothing when the band has no such shape.
-    std::optional<isl::schedule_node> register_tile_point_band(const isl::schedule_node &point, const LoopOrder &order) {
+    // `untiled`: the band before it was tiled (same members, same order), on which the bounds
+    // of rows and block are compared: its instances have no tile loops to project out.
+    std::optional<isl::schedule_node> register_tile_point_band(const isl::schedule_node &point, const isl::schedule_node &untiled,
+                                                               const LoopOrder &order) {
         if (!o_.register_tiling || o_.vector_width < 2) return std::nullopt;
         int members = int(isl_schedule_node_band_n_member(point.get()));
         if (members < 3 || int(order.tile_sizes.size()) != members || int(order.write_invariant.size()) != members)
@@ -229,7 +233,7 @@ private:
         int vectors = std::max(1, std::min(2, (registers - 4) / std::max(1, rows)));
         int block = lanes * vectors;
         if (lanes < 2 || order.tile_sizes[size_t(v)] % block != 0) return std::nullopt;
-        RegisterTiling rt = register_tile(m_, point, unroll, rows, block);
+        RegisterTiling rt = register_tile(m_, point, unroll, rows, block, untiled);
         if (!rt.band) return std::nullopt;
         notes_.push_back("register tiles of " + std::to_string(rows) + " x " + std::to_string(block) +
                          " (unrolled rows by vector blocks) across the reduction loop");

@@ -98,7 +98,8 @@ std::string register_tile_unsound(const Model &m, const isl::schedule_node &mark
     return "";
 }
 
-RegisterTiling register_tile(const Model &m, const isl::schedule_node &point, int unroll_member, int rows, int block) {
+RegisterTiling register_tile(const Model &m, const isl::schedule_node &point, int unroll_member, int rows, int block,
+                             const isl::schedule_node &bounds_band) {
     RegisterTiling r;
     if (!is_band(point)) {
         r.why_not = "not a band";
@@ -128,7 +129,7 @@ RegisterTiling register_tile(const Model &m, const isl::schedule_node &point, in
     // the block's bounds may not change with each other or with the loops between them.
     for (int k = 0; k < v; ++k)
         for (int other : {unroll_member, v})
-            if (k != other && !independent_members(point, k, other)) {
+            if (k != other && !independent_members(bounds_band, k, other)) {
                 r.why_not = "the bounds of the rows or the block depend on another loop of the tile (a triangular nest)";
                 return r;
             }

@@ -66,19 +66,19 @@ TEST_CASE("a matmul update keeps a block of rows in registers across its reducti
 TEST_CASE("register tiling applies only where rows never share an element", "[poly][register_tiling]") {
     MatMul plain;
     std::shared_ptr<const poly::Model> m = poly::build_model(plain.pipeline);
-    poly::RegisterTiling ok = poly::register_tile(*m, update_band(*m), 0, 8, 32);
+    poly::RegisterTiling ok = poly::register_tile(*m, update_band(*m), 0, 8, 32, update_band(*m));
     INFO(ok.why_not);
     CHECK(ok.band);
 
     MatMul neighbour(1);
     std::shared_ptr<const poly::Model> m2 = poly::build_model(neighbour.pipeline);
-    poly::RegisterTiling no = poly::register_tile(*m2, update_band(*m2), 0, 8, 32);
+    poly::RegisterTiling no = poly::register_tile(*m2, update_band(*m2), 0, 8, 32, update_band(*m2));
     CHECK_FALSE(no.band);
     CHECK(no.why_not.find("reads the array it writes at another element") != std::string::npos);
 
     // A band whose unrolled member is not coincident is not register tiled either.
     isl::schedule_node serial = m->original.root().child(0).child(1).child(0);
-    CHECK_FALSE(poly::register_tile(*m, serial, 0, 8, 32).band);
+    CHECK_FALSE(poly::register_tile(*m, serial, 0, 8, 32, serial).band);
 }
 
 TEST_CASE("register-tiled matmul matches plain loops with partial tiles on every side", "[poly][register_tiling][codegen]") {
