@@ -28,6 +28,10 @@ int lanes_of(llvm::Value *v);
 bool on_index_spine(Op op);
 llvm::Type *shaped(llvm::Type *element, llvm::Value *like);
 
+// The statement instances of a loop's body, appended to `calls`: Calls, Blocks of them and
+// Marks around them; false when the body holds loops or conditionals.
+bool body_calls(const poly::LoopNodePtr &n, std::vector<const poly::LoopNode *> &calls);
+
 // DSL variable name → its LLVM value (i32 coordinates, typed scalars).
 struct Scope {
     std::map<std::string, llvm::Value *> vars;

@@ -146,4 +146,19 @@ void FunctionLowering::call(const poly::LoopNode &n, Scope &s) {
     }
 }
 
+bool body_calls(const poly::LoopNodePtr &n, std::vector<const poly::LoopNode *> &calls) {
+    if (!n) return true;
+    if (n->kind == poly::LoopNode::Kind::Call) {
+        calls.push_back(n.get());
+        return true;
+    }
+    if (n->kind == poly::LoopNode::Kind::Block) {
+        for (const auto &c : n->children)
+            if (!body_calls(c, calls)) return false;
+        return true;
+    }
+    if (n->kind == poly::LoopNode::Kind::Mark) return body_calls(n->body, calls);
+    return false;  // inner loops or conditionals: leave them to LLVM
+}
+
 } // namespace tessera::codegen

@@ -20,31 +20,6 @@ namespace tessera::codegen {
 
 using llvm::Value;
 
-namespace {
-
-bool uses_var(const Expr &e, const std::string &var) {
-    bool found = false;
-    ir::visit(e, [&](const Expr &n) {
-        if (n->op == Op::Var && n->name == var) found = true;
-        return !found;
-    });
-    return found;
-}
-
-// The statement instances of a loop's body: one Call, or a Block of Calls.
-std::vector<const poly::LoopNode *> calls_of(const poly::LoopNodePtr &body) {
-    if (body && body->kind == poly::LoopNode::Kind::Call) return {body.get()};
-    std::vector<const poly::LoopNode *> calls;
-    if (!body || body->kind != poly::LoopNode::Kind::Block) return calls;
-    for (const auto &c : body->children) {
-        if (c->kind != poly::LoopNode::Kind::Call) return {};
-        calls.push_back(c.get());
-    }
-    return calls;
-}
-
-} // namespace
-
 bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mark &tile, Scope &s) {
     // The shape: loops -> row loop -> "vector" mark -> vector loop -> one statement.
     std::vector<const poly::LoopNode *> outer;
@@ -59,15 +34,18 @@ bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mar
         return false;
     const poly::LoopNode *vec = rows->body->body.get();
     if (!vec || vec->kind != poly::LoopNode::Kind::For || !vec->vectorize || vec->step != 1) return false;
-    std::vector<const poly::LoopNode *> calls = calls_of(vec->body);
-    if (calls.size() != 1) return false;
+    std::vector<const poly::LoopNode *> calls;
+    if (!body_calls(vec->body, calls) || calls.size() != 1) return false;
     for (const poly::LoopNode *l : outer)
         if (l->parallel || l->vectorize) return false;
     // The rows' and the block's bounds must not change inside the tile.
     auto varies = [&](const Expr &e, bool with_rows) {
-        for (const poly::LoopNode *l : outer)
-            if (uses_var(e, l->var)) return true;
-        return with_rows && uses_var(e, rows->var);
+        for (const std::string &v : ir::free_vars(e)) {
+            if (with_rows && v == rows->var) return true;
+            for (const poly::LoopNode *l : outer)
+                if (v == l->var) return true;
+        }
+        return false;
     };
     if (varies(rows->min, false) || varies(rows->max, false) || varies(vec->min, true) || varies(vec->max, true)) return false;
 

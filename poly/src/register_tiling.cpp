@@ -14,18 +14,6 @@
 namespace tessera::poly {
 namespace {
 
-// A band with the given members (a list of union_pw_affs), permutable, with these coincidence
-// flags, inserted above `node`; returns the band.
-isl_schedule_node *insert_band(isl_schedule_node *node, isl_space *params, isl_union_pw_aff_list *members,
-                               const std::vector<bool> &coincident) {
-    int n = int(coincident.size());
-    isl_space *space = isl_space_add_dims(isl_space_set_from_params(params), isl_dim_set, unsigned(n));
-    node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_from_union_pw_aff_list(space, members));
-    node = isl_schedule_node_band_set_permutable(node, 1);
-    for (int k = 0; k < n; ++k) node = isl_schedule_node_band_member_set_coincident(node, k, coincident[size_t(k)] ? 1 : 0);
-    return node;
-}
-
 // Whether the instances below `band` form, in the schedule space, a set whose members `a` and
 // `b` (of the band) bound each other nowhere: fixing the other loops, every value of one goes
 // with every value of the other. A triangular nest (correlation's j > i) does not: there the
@@ -153,12 +141,12 @@ RegisterTiling register_tile(const Model &m, const isl::schedule_node &point, in
 
     // Replace the band by: block loop -> register_tile mark -> the other members -> rows ->
     // "vector" mark -> the loop within the block (built bottom-up, each insertion above the last).
-    isl_schedule_node *n = isl_schedule_node_delete(point.copy());
-    n = insert_band(n, isl_space_copy(params), isl_union_pw_aff_list_from_union_pw_aff(within), {true});
-    n = insert_mark(isl::manage(n), Mark::vector()).release();
-    n = insert_band(n, isl_space_copy(params), isl_union_pw_aff_list_from_union_pw_aff(row), {true});
-    n = insert_band(n, isl_space_copy(params), middle, middle_coincident);
-    isl::schedule_node marked = insert_mark(isl::manage(n), Mark::register_tile(rows, block));
+    isl::schedule_node n = isl::manage(isl_schedule_node_delete(point.copy()));
+    n = insert_permutable_band(n, isl_space_copy(params), isl_union_pw_aff_list_from_union_pw_aff(within), {true});
+    n = insert_mark(n, Mark::vector());
+    n = insert_permutable_band(n, isl_space_copy(params), isl_union_pw_aff_list_from_union_pw_aff(row), {true});
+    n = insert_permutable_band(n, isl_space_copy(params), middle, middle_coincident);
+    isl::schedule_node marked = insert_mark(n, Mark::register_tile(rows, block));
     std::string unsound = register_tile_unsound(m, marked);
     if (!unsound.empty()) {
         isl_space_free(params);
@@ -166,8 +154,7 @@ RegisterTiling register_tile(const Model &m, const isl::schedule_node &point, in
         r.why_not = unsound;
         return r;
     }
-    n = insert_band(marked.release(), params, isl_union_pw_aff_list_from_union_pw_aff(block_loop), {true});
-    r.band = isl::manage(n);
+    r.band = insert_permutable_band(marked, params, isl_union_pw_aff_list_from_union_pw_aff(block_loop), {true});
     return r;
 }
 

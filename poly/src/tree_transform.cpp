@@ -39,13 +39,20 @@ isl::schedule_node permute_band(const isl::schedule_node &node, const std::vecto
         list = isl_union_pw_aff_list_add(list, isl_multi_union_pw_aff_get_at(mupa, k));
         coincident.push_back(isl_schedule_node_band_member_get_coincident(node.get(), k) == isl_bool_true);
     }
-    isl_space *space = isl_multi_union_pw_aff_get_space(mupa);
+    isl_space *params = isl_space_params(isl_multi_union_pw_aff_get_space(mupa));
     isl_multi_union_pw_aff_free(mupa);
-    isl_multi_union_pw_aff *permuted = isl_multi_union_pw_aff_from_union_pw_aff_list(space, list);
-    isl_schedule_node *n = isl_schedule_node_delete(node.copy());
-    n = isl_schedule_node_insert_partial_schedule(n, permuted);
+    isl::schedule_node deleted = isl::manage(isl_schedule_node_delete(node.copy()));
+    return insert_permutable_band(deleted, params, list, coincident);
+}
+
+isl::schedule_node insert_permutable_band(const isl::schedule_node &node, isl_space *params, isl_union_pw_aff_list *members,
+                                          const std::vector<bool> &coincident) {
+    int n_members = int(coincident.size());
+    isl_space *space = isl_space_add_dims(isl_space_set_from_params(params), isl_dim_set, unsigned(n_members));
+    isl_schedule_node *n =
+        isl_schedule_node_insert_partial_schedule(node.copy(), isl_multi_union_pw_aff_from_union_pw_aff_list(space, members));
     n = isl_schedule_node_band_set_permutable(n, 1);
-    for (int k = 0; k < members; ++k) n = isl_schedule_node_band_member_set_coincident(n, k, coincident[size_t(k)] ? 1 : 0);
+    for (int k = 0; k < n_members; ++k) n = isl_schedule_node_band_member_set_coincident(n, k, coincident[size_t(k)] ? 1 : 0);
     return isl::manage(n);
 }
 

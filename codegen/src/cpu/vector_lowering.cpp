@@ -42,21 +42,6 @@ int widest(const Expr &e) {
     return w;
 }
 
-bool body_calls(const poly::LoopNodePtr &n, std::vector<const poly::LoopNode *> &calls) {
-    if (!n) return true;
-    if (n->kind == poly::LoopNode::Kind::Call) {
-        calls.push_back(n.get());
-        return true;
-    }
-    if (n->kind == poly::LoopNode::Kind::Block) {
-        for (const auto &c : n->children)
-            if (!body_calls(c, calls)) return false;
-        return true;
-    }
-    if (n->kind == poly::LoopNode::Kind::Mark) return body_calls(n->body, calls);
-    return false;  // inner loops or conditionals: leave them to LLVM
-}
-
 } // namespace
 
 class VectorLowering {

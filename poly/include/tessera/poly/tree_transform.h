@@ -24,6 +24,12 @@ isl::schedule_node tile_band(const isl::schedule_node &node, const std::vector<i
 // Returns the new band.
 isl::schedule_node permute_band(const isl::schedule_node &node, const std::vector<int> &order);
 
+// Inserts above `node` a permutable band whose members are `members` (one union_pw_aff each,
+// over the parameters of `params`), with these coincidence flags; returns the band. Takes
+// `params` and `members`.
+isl::schedule_node insert_permutable_band(const isl::schedule_node &node, isl_space *params, isl_union_pw_aff_list *members,
+                                          const std::vector<bool> &coincident);
+
 // Marks every member of the band at `node` coincident (parallel) and the band permutable;
 // the caller guarantees it (e.g. the tile loops of an overlapped group).
 isl::schedule_node set_band_parallel(const isl::schedule_node &node);
