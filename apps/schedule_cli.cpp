@@ -1,9 +1,10 @@
 // tessera-schedule: prints the automatic schedule of a named app pipeline.
 //
 //   tessera-schedule <app> [--fusion none|smart|max] [--tile X,Y,...] [--no-parallel]
-//                          [--vector-width N] [--loops]
+//                          [--vector-width N] [--gpu SM] [--loops]
 //
-// Prints the schedule JSON (docs/schedule-json.md), or with --loops only the loop nest.
+// Prints the schedule JSON (docs/schedule-json.md), or with --loops only the loop nest. --gpu SM:
+// the schedule for Target::cuda(SM) (kernels, threads, barriers; docs/gpu.md).
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -11,6 +12,7 @@
 
 #include <tessera/poly/schedule_json.h>
 #include <tessera/poly/scheduler.h>
+#include <tessera/runtime/compiled_pipeline.h>
 
 #include "tessera_apps/app.h"
 
@@ -20,7 +22,7 @@ int main(int argc, char **argv) {
     try {
         if (argc < 2 || argv[1][0] == '-') {
             std::fprintf(stderr, "usage: %s <app> [--fusion none|smart|max] [--tile X,Y,...] [--no-parallel] "
-                                 "[--vector-width N] [--loops]\napps:", argv[0]);
+                                 "[--vector-width N] [--gpu SM] [--loops]\napps:", argv[0]);
             for (const auto &n : apps::app_names()) std::fprintf(stderr, " %s", n.c_str());
             std::fprintf(stderr, "\n");
             return 2;
@@ -38,7 +40,13 @@ int main(int argc, char **argv) {
                 while (std::getline(s, t, ',')) o.tile_sizes.push_back(std::stoi(t));
             } else if (a == "--no-parallel") o.parallel = false;
             else if (a == "--vector-width" && i + 1 < argc) o.vector_width = std::stoi(argv[++i]);
-            else if (a == "--loops") loops = true;
+            else if (a == "--gpu" && i + 1 < argc) {
+                poly::ScheduleOptions g = runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(std::stoi(argv[++i])));
+                g.fusion = o.fusion;
+                g.tile_sizes = o.tile_sizes;
+                g.parallel = o.parallel;
+                o = g;
+            } else if (a == "--loops") loops = true;
             else user_error("tessera-schedule: unknown option '", a, "'.");
         }
         poly::Program p = poly::schedule_pipeline(app->pipeline(), o);

@@ -32,10 +32,46 @@ llvm::Type *shaped(llvm::Type *element, llvm::Value *like);
 // Marks around them; false when the body holds loops or conditionals.
 bool body_calls(const poly::LoopNodePtr &n, std::vector<const poly::LoopNode *> &calls);
 
+// The loop directly inside a parallel loop marked to collapse two loops, when the two can run
+// as one iteration space: both step by 1, and the inner loop's bounds do not depend on the
+// outer one (isl's tiles of a rectangular band). Null otherwise: the outer loop then runs alone.
+const poly::LoopNode *collapsible_inner(const poly::LoopNode &n);
+
+// Whether a loop-nest Mark node is a GPU kernel's ("kernel", "kernel:<n>").
+bool is_kernel_mark(const poly::LoopNode &n);
+
+// Where one scratchpad of an overlapped group lives: its element strides (Halide order), its
+// bytes, and its offset among the scratchpads allocated together (64-byte aligned).
+struct ScratchLayout {
+    size_t storage;
+    std::vector<int64_t> strides;
+    int64_t bytes;
+    int64_t offset;
+};
+
 // DSL variable name → its LLVM value (i32 coordinates, typed scalars).
 struct Scope {
     std::map<std::string, llvm::Value *> vars;
 };
+
+class FunctionLowering;
+
+// The values a body outlined into a function of its own (a parallel loop's, a GPU kernel's)
+// reads from its parent, in a fixed order: the scope's variables, then the base, mins and
+// strides of every storage and input view, then `extra`. They travel as one array of 64-bit
+// words (the context).
+struct OutlinedValues {
+    std::vector<std::string> names;  // the scope's variables, first in `values`
+    std::vector<llvm::Value *> values;
+};
+OutlinedValues outlined_values(const FunctionLowering &f, const Scope &s, const std::vector<llvm::Value *> &extra);
+// Stores the values into a context array allocated in the current function's entry block.
+llvm::Value *store_context(FunctionLowering &f, const OutlinedValues &o, const char *name = "context");
+// In the outlined function, at f's insertion point: loads the values back from `context`,
+// binds the scope's variables in `scope` and points f's views at the loaded ones; returns the
+// loaded `extra` values.
+std::vector<llvm::Value *> load_context(FunctionLowering &f, const OutlinedValues &o, llvm::Value *context, Scope &scope);
+
 
 // How to address one array: element (c_0, ...) lives at base + sum_d (c_d - min_d) * stride_d.
 struct StorageView {
@@ -96,6 +132,24 @@ public:
 
     // ---- Entry (host_entry.cpp) ----
     void allocate_scratch(int group_or_all);
+    // The scratchpads of a group (all groups when -1), laid out one after another; their
+    // total bytes in `total`.
+    std::vector<ScratchLayout> scratch_layouts(int group_or_all, int64_t &total) const;
+    // Points a scratchpad's view at `base`.
+    void place_scratch(const ScratchLayout &l, llvm::Value *base);
+
+    // ---- GPU kernels (gpu/kernel_lowering.cpp) ----
+    // Lowers `n` as the GPU mapping asks (kernel marks outside kernels; thread loops, barriers
+    // and one-thread regions inside); false when n is lowered as on the CPU.
+    bool gpu_node(const poly::LoopNodePtr &n, Scope &s);
+    struct KernelState {
+        llvm::Value *device = nullptr;   // the device interface's argument
+        llvm::Value *thread = nullptr;   // threadIdx.x (i64)
+        llvm::Value *threads = nullptr;  // blockDim.x (i64)
+        bool single = false;             // inside a region only thread 0 runs
+    };
+    KernelState *kernel = nullptr;  // set while a kernel's body is emitted
+    int kernel_count = 0;
 
     const poly::Program &p;
     const poly::Model &m;

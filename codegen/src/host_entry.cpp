@@ -52,6 +52,8 @@ std::set<int> groups_below(const poly::Program &p, const poly::LoopNodePtr &root
     std::set<int> groups;
     std::function<void(const poly::LoopNodePtr &)> visit = [&](const poly::LoopNodePtr &n) {
         if (!n || (outside_parallel && n->kind == poly::LoopNode::Kind::For && n->parallel)) return;
+        // A GPU kernel allocates its groups' scratchpads in each block's shared memory.
+        if (outside_parallel && n->kind == poly::LoopNode::Kind::Mark && is_kernel_mark(*n)) return;
         if (n->kind == poly::LoopNode::Kind::Call && p.statements[size_t(n->statement)].group >= 0)
             groups.insert(p.statements[size_t(n->statement)].group);
         for (const auto &c : n->children) visit(c);
@@ -63,22 +65,13 @@ std::set<int> groups_below(const poly::Program &p, const poly::LoopNodePtr &root
     return groups;
 }
 
-// Allocates the scratchpads of overlapped group `group` (all groups when -1) in the entry block
-// of the current function: one set per thread when called inside an outlined parallel body.
-void FunctionLowering::allocate_scratch(int group) {
-    llvm::IRBuilder<> eb(&function->getEntryBlock(), function->getEntryBlock().begin());
-    // Each scratchpad's layout (element strides, bytes), then stack or heap for all of them.
-    struct Layout {
-        size_t storage;
-        std::vector<int64_t> strides;
-        int64_t bytes;
-    };
-    std::vector<Layout> layouts;
-    int64_t total = 0;
+std::vector<ScratchLayout> FunctionLowering::scratch_layouts(int group, int64_t &total) const {
+    std::vector<ScratchLayout> layouts;
+    total = 0;
     for (size_t i = 0; i < p.storage.size(); ++i) {
         const poly::Storage &st = p.storage[i];
         if (st.kind != poly::Storage::Kind::Scratch || (group >= 0 && st.group != group)) continue;
-        Layout l{i, {}, 0};
+        ScratchLayout l{i, {}, 0, total};
         int64_t stride = 1;
         for (size_t d = 0; d < st.extent.size(); ++d) {
             l.strides.push_back(stride);
@@ -92,25 +85,39 @@ void FunctionLowering::allocate_scratch(int group) {
         total += (l.bytes + 63) / 64 * 64;
         layouts.push_back(std::move(l));
     }
+    return layouts;
+}
+
+void FunctionLowering::place_scratch(const ScratchLayout &l, Value *base) {
+    const poly::Storage &st = p.storage[l.storage];
+    StorageView &v = storage[l.storage];
+    v.type = st.type;
+    v.scratch = true;
+    v.alias = int(m.graph.inputs.size() + l.storage);
+    v.min.assign(size_t(st.dimensions), i64(0));
+    v.stride.clear();
+    for (int64_t s : l.strides) v.stride.push_back(i64(s));
+    v.base = base;
+}
+
+// Allocates the scratchpads of overlapped group `group` (all groups when -1) in the entry block
+// of the current function: one set per thread when called inside an outlined parallel body.
+void FunctionLowering::allocate_scratch(int group) {
+    llvm::IRBuilder<> eb(&function->getEntryBlock(), function->getEntryBlock().begin());
+    int64_t total = 0;
+    std::vector<ScratchLayout> layouts = scratch_layouts(group, total);
     bool heap = total > kStackScratchBytes;
-    for (const Layout &l : layouts) {
+    for (const ScratchLayout &l : layouts) {
         const poly::Storage &st = p.storage[l.storage];
-        StorageView &v = storage[l.storage];
-        v.type = st.type;
-        v.scratch = true;
-        v.alias = int(m.graph.inputs.size() + l.storage);
-        v.min.assign(size_t(st.dimensions), i64(0));
-        v.stride.clear();
-        for (int64_t s : l.strides) v.stride.push_back(i64(s));
         if (heap) {
             llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty());
             Value *ptr = b.CreateCall(alloc, {i64(64), i64((l.bytes + 63) / 64 * 64)});
             heap_allocations.push_back(ptr);
-            v.base = ptr;
+            place_scratch(l, ptr);
         } else {
             llvm::AllocaInst *a = eb.CreateAlloca(b.getInt8Ty(), i64(l.bytes), st.name + ".scratch");
             a->setAlignment(llvm::Align(64));
-            v.base = a;
+            place_scratch(l, a);
         }
     }
 }

@@ -8,6 +8,7 @@ using llvm::Value;
 
 void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
     if (!n) return;
+    if (options.gpu && gpu_node(n, s)) return;
     switch (n->kind) {
     case poly::LoopNode::Kind::Block:
         for (const auto &c : n->children) node(c, s);
@@ -40,7 +41,8 @@ void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
             parallel_loops->emit(*this, *n, s);
         } else {
             Value *lo = expr(n->min, s), *hi = expr(n->max, s);
-            if (!(n->vectorize && vector_for(*n, s, lo, hi))) serial_for(*n, s, lo, hi, n->vectorize);
+            bool vector = n->vectorize && !kernel;  // a GPU thread's code stays scalar
+            if (!(vector && vector_for(*n, s, lo, hi))) serial_for(*n, s, lo, hi, vector);
         }
         return;
     case poly::LoopNode::Kind::Call: call(*n, s); return;
@@ -144,6 +146,98 @@ void FunctionLowering::call(const poly::LoopNode &n, Scope &s) {
         b.CreateBr(done);
         b.SetInsertPoint(done);
     }
+}
+
+namespace {
+
+// A value packed into 64 bits for a context array, and back.
+Value *pack(llvm::IRBuilder<> &b, Value *v) {
+    llvm::Type *t = v->getType();
+    if (t->isPointerTy()) return b.CreatePtrToInt(v, b.getInt64Ty());
+    if (t->isDoubleTy()) return b.CreateBitCast(v, b.getInt64Ty());
+    if (t->isFloatTy()) return b.CreateZExt(b.CreateBitCast(v, b.getInt32Ty()), b.getInt64Ty());
+    if (t->isIntegerTy(64)) return v;
+    return b.CreateZExt(v, b.getInt64Ty());
+}
+
+Value *unpack(llvm::IRBuilder<> &b, Value *w, llvm::Type *t) {
+    if (t->isPointerTy()) return b.CreateIntToPtr(w, t);
+    if (t->isDoubleTy()) return b.CreateBitCast(w, t);
+    if (t->isFloatTy()) return b.CreateBitCast(b.CreateTrunc(w, b.getInt32Ty()), t);
+    if (t->isIntegerTy(64)) return w;
+    return b.CreateTrunc(w, t);
+}
+
+template <typename F>
+void for_each_view(const FunctionLowering &f, F &&visit) {
+    for (size_t i = 0; i < f.storage.size(); ++i) visit(false, i);
+    // Inputs in the pipeline's order (the map's pointer order would make the IR differ from
+    // run to run).
+    for (size_t i = 0; i < f.m.graph.inputs.size(); ++i)
+        if (f.inputs.count(f.m.graph.inputs[i].get())) visit(true, i);
+}
+
+} // namespace
+
+OutlinedValues outlined_values(const FunctionLowering &f, const Scope &s, const std::vector<Value *> &extra) {
+    OutlinedValues o;
+    for (const auto &kv : s.vars) {
+        o.names.push_back(kv.first);
+        o.values.push_back(kv.second);
+    }
+    for_each_view(f, [&](bool input, size_t i) {
+        const StorageView &v = input ? f.inputs.at(f.m.graph.inputs[i].get()) : f.storage[i];
+        if (!v.base) return;
+        o.values.push_back(v.base);
+        for (Value *x : v.min) o.values.push_back(x);
+        for (Value *x : v.stride) o.values.push_back(x);
+    });
+    o.values.insert(o.values.end(), extra.begin(), extra.end());
+    return o;
+}
+
+Value *store_context(FunctionLowering &f, const OutlinedValues &o, const char *name) {
+    llvm::IRBuilder<> entry_builder(&f.function->getEntryBlock(), f.function->getEntryBlock().begin());
+    llvm::AllocaInst *context =
+        entry_builder.CreateAlloca(llvm::ArrayType::get(f.b.getInt64Ty(), std::max<size_t>(1, o.values.size())), nullptr, name);
+    for (size_t i = 0; i < o.values.size(); ++i)
+        f.b.CreateStore(pack(f.b, o.values[i]), f.b.CreateConstInBoundsGEP2_64(context->getAllocatedType(), context, 0, i));
+    return context;
+}
+
+std::vector<Value *> load_context(FunctionLowering &f, const OutlinedValues &o, Value *context, Scope &scope) {
+    std::vector<Value *> values;
+    for (size_t i = 0; i < o.values.size(); ++i) {
+        Value *w = f.b.CreateLoad(f.b.getInt64Ty(), f.b.CreateConstInBoundsGEP1_64(f.b.getInt64Ty(), context, i));
+        values.push_back(unpack(f.b, w, o.values[i]->getType()));
+    }
+    size_t k = 0;
+    for (const std::string &name : o.names) scope.vars[name] = values[k++];
+    for_each_view(f, [&](bool input, size_t i) {
+        StorageView &v = input ? f.inputs.at(f.m.graph.inputs[i].get()) : f.storage[i];
+        if (!v.base) return;
+        v.base = values[k++];
+        for (Value *&x : v.min) x = values[k++];
+        for (Value *&x : v.stride) x = values[k++];
+    });
+    return std::vector<Value *>(values.begin() + long(k), values.end());
+}
+
+// The loop directly inside a parallel loop marked to collapse two loops, when the two can run
+// as one iteration space: both step by 1, and the inner loop's bounds do not depend on the
+// outer one (isl's tiles of a rectangular band). Null otherwise: the outer loop then runs alone
+// on threads.
+const poly::LoopNode *collapsible_inner(const poly::LoopNode &n) {
+    if (n.collapse < 2 || n.step != 1 || !n.body || n.body->kind != poly::LoopNode::Kind::For) return nullptr;
+    const poly::LoopNode &inner = *n.body;
+    if (inner.step != 1 || inner.vectorize || inner.parallel) return nullptr;
+    bool depends = false;
+    for (const Expr &e : {inner.min, inner.max})
+        ir::visit(e, [&](const Expr &x) {
+            depends = depends || (x->op == Op::Var && x->name == n.var);
+            return !depends;
+        });
+    return depends ? nullptr : &inner;
 }
 
 bool body_calls(const poly::LoopNodePtr &n, std::vector<const poly::LoopNode *> &calls) {

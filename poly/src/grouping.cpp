@@ -82,11 +82,13 @@ private:
             return t;
         }
         if (n >= 1) t[n - 1] = n == 1 ? 4096 : std::max(256, o_.vector_width * 16);
+        // A GPU tile is one block's: 64 x 8 points (blocks of a few warps).
+        if (n >= 1 && o_.gpu) t[n - 1] = n == 1 ? 1024 : 64;
         if (n >= 2) t[n - 2] = y;
         return t;
     }
 
-    std::vector<int> probe_tiles(const GroupPlan &g) const { return tiles_for(root_rank(g), 32); }
+    std::vector<int> probe_tiles(const GroupPlan &g) const { return tiles_for(root_rank(g), o_.gpu ? 8 : 32); }
 
     // Footprint box sizes at other tile sizes: a dimension that spans at least the probe tile
     // grows one for one with the tile (its halo stays), the others keep their size.
@@ -185,7 +187,7 @@ private:
                     failed.insert(key);
                     continue;
                 }
-                Estimate e = estimate(merged.plan, *fp, probe, probe, sliding_window(m_, merged.plan.statements));
+                Estimate e = estimate(merged.plan, *fp, probe, probe, o_.sliding_window ? sliding_window(m_, merged.plan.statements) : std::nullopt);
                 if (o_.fusion == Fusion::Smart && (e.recompute > o_.max_recompute || e.working_set > o_.cache_bytes)) {
                     failed.insert(key);
                     continue;
@@ -216,7 +218,7 @@ private:
         double best_score = 0;
         std::vector<int> smallest;
         Estimate smallest_e;
-        g.plan.window = sliding_window(m_, g.plan.statements);
+        if (o_.sliding_window) g.plan.window = sliding_window(m_, g.plan.statements);
         const std::optional<SlidingWindow> &window = g.plan.window;
         auto consider = [&](const std::vector<int> &tiles) {
             Estimate e = estimate(g.plan, *fp, probe, tiles, window);
@@ -241,6 +243,12 @@ private:
             std::vector<int> widths = n == 1 ? std::vector<int>{16384, 8192, 4096, 2048}
                                              : std::vector<int>{4096, 2048, 1024, 512, 256};
             std::vector<int> heights = n == 1 ? std::vector<int>{1} : std::vector<int>{256, 128, 64, 32, 16, 8, 4, 2, 1};
+            // GPU tiles are one block's work, their scratchpads in its shared memory
+            // (cache_bytes): a few warps wide, so that a grid has many blocks.
+            if (o_.gpu) {
+                widths = n == 1 ? std::vector<int>{1024, 512, 256} : std::vector<int>{256, 128, 64, 32};
+                heights = n == 1 ? std::vector<int>{1} : std::vector<int>{32, 16, 8, 4, 2, 1};
+            }
             for (int x : widths)
                 for (int y : heights) {
                     std::vector<int> tiles(n, 1);

@@ -300,13 +300,13 @@ struct Checker {
     }
 };
 
-// Visits every band directly below a "parallel" or "vector" mark, and every register_tile
-// mark node.
+// Visits every band directly below a "parallel", "vector", "kernel" (with block loops) or
+// "thread" mark, and every register_tile mark node.
 void marked_bands(isl_schedule_node *n, std::vector<std::pair<Mark, isl::schedule_node>> &out) {
     if (std::optional<Mark> mark = mark_of(n)) {
         if (mark->kind == Mark::Kind::RegisterTile) out.emplace_back(*mark, isl::manage_copy(n));
         isl_schedule_node *c = isl_schedule_node_get_child(n, 0);
-        if ((mark->kind == Mark::Kind::Parallel || mark->kind == Mark::Kind::Vector) &&
+        if (mark->marks_loop() && !(mark->kind == Mark::Kind::Kernel && mark->collapse == 0) &&
             isl_schedule_node_get_type(c) == isl_schedule_node_band)
             out.emplace_back(*mark, isl::manage_copy(c));
         isl_schedule_node_free(c);
@@ -345,8 +345,10 @@ static void check_marks(const Program &p, const isl::union_map &deps, Checker &c
                 c.fail("The mark " + mark.text() + " cannot keep its rows in registers: " + unsound + ". Remove the mark.");
             continue;
         }
-        // A collapsed parallel mark runs its band's outer `collapse` loops on threads together.
-        isl::union_map carried = carried_dependences(band, deps, mark.kind == Mark::Kind::Parallel ? mark.collapse : 1);
+        // A collapsed parallel mark runs its band's outer `collapse` loops on threads together,
+        // a kernel mark its block loops on blocks.
+        bool collapsed = mark.kind == Mark::Kind::Parallel || mark.kind == Mark::Kind::Kernel;
+        isl::union_map carried = carried_dependences(band, deps, collapsed ? mark.collapse : 1);
         if (!carried.is_empty()) {
             std::vector<isl::map> ex = maps_of(carried);
             c.fail(detail::str_cat("The loop", mark.collapse > 1 ? "s" : "", " marked ", mark.text(), " around ", isl_map_get_tuple_name(ex.front().get(), isl_dim_in),

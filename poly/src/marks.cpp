@@ -16,6 +16,9 @@ std::string Mark::text() const {
     case Kind::TileBody: return "tile_body";
     case Kind::Fold: return "fold:" + array + ":" + std::to_string(dimension) + ":" + std::to_string(rows);
     case Kind::RegisterTile: return "register_tile:" + std::to_string(rows) + ":" + std::to_string(block);
+    case Kind::Kernel: return collapse == 1 ? "kernel" : "kernel:" + std::to_string(collapse);
+    case Kind::Thread: return "thread";
+    case Kind::Barrier: return "barrier";
     }
     return "";
 }
@@ -31,6 +34,17 @@ std::optional<Mark> parse_mark(const std::string &text) {
         return Mark::parallel(collapse);
     }
     if (text == "vector") return Mark::vector();
+    if (text == "kernel") return Mark::kernel(1);
+    if (text.rfind("kernel:", 0) == 0) {
+        std::istringstream in(text.substr(7));
+        int loops = -1;
+        std::string extra;
+        if (!(in >> loops) || loops < 0 || loops > 3 || (in >> extra))
+            user_error("The schedule mark '", text, "' is not of the form 'kernel:<block loops>' with 0 to 3 loops.");
+        return Mark::kernel(loops);
+    }
+    if (text == "thread") return Mark::thread();
+    if (text == "barrier") return Mark::barrier();
     if (text == "tile_body") return Mark::tile_body();
     if (text.rfind("register_tile:", 0) == 0) {
         std::string rest = text.substr(14);

@@ -117,9 +117,12 @@ public:
             // once has no loop: the mark then applies to nothing, never to another loop below.
             std::string marked;
             if (mark && mark->loop_depth >= 0) marked = "$c" + std::to_string(mark->loop_depth);
-            std::string par = mark && mark->kind == Mark::Kind::Parallel ? marked : parallel;
-            if (mark && mark->kind == Mark::Kind::Parallel && !marked.empty()) collapse_[marked] = mark->collapse;
-            std::string vec = mark && mark->kind == Mark::Kind::Vector ? marked : vectorize;
+            // A kernel's block loops are marked parallel in the loop nest, its thread loop
+            // vectorized: inside a kernel mark, the GPU code generator reads them so.
+            bool blocks = mark && (mark->kind == Mark::Kind::Parallel || (mark->kind == Mark::Kind::Kernel && mark->collapse > 0));
+            std::string par = blocks ? marked : parallel;
+            if (blocks && !marked.empty()) collapse_[marked] = mark->collapse;
+            std::string vec = mark && (mark->kind == Mark::Kind::Vector || mark->kind == Mark::Kind::Thread) ? marked : vectorize;
             r->body = convert(c, par, vec);
             isl_ast_node_free(c);
             return r;
@@ -201,7 +204,7 @@ private:
 // (c<depth>).
 isl_schedule_node *with_marked_depth(isl_schedule_node *node, void *) {
     std::optional<Mark> mark = mark_of(node);
-    if (!mark || (mark->kind != Mark::Kind::Parallel && mark->kind != Mark::Kind::Vector)) return node;
+    if (!mark || !mark->marks_loop() || (mark->kind == Mark::Kind::Kernel && mark->collapse == 0)) return node;
     mark->loop_depth = int(isl_schedule_node_get_schedule_depth(node));
     // A parallel mark collapses loops of its own band only (an imported "parallel:2" above a
     // band of one loop runs that loop alone on threads), as the legality check reads it.

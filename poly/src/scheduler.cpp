@@ -5,6 +5,7 @@
 #include <isl/schedule.h>
 
 #include "tessera/poly/affine_schedule.h"
+#include "tessera/poly/gpu_mapping.h"
 #include "tessera/poly/grouping.h"
 #include "tessera/poly/legality.h"
 #include "tessera/poly/overlapped_tiling.h"
@@ -66,6 +67,7 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
     };
     auto sequential = [&](const std::string &why) {
         Program p = sequential_program(model);
+        if (o.gpu) p = program_from_tree(model, map_to_gpu(m, p.schedule), p.groups);
         p.groups[0].note = why + "; the pipeline runs in its original sequential order";
         p.timings = timings;
         p.timings.emplace_back("storage and AST", watch.lap());
@@ -147,8 +149,10 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
         full = full ? isl_schedule_sequence(full, sched.release()) : sched.release();
         groups.push_back(g);
     }
+    isl::schedule tree = isl::manage(full);
+    if (o.gpu) tree = map_to_gpu(m, tree);
     timings.emplace_back("group schedules", watch.lap());
-    Program p = program_from_tree(model, isl::manage(full), groups, true);
+    Program p = program_from_tree(model, tree, groups, true);
     timings.emplace_back("storage and AST", watch.lap());
     if (!p.nest)
         return sequential("isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +

@@ -13,10 +13,14 @@
 #include <tessera/codegen/abi.h>
 #include <tessera/codegen/arguments.h>
 #include <tessera/codegen/cpu_target.h>
+#include <tessera/codegen/gpu_target.h>
+#include <tessera/poly/gpu_mapping.h>
+#include <tessera/target_info.h>
 #include <tessera/eval.h>
 #include <tessera/poly/schedule_json.h>
 #include <tessera/poly/scheduler.h>
 
+#include "tessera/runtime/gpu_emulator.h"
 #include "tessera/runtime/jit.h"
 
 namespace tessera::runtime {
@@ -61,6 +65,10 @@ codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions 
 }
 
 std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const CompileOptions &o, CompileReport &report) {
+    return program_for(p, schedule_options(o), report);
+}
+
+std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::ScheduleOptions &so, CompileReport &report) {
     poly::Stopwatch w;
     std::shared_ptr<const poly::Model> model = poly::build_model(p);
     report.phase_ms.emplace_back("model", w.lap());
@@ -71,11 +79,16 @@ std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const Compil
     }
     std::shared_ptr<const poly::Program> program;
     if (!imported.empty()) {
-        program = std::make_shared<const poly::Program>(poly::schedule_from_json(model, imported));
+        poly::Program q = poly::schedule_from_json(model, imported);
+        // A CPU schedule imported for a GPU target is mapped onto kernels as the automatic
+        // one is; one with kernel marks is taken as it is (and checked for legality).
+        if (so.gpu && poly::count_kernels(q.schedule) == 0)
+            q = poly::program_from_tree(model, poly::map_to_gpu(*model, q.schedule), q.groups);
+        program = std::make_shared<const poly::Program>(std::move(q));
         report.phase_ms.emplace_back("schedule (imported)", w.lap());
         return program;
     }
-    program = std::make_shared<const poly::Program>(poly::schedule_model(model, schedule_options(o)));
+    program = std::make_shared<const poly::Program>(poly::schedule_model(model, so));
     w.lap();
     double ast = 0, schedule = 0;
     for (const auto &[phase, ms] : program->timings) (phase == "storage and AST" ? ast : schedule) += ms;
@@ -225,6 +238,7 @@ private:
                        other.name, ". Compiled pipelines do not compute in place: pass an output buffer that overlaps "
                        "no input and no other output (e.g. a new Buffer, then copy).");
         }
+        case TESSERA_ERROR_GPU: user_error(take_gpu_error());
         case TESSERA_ERROR_ABI_VERSION:
             internal_error("the descriptor of buffer ", a.name, " has ABI version ", e.need_min, ", not ", TESSERA_ABI_VERSION);
         case TESSERA_ERROR_OUT_OF_MEMORY:
@@ -254,6 +268,7 @@ void lower_and_optimize(const poly::Program &program, const codegen::CodegenOpti
 int compilation_count() { return g_counter.load(); }
 
 std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o) {
+    if (t.arch == Target::Arch::CUDA) return compile_for_cuda(p, t, o);
     if (!t.cpu.empty() || !t.features.empty())
         user_error("Target: only the host CPU is supported for now; leave Target::cpu and features empty.");
     poly::Stopwatch total;
@@ -283,6 +298,62 @@ std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, 
     std::unique_ptr<JitCode> code = jit_add(std::move(module), std::move(context), name);
     report.phase_ms.emplace_back("machine code", w.lap());
     report.total_ms += total.lap();  // after the scheduling time it may hold already
+    return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report));
+}
+
+} // namespace tessera::runtime
+
+namespace tessera::runtime {
+
+poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const TargetInfo &device) {
+    poly::ScheduleOptions s = schedule_options(o);
+    s.gpu = true;
+    s.sliding_window = false;    // stages run one after another across the block's threads
+    s.register_tiling = false;   // a CPU register blocking
+    s.cache_bytes = device.shared_bytes_per_block;  // a tile's scratchpads live in shared memory
+    s.vector_width = device.warp_size;
+    return s;
+}
+
+std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Target &t, const CompileOptions &o) {
+    if (!t.cpu.empty() || !t.features.empty())
+        user_error("Target::cuda: leave Target::cpu and features empty (the compute capability is Target::sm).");
+    if (t.sm < 50 || t.sm > 120)
+        user_error("Target::cuda(", t.sm, "): the compute capability must be 50 to 120 (80 for sm_80, 90 for sm_90).");
+    TargetInfo device = TargetInfo::nvidia_gpu(t.sm);
+    poly::Stopwatch total;
+    CompileReport report;
+    std::shared_ptr<const poly::Program> program = program_for(p, gpu_schedule_options(o, device), report);
+    report.kernels = poly::count_kernels(program->schedule);
+    poly::Stopwatch w;
+    std::string name = "tessera_pipeline_" + std::to_string(g_counter++);
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto module = std::make_unique<llvm::Module>(name, *context);
+    std::unique_ptr<llvm::TargetMachine> tm = jit_target_machine();
+    codegen::CodegenOptions co = codegen_options(p, o, name);
+    co.gpu = true;
+    co.gpu_threads = std::min(256, device.max_threads_per_block);
+    co.gpu_shared_bytes = device.shared_bytes_per_block;
+    co.streaming_output_stores = false;
+    co.gpu_runtime = t.emulate ? emulator_runtime() : no_device_runtime();
+    codegen::prepare_module(*module, *tm);
+    codegen::lower_program(*program, *module, co);
+    report.phase_ms.emplace_back("LLVM IR", w.lap());
+    if (o.keep_assembly || !t.emulate) {
+        report.ptx = codegen::emit_ptx(*module, t.sm);
+        report.phase_ms.emplace_back("PTX", w.lap());
+    }
+    // The emulator runs the same kernels on the host, its device interface inlined.
+    codegen::define_emulated_device(*module);
+    codegen::optimize_module(*module, *tm);
+    report.phase_ms.emplace_back("LLVM optimization", w.lap());
+    if (o.keep_assembly) {
+        llvm::raw_string_ostream ir(report.llvm_ir);
+        module->print(ir, nullptr);
+    }
+    std::unique_ptr<JitCode> code = jit_add(std::move(module), std::move(context), name);
+    report.phase_ms.emplace_back("machine code", w.lap());
+    report.total_ms = total.lap();
     return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report));
 }
 

@@ -32,24 +32,6 @@ llvm::Constant *ident(llvm::Module &m) {
 
 } // namespace
 
-// Packs a value into 64 bits for the context array, and back.
-static Value *pack(llvm::IRBuilder<> &b, Value *v) {
-    llvm::Type *t = v->getType();
-    if (t->isPointerTy()) return b.CreatePtrToInt(v, b.getInt64Ty());
-    if (t->isDoubleTy()) return b.CreateBitCast(v, b.getInt64Ty());
-    if (t->isFloatTy()) return b.CreateZExt(b.CreateBitCast(v, b.getInt32Ty()), b.getInt64Ty());
-    if (t->isIntegerTy(64)) return v;
-    return b.CreateZExt(v, b.getInt64Ty());
-}
-
-static Value *unpack(llvm::IRBuilder<> &b, Value *w, llvm::Type *t) {
-    if (t->isPointerTy()) return b.CreateIntToPtr(w, t);
-    if (t->isDoubleTy()) return b.CreateBitCast(w, t);
-    if (t->isFloatTy()) return b.CreateBitCast(b.CreateTrunc(w, b.getInt32Ty()), t);
-    if (t->isIntegerTy(64)) return w;
-    return b.CreateTrunc(w, t);
-}
-
 namespace {
 
 // Parallel loops on OpenMP threads.
@@ -61,27 +43,6 @@ public:
 } // namespace
 
 std::unique_ptr<ParallelLoopGenerator> make_openmp_loop_generator() { return std::make_unique<OpenMPLoopGenerator>(); }
-
-namespace {
-
-// The loop directly inside a parallel loop marked to collapse two loops, when the two can run
-// as one iteration space: both step by 1, and the inner loop's bounds do not depend on the
-// outer one (isl's tiles of a rectangular band). Null otherwise: the outer loop then runs alone
-// on threads.
-const poly::LoopNode *collapsible_inner(const poly::LoopNode &n) {
-    if (n.collapse < 2 || n.step != 1 || !n.body || n.body->kind != poly::LoopNode::Kind::For) return nullptr;
-    const poly::LoopNode &inner = *n.body;
-    if (inner.step != 1 || inner.vectorize || inner.parallel) return nullptr;
-    bool depends = false;
-    for (const Expr &e : {inner.min, inner.max})
-        ir::visit(e, [&](const Expr &x) {
-            depends = depends || (x->op == Op::Var && x->name == n.var);
-            return !depends;
-        });
-    return depends ? nullptr : &inner;
-}
-
-} // namespace
 
 void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Scope &s) {
     Value *lo = f.expr(n.min, s);
@@ -103,37 +64,10 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     }
 
     // Everything the body may use: the scope's values, the storage and input views.
-    std::vector<Value *> live;
-    std::vector<std::string> names;
-    for (const auto &kv : s.vars) {
-        names.push_back(kv.first);
-        live.push_back(kv.second);
-    }
-    auto add_view = [&](const StorageView &v) {
-        if (!v.base) return;
-        live.push_back(v.base);
-        for (Value *x : v.min) live.push_back(x);
-        for (Value *x : v.stride) live.push_back(x);
-    };
-    for (const StorageView &v : f.storage) add_view(v);
-    // Inputs in the pipeline's order (the map's pointer order would make the IR differ from
-    // run to run).
-    for (const auto &in : f.m.graph.inputs)
-        if (auto it = f.inputs.find(in.get()); it != f.inputs.end()) add_view(it->second);
-    live.push_back(lo);
-    live.push_back(hi);
-    if (inner) {
-        live.push_back(outer_lo);
-        live.push_back(inner_lo);
-        live.push_back(inner_n);
-    }
-
-    // The context array, filled in the parent.
-    llvm::IRBuilder<> entry_builder(&f.function->getEntryBlock(), f.function->getEntryBlock().begin());
-    llvm::AllocaInst *context =
-        entry_builder.CreateAlloca(llvm::ArrayType::get(f.b.getInt64Ty(), live.size()), nullptr, "omp.context");
-    for (size_t i = 0; i < live.size(); ++i)
-        f.b.CreateStore(pack(f.b, live[i]), f.b.CreateConstInBoundsGEP2_64(context->getAllocatedType(), context, 0, i));
+    std::vector<Value *> extra = {lo, hi};
+    if (inner) extra.insert(extra.end(), {outer_lo, inner_lo, inner_n});
+    OutlinedValues live = outlined_values(f, s, extra);
+    Value *context = store_context(f, live, "omp.context");
 
     // The outlined function: void(i32 *gtid, i32 *btid, i64 *context).
     llvm::PointerType *ptr = llvm::PointerType::get(f.ctx, 0);
@@ -154,31 +88,11 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     f.function = outlined;
     llvm::BasicBlock *entry = llvm::BasicBlock::Create(f.ctx, "entry", outlined);
     f.b.SetInsertPoint(entry);
-    Value *ctx_arg = outlined->getArg(2);
-    std::vector<Value *> values;
-    for (size_t i = 0; i < live.size(); ++i) {
-        Value *w = f.b.CreateLoad(f.b.getInt64Ty(), f.b.CreateConstInBoundsGEP1_64(f.b.getInt64Ty(), ctx_arg, i));
-        values.push_back(unpack(f.b, w, live[i]->getType()));
-    }
     Scope scope;
-    size_t k = 0;
-    for (const std::string &name : names) scope.vars[name] = values[k++];
-    auto read_view = [&](StorageView &v) {
-        if (!v.base) return;
-        v.base = values[k++];
-        for (Value *&x : v.min) x = values[k++];
-        for (Value *&x : v.stride) x = values[k++];
-    };
-    for (StorageView &v : f.storage) read_view(v);
-    for (const auto &in : f.m.graph.inputs)
-        if (auto it = f.inputs.find(in.get()); it != f.inputs.end()) read_view(it->second);
-    Value *my_lo = values[k++], *my_hi = values[k++];
-    Value *my_outer_lo = nullptr, *my_inner_lo = nullptr, *my_inner_n = nullptr;
-    if (inner) {
-        my_outer_lo = values[k++];
-        my_inner_lo = values[k++];
-        my_inner_n = values[k++];
-    }
+    std::vector<Value *> mine = load_context(f, live, outlined->getArg(2), scope);
+    Value *my_lo = mine[0], *my_hi = mine[1];
+    Value *my_outer_lo = inner ? mine[2] : nullptr, *my_inner_lo = inner ? mine[3] : nullptr,
+          *my_inner_n = inner ? mine[4] : nullptr;
 
     // This thread's scratchpads: those of the groups whose statements run inside the loop.
     for (int g : groups_below(f.p, n.body, false)) f.allocate_scratch(g);

@@ -26,12 +26,29 @@ class Pipeline;
 class Realization;
 
 // Where code runs.
+//   Target::host()                 the host CPU
+//   Target::cuda(80)               an NVIDIA GPU of compute capability 8.0 (sm_80): PTX kernels
+//   Target::cuda(80).emulated()    the same kernels run by Tessera's GPU emulator on the host
+//                                  (docs/gpu.md): blocks, threads, barriers, shared memory
 struct Target {
-    enum class Arch { Host };
+    enum class Arch { Host, CUDA };
     Arch arch = Arch::Host;
     std::string cpu;       // empty: the host CPU
     std::string features;  // empty: the host CPU's features
+    int sm = 0;            // CUDA: the compute capability times 10
+    bool emulate = false;  // CUDA: run the kernels in the emulator
     static Target host() { return Target{}; }
+    static Target cuda(int sm) {
+        Target t;
+        t.arch = Arch::CUDA;
+        t.sm = sm;
+        return t;
+    }
+    Target emulated() const {
+        Target t = *this;
+        t.emulate = true;
+        return t;
+    }
 };
 
 struct CompileOptions {
@@ -50,6 +67,8 @@ struct CompileReport {
     std::vector<std::pair<std::string, double>> phase_ms;  // model, schedule, AST, lowering, optimization, machine code
     double total_ms = 0;
     std::string llvm_ir, assembly;  // with CompileOptions::keep_assembly
+    std::string ptx;                // GPU targets, with CompileOptions::keep_assembly: the kernels' PTX
+    int kernels = 0;                // GPU targets: kernels the pipeline launches (outside loops)
 };
 
 // Values for a pipeline's InputBuffers and Params, passed explicitly to Callable::run.

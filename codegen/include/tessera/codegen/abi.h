@@ -43,8 +43,10 @@ enum {
                                             model) leaves int32 */
     TESSERA_ERROR_ALIASING = 8,          /* output `argument` shares memory with the buffer of
                                             argument need_min (compiled code does not work in place) */
-    TESSERA_ERROR_ABI_VERSION = 9        /* the descriptor of buffer `argument` has version need_min,
+    TESSERA_ERROR_ABI_VERSION = 9,       /* the descriptor of buffer `argument` has version need_min,
                                             not TESSERA_ABI_VERSION */
+    TESSERA_ERROR_GPU = 10               /* a kernel launch failed (the GPU runtime or emulator
+                                            keeps the message) */
 };
 
 typedef struct tessera_error_t {
@@ -55,5 +57,26 @@ typedef struct tessera_error_t {
     int64_t need_min, need_max; /* the range needed */
     int64_t have_min, have_max; /* the range given */
 } tessera_error_t;
+
+/* GPU targets. The host entry launches each kernel through the runtime a pipeline's module
+ * names in its global `tessera_gpu_runtime` (a tessera_gpu_runtime_t *), set before the first
+ * call. A kernel is `void kernel(int64_t *context, void *device)`: `context` holds the values it
+ * reads from the host (packed in 64 bits each), `device` is what the target's device interface
+ * reads (tessera_gpu_thread_t under the emulator; unused on a GPU). `blocks` blocks of
+ * `threads` threads each run it, with `shared_bytes` of shared memory per block. */
+typedef struct tessera_gpu_runtime_t {
+    int32_t (*launch)(void *state, int32_t kernel, void (*fn)(int64_t *, void *), int64_t blocks, int32_t threads,
+                      int64_t shared_bytes, int64_t *context);
+    void *state;
+} tessera_gpu_runtime_t;
+
+/* One emulated GPU thread, as the emulator's device interface reads it. */
+typedef struct tessera_gpu_thread_t {
+    int32_t thread;       /* threadIdx.x */
+    int32_t threads;      /* blockDim.x */
+    int64_t block;        /* blockIdx.x */
+    void *shared;         /* the block's shared memory */
+    void (*barrier)(struct tessera_gpu_thread_t *); /* __syncthreads() */
+} tessera_gpu_thread_t;
 
 #endif

@@ -35,6 +35,18 @@ struct CodegenOptions {
     int vector_bits = 256;
     // Lanes per vector step for loops marked vector (0: from vector_bits; 1: no vectors).
     int vector_width = 0;
+    // GPU targets: the program's kernel marks become kernels (`<function_name>_kernel<k>`,
+    // tessera_gpu_runtime_t in abi.h) that call the device interface (gpu_target.h), launched
+    // by the entry. Blocks of `gpu_threads` threads (1 for kernels without thread loops); a
+    // block's scratchpads live in its shared memory when they fit in `gpu_shared_bytes`, else in
+    // global memory the entry allocates.
+    bool gpu = false;
+    int gpu_threads = 256;
+    int64_t gpu_shared_bytes = 48 * 1024;
+    // The tessera_gpu_runtime_t the entry launches through, when known at compile time (a JIT
+    // in this process); else the entry's `<function_name>_gpu_runtime` global starts null and
+    // the loader sets it.
+    const void *gpu_runtime = nullptr;
 };
 
 // Emits the program's function into `module` (whose context and data layout are used).

@@ -9,6 +9,12 @@
 //   fold:F_J:2:2             store array F_J's dimension 2 (Halide order) as a ring of 2 rows
 //   register_tile:8:32       the loops below keep a block of 8 rows x 32 elements of the
 //                            written array in registers (register_tiling.h)
+//   kernel                   GPU targets (gpu_mapping.h): the subtree below is one kernel whose
+//                            blocks are the iterations of the band's outer loop
+//   kernel:3, kernel:0       ... of its three outer loops (collapsed); of no loop (one block)
+//   thread                   the band below's loop runs across the threads of a block
+//                            (threadIdx.x; each thread strides by the block's size)
+//   barrier                  the threads of a block synchronize before the subtree below runs
 #pragma once
 
 #include <optional>
@@ -19,7 +25,7 @@
 namespace tessera::poly {
 
 struct Mark {
-    enum class Kind { Parallel, Vector, TileBody, Fold, RegisterTile };
+    enum class Kind { Parallel, Vector, TileBody, Fold, RegisterTile, Kernel, Thread, Barrier };
     Kind kind = Kind::Parallel;
     // Kind::Fold: the array (isl name), its dimension in Halide order, and the rows kept.
     std::string array;
@@ -31,6 +37,8 @@ struct Mark {
     // Kind::Parallel: how many outer loops of the band below run on threads, collapsed into one
     // iteration space (OpenMP's collapse): a band whose outer loop has fewer iterations than
     // threads (a batch of 8 in tiles of 32) still runs on every thread.
+    // Kind::Kernel: how many outer loops of the band below (0 to 3) are the kernel's blocks,
+    // collapsed into one grid dimension (0: none; the kernel is one block).
     int collapse = 1;
     // Kind::RegisterTile: the rows (`rows`, the unrolled loop's iterations) and the elements
     // of each row's vector block.
@@ -41,9 +49,16 @@ struct Mark {
     static Mark tile_body() { return Mark{Kind::TileBody, {}, -1, 0, -1, 1}; }
     static Mark fold(const std::string &array, int dimension, long rows) { return Mark{Kind::Fold, array, dimension, rows, -1, 1}; }
     static Mark register_tile(long rows, int block) { return Mark{Kind::RegisterTile, {}, -1, rows, -1, 1, block}; }
+    static Mark kernel(int block_loops) { return Mark{Kind::Kernel, {}, -1, 0, -1, block_loops}; }
+    static Mark thread() { return Mark{Kind::Thread, {}, -1, 0, -1, 1}; }
+    static Mark barrier() { return Mark{Kind::Barrier, {}, -1, 0, -1, 1}; }
+    // Marks whose band's outer loop(s) the AST names (Mark::loop_depth): parallel, vector,
+    // kernel (its block loops) and thread.
+    bool marks_loop() const { return kind == Kind::Parallel || kind == Kind::Vector || kind == Kind::Kernel || kind == Kind::Thread; }
 
     // The mark's text: "parallel", "parallel:<collapse>" (collapse > 1), "vector", "tile_body",
-    // "fold:<array>:<dimension>:<rows>" or "register_tile:<rows>:<block>".
+    // "fold:<array>:<dimension>:<rows>", "register_tile:<rows>:<block>", "kernel",
+    // "kernel:<block loops>" (other than 1), "thread" or "barrier".
     std::string text() const;
 };
 

@@ -38,6 +38,13 @@ struct ScheduleOptions {
     bool register_tiling = true;
     // GPU targets: ask isl for outer parallelism.
     bool outer_coincidence = false;
+    // Overlapped groups whose stages read a bounded window of rows share one row loop and
+    // keep rings of rows (overlapped_tiling.h, sliding_window). GPU targets turn it off: the
+    // stages of a tile then run one after another across the block's threads, with one
+    // barrier between them instead of one per row.
+    bool sliding_window = true;
+    // Map the schedule onto GPU kernels, blocks and threads (gpu_mapping.h).
+    bool gpu = false;
     // Check the produced schedule against the dependences with isl (tests and imported
     // schedules always do; compilation can skip it, the scheduler being correct by construction).
     bool verify = false;

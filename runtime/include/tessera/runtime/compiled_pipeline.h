@@ -10,6 +10,7 @@
 #include <tessera/poly/isl_util.h>
 #include <tessera/poly/program.h>
 #include <tessera/poly/schedule_options.h>
+#include <tessera/target_info.h>
 
 namespace llvm {
 class Module;
@@ -27,6 +28,15 @@ codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions 
 // The program to compile: the pipeline's imported schedule if it has one, else the automatic
 // schedule for `o`. Appends the phase timings to `report`.
 std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const CompileOptions &o, CompileReport &report);
+// The same with the scheduling options given (GPU targets: gpu_schedule_options).
+std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::ScheduleOptions &so, CompileReport &report);
+
+// The scheduling options of a GPU target: mapped onto kernels (poly/gpu_mapping.h), tiles
+// whose scratchpads fit the device's shared memory, no CPU-only transformations.
+poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const TargetInfo &device);
+// Compiles for Target::cuda: the kernels as PTX (in the report with keep_assembly), and the host
+// code, which runs them in the emulator (Target::emulated) or reports that no GPU runtime exists.
+std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Target &t, const CompileOptions &o);
 
 // Lowers `program` into `module` (prepared for `tm`) and runs the optimization pipeline over it,
 // appending the "LLVM IR" and "LLVM optimization" phases to `report`, timed by `phase` (started

@@ -1,0 +1,47 @@
+// GPU targets of the code generator (after Halide's CodeGen_GPU_Dev): the kernels that
+// lower_program emits for a GPU program (CodegenOptions::gpu) call a small device interface,
+//
+//   i32 tessera_gpu_thread_id(ptr device)     threadIdx.x
+//   i32 tessera_gpu_block_size(ptr device)    blockDim.x
+//   i64 tessera_gpu_block_id(ptr device)      blockIdx.x
+//   ptr tessera_gpu_shared(ptr device)        the block's shared memory
+//   void tessera_gpu_barrier(ptr device)      __syncthreads()
+//
+// which each target defines: NVPTX with its special registers, shared address space and
+// barrier; the emulator (runtime/gpu_emulator.h) by reading the tessera_gpu_thread_t it passes
+// as `device` (abi.h). Everything else in a kernel is the same IR on both.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+}
+
+namespace tessera::codegen {
+
+constexpr const char *kThreadIdFunction = "tessera_gpu_thread_id";
+constexpr const char *kBlockSizeFunction = "tessera_gpu_block_size";
+constexpr const char *kBlockIdFunction = "tessera_gpu_block_id";
+constexpr const char *kSharedFunction = "tessera_gpu_shared";
+constexpr const char *kBarrierFunction = "tessera_gpu_barrier";
+// The function attribute that marks kernels.
+constexpr const char *kKernelAttribute = "tessera-kernel";
+// The entry's global that points at its tessera_gpu_runtime_t: <function name> + this suffix.
+constexpr const char *kRuntimeGlobalSuffix = "_gpu_runtime";
+
+// The names of the module's kernels, in launch-index order.
+std::vector<std::string> kernel_names(const llvm::Module &m);
+
+// Defines the device interface for the emulator: each function reads the tessera_gpu_thread_t
+// at `device`; the barrier calls its `barrier` member. Inlined into the kernels.
+void define_emulated_device(llvm::Module &m);
+
+// The kernels of `m` (a GPU program's module) as PTX for NVIDIA compute capability `sm` (80 for
+// sm_80): copied into a module of their own for nvptx64-nvidia-cuda, the device interface
+// defined with NVPTX's special registers, optimized at O3. A UserError names what NVPTX cannot
+// compile yet (transcendental math, which needs CUDA's libdevice).
+std::string emit_ptx(const llvm::Module &m, int sm);
+
+} // namespace tessera::codegen

@@ -1,0 +1,272 @@
+// GPU kernels from the loop nest's kernel marks (gpu_mapping.h), target-neutral: the kernel
+// calls the device interface (gpu_target.h) for its thread and block indices, barriers and
+// shared memory, which the NVPTX back end and the emulator each define. The host side packs
+// what the kernel reads into a context array and launches it through tessera_gpu_runtime_t.
+//
+//   kernel:2 ─ for T0 (blocks) ─ for T1 (blocks) ─ body        block b: T0 = lo0 + b / n1,
+//                                                                         T1 = lo1 + b % n1
+//   thread ─ for x in [lo, hi]                                 thread t runs x = lo + t, lo + t +
+//                                                              blockDim, ...
+//   barrier ─ body                                             every thread waits, then body
+//   a subtree with neither (a scan, a reduction's init)        only thread 0 runs it
+#include <llvm/IR/Verifier.h>
+
+#include "../function_lowering.h"
+#include "tessera/codegen/abi.h"
+#include "tessera/codegen/gpu_target.h"
+
+namespace tessera::codegen {
+
+using llvm::Value;
+
+bool is_kernel_mark(const poly::LoopNode &n) {
+    if (n.kind != poly::LoopNode::Kind::Mark) return false;
+    std::optional<poly::Mark> mk = poly::parse_mark(n.mark);
+    return mk && mk->kind == poly::Mark::Kind::Kernel;
+}
+
+namespace {
+
+bool is_barrier(const poly::LoopNode &n) {
+    if (n.kind != poly::LoopNode::Kind::Mark) return false;
+    std::optional<poly::Mark> mk = poly::parse_mark(n.mark);
+    return mk && mk->kind == poly::Mark::Kind::Barrier;
+}
+
+// Whether every thread of the block runs `n`: it holds a thread loop or a barrier.
+bool uniform(const poly::LoopNodePtr &n) {
+    if (!n) return false;
+    if ((n->kind == poly::LoopNode::Kind::For && n->vectorize) || is_barrier(*n)) return true;
+    for (const auto &c : n->children)
+        if (uniform(c)) return true;
+    return uniform(n->body) || uniform(n->then_case) || uniform(n->else_case);
+}
+
+// A call of the device interface: `name(device)`.
+Value *device_call(FunctionLowering &f, const char *name, llvm::Type *ret) {
+    llvm::FunctionCallee fn = f.module.getOrInsertFunction(name, ret, f.b.getPtrTy());
+    return f.b.CreateCall(fn, {f.kernel->device});
+}
+
+// max(0, (hi - lo) / step + 1): the iterations of `for (v = lo; v <= hi; v += step)`.
+Value *trip_count(FunctionLowering &f, Value *lo, Value *hi, int64_t step) {
+    Value *n = f.b.CreateAdd(f.b.CreateSDiv(f.b.CreateSub(hi, lo), f.i64(step)), f.i64(1));
+    return f.b.CreateSelect(f.b.CreateICmpSLT(hi, lo), f.i64(0), n);
+}
+
+// Emits the kernel of the mark node `mark` and its launch.
+void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
+    std::optional<poly::Mark> mk = poly::parse_mark(mark.mark);
+    // The block loops, outermost first: the mark's loops, as far as each one's bounds do not
+    // depend on the others (a rectangular grid); loops past them run inside each block.
+    std::vector<const poly::LoopNode *> loops;
+    if (mk->collapse > 0 && mark.body && mark.body->kind == poly::LoopNode::Kind::For && mark.body->parallel) {
+        loops.push_back(mark.body.get());
+        while (int(loops.size()) < mk->collapse) {
+            const poly::LoopNodePtr &next = loops.back()->body;
+            if (!next || next->kind != poly::LoopNode::Kind::For || next->vectorize) break;
+            bool depends = false;
+            for (const Expr &e : {next->min, next->max})
+                ir::visit(e, [&](const Expr &x) {
+                    for (const poly::LoopNode *l : loops) depends = depends || (x->op == Op::Var && x->name == l->var);
+                    return !depends;
+                });
+            if (depends) break;
+            loops.push_back(next.get());
+        }
+    }
+    // The grid: the product of the block loops' iterations (or one block).
+    std::vector<Value *> los, counts;
+    Value *blocks = f.i64(1);
+    for (const poly::LoopNode *l : loops) {
+        los.push_back(f.expr(l->min, s));
+        counts.push_back(trip_count(f, los.back(), f.expr(l->max, s), l->step));
+        blocks = f.b.CreateMul(blocks, counts.back());
+    }
+    const poly::LoopNodePtr &body = loops.empty() ? mark.body : loops.back()->body;
+    int threads = uniform(body) ? f.options.gpu_threads : 1;
+
+    // The block's scratchpads, one after another: in shared memory when they fit, else in
+    // global memory, one slice per block.
+    std::vector<ScratchLayout> layouts;
+    int64_t scratch_bytes = 0;
+    for (int g : groups_below(f.p, body, false)) {
+        int64_t bytes = 0;
+        for (ScratchLayout l : f.scratch_layouts(g, bytes)) {
+            l.offset += scratch_bytes;
+            layouts.push_back(l);
+        }
+        scratch_bytes += bytes;
+    }
+    bool shared = scratch_bytes <= f.options.gpu_shared_bytes;
+    llvm::PointerType *ptr = f.b.getPtrTy();
+    Value *global_scratch = llvm::ConstantPointerNull::get(ptr);
+    if (!shared) {
+        llvm::FunctionCallee alloc = f.module.getOrInsertFunction("aligned_alloc", ptr, f.b.getInt64Ty(), f.b.getInt64Ty());
+        global_scratch = f.b.CreateCall(alloc, {f.i64(64), f.b.CreateMul(blocks, f.i64(scratch_bytes))});
+    }
+
+    std::vector<Value *> extra = {global_scratch};
+    extra.insert(extra.end(), los.begin(), los.end());
+    extra.insert(extra.end(), counts.begin(), counts.end());
+    OutlinedValues live = outlined_values(f, s, extra);
+    Value *context = store_context(f, live, "kernel.context");
+
+    // void kernel(i64 *context, void *device)
+    llvm::FunctionType *fty = llvm::FunctionType::get(f.b.getVoidTy(), {ptr, ptr}, false);
+    int index = f.kernel_count++;
+    llvm::Function *fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage,
+                                                f.options.function_name + "_kernel" + std::to_string(index), f.module);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn->addFnAttr(kKernelAttribute);
+
+    llvm::BasicBlock *parent_block = f.b.GetInsertBlock();
+    llvm::Function *parent = f.function;
+    std::vector<StorageView> saved_storage = f.storage;
+    std::map<const InputContents *, StorageView> saved_inputs = f.inputs;
+    std::vector<Value *> saved_heap = f.heap_allocations;
+    f.heap_allocations.clear();
+    f.function = fn;
+    f.b.SetInsertPoint(llvm::BasicBlock::Create(f.ctx, "entry", fn));
+    Scope scope;
+    std::vector<Value *> mine = load_context(f, live, fn->getArg(0), scope);
+    FunctionLowering::KernelState state;
+    state.device = fn->getArg(1);
+    f.kernel = &state;
+    state.thread = f.b.CreateZExt(device_call(f, kThreadIdFunction, f.b.getInt32Ty()), f.b.getInt64Ty(), "tid");
+    state.threads = f.b.CreateZExt(device_call(f, kBlockSizeFunction, f.b.getInt32Ty()), f.b.getInt64Ty(), "ntid");
+    Value *block = device_call(f, kBlockIdFunction, f.b.getInt64Ty());
+    Value *base = shared ? device_call(f, kSharedFunction, ptr)
+                         : f.b.CreateGEP(f.b.getInt8Ty(), mine[0], f.b.CreateMul(block, f.i64(scratch_bytes)));
+    for (const ScratchLayout &l : layouts) f.place_scratch(l, f.b.CreateConstInBoundsGEP1_64(f.b.getInt8Ty(), base, uint64_t(l.offset)));
+    // Block b's iteration of each block loop, innermost fastest.
+    Value *rest = block;
+    for (size_t i = loops.size(); i-- > 0;) {
+        Value *count = mine[1 + loops.size() + i];
+        Value *index = i == 0 ? rest : f.b.CreateSRem(rest, count);
+        if (i > 0) rest = f.b.CreateSDiv(rest, count);
+        scope.vars[loops[i]->var] = f.b.CreateAdd(mine[1 + i], f.b.CreateMul(index, f.i64(loops[i]->step)), loops[i]->var);
+    }
+    ++f.parallel_depth;
+    f.node(body, scope);
+    --f.parallel_depth;
+    f.b.CreateRetVoid();
+    f.kernel = nullptr;
+
+    f.function = parent;
+    f.storage = saved_storage;
+    f.inputs = saved_inputs;
+    f.heap_allocations = saved_heap;
+    f.b.SetInsertPoint(parent_block);
+
+    // Launch (if the grid is not empty) through the module's runtime.
+    llvm::BasicBlock *launch = llvm::BasicBlock::Create(f.ctx, "launch", parent);
+    llvm::BasicBlock *launched = llvm::BasicBlock::Create(f.ctx, "launched", parent);
+    f.b.CreateCondBr(f.b.CreateICmpSGT(blocks, f.i64(0)), launch, launched);
+    f.b.SetInsertPoint(launch);
+    llvm::GlobalVariable *runtime = f.module.getNamedGlobal(f.options.function_name + kRuntimeGlobalSuffix);
+    if (!runtime) {
+        llvm::Constant *known = llvm::ConstantPointerNull::get(ptr);
+        if (f.options.gpu_runtime)
+            known = llvm::ConstantExpr::getIntToPtr(f.b.getInt64(uint64_t(reinterpret_cast<uintptr_t>(f.options.gpu_runtime))), ptr);
+        runtime = new llvm::GlobalVariable(f.module, ptr, false, llvm::GlobalValue::ExternalLinkage, known,
+                                           f.options.function_name + kRuntimeGlobalSuffix);
+    }
+    static_assert(sizeof(((tessera_gpu_runtime_t *)nullptr)->launch) == 8 && sizeof(((tessera_gpu_runtime_t *)nullptr)->state) == 8,
+                  "tessera_gpu_runtime_t holds two pointers");
+    Value *rt = f.b.CreateLoad(ptr, runtime);
+    Value *launch_fn = f.b.CreateLoad(ptr, f.b.CreateConstInBoundsGEP1_64(f.b.getInt8Ty(), rt, offsetof(tessera_gpu_runtime_t, launch)));
+    Value *rt_state = f.b.CreateLoad(ptr, f.b.CreateConstInBoundsGEP1_64(f.b.getInt8Ty(), rt, offsetof(tessera_gpu_runtime_t, state)));
+    llvm::FunctionType *launch_ty = llvm::FunctionType::get(
+        f.b.getInt32Ty(), {ptr, f.b.getInt32Ty(), ptr, f.b.getInt64Ty(), f.b.getInt32Ty(), f.b.getInt64Ty(), ptr}, false);
+    Value *rc = f.b.CreateCall(launch_ty, launch_fn,
+                               {rt_state, f.b.getInt32(uint32_t(index)), fn, blocks, f.b.getInt32(uint32_t(threads)),
+                                f.i64(shared ? scratch_bytes : 0), context});
+    llvm::BasicBlock *failed = llvm::BasicBlock::Create(f.ctx, "launch.failed", parent);
+    f.b.CreateCondBr(f.b.CreateICmpNE(rc, f.b.getInt32(0)), failed, launched);
+    f.b.SetInsertPoint(failed);
+    {
+        llvm::BasicBlock *fill = llvm::BasicBlock::Create(f.ctx, "fill", parent);
+        llvm::BasicBlock *ret = llvm::BasicBlock::Create(f.ctx, "ret", parent);
+        f.b.CreateCondBr(f.b.CreateIsNull(f.error_arg), ret, fill);
+        f.b.SetInsertPoint(fill);
+        f.b.CreateStore(f.b.getInt32(TESSERA_ERROR_GPU),
+                        f.b.CreateConstInBoundsGEP1_64(f.b.getInt8Ty(), f.error_arg, offsetof(tessera_error_t, code)));
+        f.b.CreateBr(ret);
+        f.b.SetInsertPoint(ret);
+        llvm::FunctionCallee free_fn = f.module.getOrInsertFunction("free", f.b.getVoidTy(), ptr);
+        if (!shared) f.b.CreateCall(free_fn, {global_scratch});
+        for (Value *h : f.heap_allocations) f.b.CreateCall(free_fn, {h});
+        f.b.CreateRet(f.b.getInt32(TESSERA_ERROR_GPU));
+    }
+    f.b.SetInsertPoint(launched);
+    if (!shared) {
+        llvm::FunctionCallee free_fn = f.module.getOrInsertFunction("free", f.b.getVoidTy(), ptr);
+        f.b.CreateCall(free_fn, {global_scratch});
+    }
+}
+
+// for (v = lo + thread * step; v <= hi; v += threads * step): the loop's iterations spread
+// over the block's threads, each thread's code inside lowered as on the CPU (scalar).
+void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s) {
+    Value *lo = f.expr(n.min, s), *hi = f.expr(n.max, s);
+    Value *count = trip_count(f, lo, hi, n.step);
+    llvm::BasicBlock *pre = f.b.GetInsertBlock();
+    llvm::BasicBlock *head = llvm::BasicBlock::Create(f.ctx, n.var + ".threads", f.function);
+    llvm::BasicBlock *body = llvm::BasicBlock::Create(f.ctx, n.var + ".thread", f.function);
+    llvm::BasicBlock *exit = llvm::BasicBlock::Create(f.ctx, n.var + ".threads.exit", f.function);
+    f.b.CreateBr(head);
+    f.b.SetInsertPoint(head);
+    llvm::PHINode *k = f.b.CreatePHI(f.b.getInt64Ty(), 2);
+    k->addIncoming(f.kernel->thread, pre);
+    f.b.CreateCondBr(f.b.CreateICmpSLT(k, count), body, exit);
+    f.b.SetInsertPoint(body);
+    Scope inside = s;
+    inside.vars[n.var] = f.b.CreateAdd(lo, f.b.CreateMul(k, f.i64(n.step)), n.var, false, true);
+    bool saved = f.kernel->single;
+    f.kernel->single = true;
+    f.node(n.body, inside);
+    f.kernel->single = saved;
+    Value *next = f.b.CreateAdd(k, f.kernel->threads);
+    k->addIncoming(next, f.b.GetInsertBlock());
+    f.b.CreateBr(head);
+    f.b.SetInsertPoint(exit);
+}
+
+} // namespace
+
+bool FunctionLowering::gpu_node(const poly::LoopNodePtr &n, Scope &s) {
+    if (!kernel) {
+        if (is_kernel_mark(*n)) {
+            emit_kernel(*this, *n, s);
+            return true;
+        }
+        if (n->kind == poly::LoopNode::Kind::Call)
+            internal_error("statement ", n->statement_name, " lies outside every GPU kernel of the schedule");
+        return false;  // loops and conditionals around kernels run on the host
+    }
+    if (kernel->single) return false;  // one thread's code
+    if (is_barrier(*n)) {
+        device_call(*this, kBarrierFunction, b.getVoidTy());
+        node(n->body, s);
+        return true;
+    }
+    if (n->kind == poly::LoopNode::Kind::For && n->vectorize) {
+        thread_for(*this, *n, s);
+        return true;
+    }
+    if (uniform(n)) return false;  // every thread runs it: lowered as usual, its inside here
+    // Only thread 0 runs what no thread loop spreads over the block.
+    llvm::BasicBlock *one = llvm::BasicBlock::Create(ctx, "thread0", function);
+    llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "thread0.done", function);
+    b.CreateCondBr(b.CreateICmpEQ(kernel->thread, i64(0)), one, done);
+    b.SetInsertPoint(one);
+    kernel->single = true;
+    node(n, s);
+    kernel->single = false;
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    return true;
+}
+
+} // namespace tessera::codegen

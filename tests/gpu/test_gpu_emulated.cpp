@@ -1,0 +1,136 @@
+// The GPU path without a GPU: every app compiled for Target::cuda(80), its kernels run by the
+// emulator (the same kernel IR that becomes PTX), against the app's plain C++ loops at odd,
+// prime and smaller-than-a-block sizes.
+#include "../test_util.h"
+
+#include <tessera/poly/gpu_mapping.h>
+#include <tessera/poly/schedule_json.h>
+#include <tessera/runtime/compiled_pipeline.h>
+
+#include "tessera_apps/app.h"
+
+using namespace tessera;
+
+namespace {
+
+Target emulated_gpu() { return Target::cuda(80).emulated(); }
+
+void check_emulated(const std::string &name, const std::vector<std::vector<int>> &sizes, CompileOptions o = {}) {
+    auto app = apps::make_app(name);
+    Callable c = app->pipeline().compile(emulated_gpu(), o);
+    uint32_t seed = 5;
+    for (const auto &s : sizes) {
+        app->prepare(s, seed++);
+        std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
+        c.realize(got);
+        app->reference(want);
+        for (size_t i = 0; i < got.size(); ++i) {
+            apps::Comparison cmp = apps::compare(got[i], want[i], app->tolerance());
+            INFO(name << " on the emulated GPU, sizes=" << Catch::Detail::stringify(s) << ": " << cmp.first_mismatch);
+            CHECK(cmp.ok);
+        }
+    }
+}
+
+} // namespace
+
+TEST_CASE("emulated GPU blur_x_blur_y matches plain loops", "[gpu][apps]") {
+    check_emulated("blur_x_blur_y", {{5, 5}, {9, 13}, {37, 71}, {263, 41}});
+}
+TEST_CASE("emulated GPU harris matches plain loops", "[gpu][apps]") { check_emulated("harris", {{5, 5}, {23, 19}, {70, 37}}); }
+TEST_CASE("emulated GPU unsharp_mask matches plain loops", "[gpu][apps]") { check_emulated("unsharp_mask", {{5, 5}, {31, 37}}); }
+TEST_CASE("emulated GPU histogram matches plain loops", "[gpu][apps]") { check_emulated("histogram", {{1, 1}, {13, 7}, {61, 37}}); }
+TEST_CASE("emulated GPU matmul and gemm match plain loops", "[gpu][apps]") {
+    check_emulated("matmul", {{1, 1, 1}, {7, 5, 3}, {37, 41, 43}});
+    check_emulated("gemm", {{1, 1, 1}, {13, 11, 9}, {35, 66, 33}});
+}
+TEST_CASE("emulated GPU prefix_sum matches plain loops", "[gpu][apps]") { check_emulated("prefix_sum", {{1}, {2}, {97}, {1031}}); }
+TEST_CASE("emulated GPU jacobi_2d and seidel_2d match plain loops", "[gpu][apps]") {
+    check_emulated("jacobi_2d", {{3, 3, 1}, {11, 7, 4}, {37, 23, 5}});
+    check_emulated("seidel_2d", {{3, 3, 1}, {11, 7, 4}, {23, 19, 3}});
+}
+TEST_CASE("emulated GPU bilateral_grid matches plain loops", "[gpu][apps]") {
+    check_emulated("bilateral_grid", {{1, 1}, {9, 17}, {40, 29}});
+}
+
+TEST_CASE("blur_x_blur_y and harris compile to one GPU kernel each", "[gpu]") {
+    for (const char *name : {"blur_x_blur_y", "harris"}) {
+        auto app = apps::make_app(name);
+        Callable c = app->pipeline().compile(emulated_gpu());
+        INFO(name);
+        CHECK(c.report().kernels == 1);
+    }
+}
+
+TEST_CASE("a GPU kernel's stages are separated by one barrier, justified by the scratchpad they share", "[gpu]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    CompileReport report;
+    auto program = runtime::program_for(app->pipeline(), runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(80)), report);
+    std::string json = poly::schedule_to_json(*program);
+    // (The tree is isl's text inside a JSON string: its quotes are escaped.)
+    CHECK(json.find(R"(mark: \"kernel:3\")") != std::string::npos);
+    CHECK(json.find(R"(mark: \"thread\")") != std::string::npos);
+    size_t barriers = 0;
+    for (size_t at = json.find(R"(mark: \"barrier\")"); at != std::string::npos; at = json.find(R"(mark: \"barrier\")", at + 1))
+        ++barriers;
+    CHECK(barriers == 1);
+}
+
+TEST_CASE("the emulator catches a missing barrier: a stage reading its neighbours' scratchpad without it gives a wrong answer",
+          "[gpu]") {
+    // g reads f at x + 2, which another thread of the block computes: the stages need the
+    // barrier between them. (blur_y reads blur_x in its own column, x, which the same thread
+    // computed.)
+    Var x("x"), y("y");
+    InputBuffer<float> in("in", 2);
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * 2.f + 1.f;
+    g(x, y) = f(x, y) + f(x + 2, y) * 3.f;
+    Pipeline p(g);
+    Buffer<float> input({71, 19});
+    for (int j = 0; j < 19; ++j)
+        for (int i = 0; i < 71; ++i) input(i, j) = float((i * 7 + j * 13) % 17);
+    in.set(input);
+    Buffer<float> want({69, 19});
+    interpret(p, {want});
+    auto run = [&](const std::string &schedule) {
+        if (!schedule.empty()) p.set_schedule_json(schedule);
+        Buffer<float> got({69, 19});
+        p.compile(emulated_gpu()).realize(got);
+        p.clear_schedule_json();
+        for (int j = 0; j < 19; ++j)
+            for (int i = 0; i < 69; ++i)
+                if (got(i, j) != want(i, j)) return false;
+        return true;
+    };
+    CompileReport report;
+    auto program = runtime::program_for(p, runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(80)), report);
+    std::string json = poly::schedule_to_json(*program);
+    REQUIRE(program->groups.size() == 1);
+    CHECK(run(""));
+    CHECK(run(json));
+    // The barrier mark renamed to one Tessera does not know (a plain mark): g's stage then
+    // reads scratchpad elements of f before the other threads have written them, and gets the
+    // emulator's poison.
+    std::string racy = json;
+    size_t at = racy.find(R"(mark: \"barrier\")");
+    REQUIRE(at != std::string::npos);
+    racy.replace(at, std::string(R"(mark: \"barrier\")").size(), R"(mark: \"removed\")");
+    CHECK_FALSE(run(racy));
+}
+
+TEST_CASE("a pipeline compiled for a real GPU reports that no GPU runtime exists yet, with its PTX", "[gpu][errors]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    CompileOptions o;
+    o.keep_assembly = true;
+    Callable c = app->pipeline().compile(Target::cuda(80), o);
+    CHECK(c.report().ptx.find(".entry") != std::string::npos);
+    app->prepare({9, 7}, 1);
+    std::vector<Buffer<void>> out = app->make_outputs();
+    CHECK_THROWS_WITH(c.realize(out), Catch::Matchers::Contains("emulated()"));
+}
+
+TEST_CASE("Target::cuda rejects a compute capability it does not know", "[gpu][errors]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    CHECK_THROWS_WITH(app->pipeline().compile(Target::cuda(7)), Catch::Matchers::Contains("compute capability"));
+}

@@ -1,0 +1,70 @@
+// Every app's kernels as PTX, assembled by the CUDA toolkit's ptxas for sm_80 and sm_90 when a
+// toolkit is present ($CUDA_HOME, else /usr/local/cuda, else ptxas on the PATH).
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "../test_util.h"
+
+#include "tessera_apps/app.h"
+
+using namespace tessera;
+
+namespace {
+
+std::string find_ptxas() {
+    std::vector<std::string> candidates;
+    if (const char *home = std::getenv("CUDA_HOME")) candidates.push_back(std::string(home) + "/bin/ptxas");
+    candidates.push_back("/usr/local/cuda/bin/ptxas");
+    for (const std::string &c : candidates)
+        if (std::filesystem::exists(c)) return c;
+    if (std::system("command -v ptxas > /dev/null 2>&1") == 0) return "ptxas";
+    return "";
+}
+
+// Runs ptxas -v on `ptx` for `arch`; its exit status and output.
+std::pair<int, std::string> assemble(const std::string &ptxas, const std::string &ptx, const std::string &arch) {
+    std::filesystem::path dir = std::filesystem::temp_directory_path();
+    std::string stem = (dir / ("tessera_ptx_" + std::to_string(::getpid()))).string();
+    {
+        std::ofstream out(stem + ".ptx");
+        out << ptx;
+    }
+    std::string cmd = ptxas + " -arch=" + arch + " -v " + stem + ".ptx -o " + stem + ".cubin 2>&1";
+    std::string output;
+    FILE *pipe = popen(cmd.c_str(), "r");
+    REQUIRE(pipe);
+    std::array<char, 4096> buf{};
+    while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) output.append(buf.data(), n);
+    int status = pclose(pipe);
+    std::filesystem::remove(stem + ".ptx");
+    std::filesystem::remove(stem + ".cubin");
+    return {status, output};
+}
+
+} // namespace
+
+TEST_CASE("every app's GPU kernels assemble with ptxas for sm_80 and sm_90", "[gpu][ptx]") {
+    std::string ptxas = find_ptxas();
+    if (ptxas.empty()) {
+        WARN("no CUDA toolkit (ptxas): the PTX is not assembled");
+        return;
+    }
+    for (const char *name : {"blur_x_blur_y", "harris", "unsharp_mask", "histogram", "matmul", "gemm", "bilateral_grid",
+                             "prefix_sum", "jacobi_2d", "seidel_2d"}) {
+        auto app = apps::make_app(name);
+        for (int sm : {80, 90}) {
+            CompileOptions o;
+            o.keep_assembly = true;
+            Callable c = app->pipeline().compile(Target::cuda(sm), o);
+            REQUIRE(c.report().ptx.find(".entry") != std::string::npos);
+            auto [status, output] = assemble(ptxas, c.report().ptx, "sm_" + std::to_string(sm));
+            INFO(name << " sm_" << sm << ": " << output);
+            CHECK(status == 0);
+            if (std::string(name) == "blur_x_blur_y" || std::string(name) == "harris") CHECK(output.find(" 0 bytes spill stores") != std::string::npos);
+            CHECK(output.find("bytes spill stores") != std::string::npos);
+        }
+    }
+}
