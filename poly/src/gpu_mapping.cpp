@@ -192,23 +192,44 @@ isl::schedule_node map_inside_kernel(const isl::schedule_node &node) {
     return n;
 }
 
+std::string statements_below(const isl::schedule_node &n) {
+    std::string names;
+    isl::union_set dom = isl::manage(isl_schedule_node_get_domain(n.get()));
+    for (const isl::set &s : sets_of(dom)) names += std::string(names.empty() ? "" : ", ") + isl_set_get_tuple_name(s.get());
+    return names;
+}
+
+bool is_barrier_mark(const isl::schedule_node &n) {
+    std::optional<Mark> mk = mark_at(n);
+    return mk && mk->kind == Mark::Kind::Barrier;
+}
+
 // Barriers inside the kernels of the subtree at `n` (see the header); `in_kernel`: n lies in
-// a kernel below its block band.
-isl::schedule_node place_barriers(const Model &m, const isl::schedule_node &node, bool in_kernel) {
+// a kernel below its block band. With `violation`, nothing is inserted: the first place that
+// needs a barrier and has none is described there instead.
+isl::schedule_node place_barriers(const Model &m, const isl::schedule_node &node, bool in_kernel, std::string *violation) {
     isl::schedule_node n = node;
+    if (violation && !violation->empty()) return n;
     std::optional<Mark> mk = mark_at(n);
     if (mk && mk->kind == Mark::Kind::Kernel) {
         isl::schedule_node below = n.child(0);
         // The block band runs its iterations on different blocks: no barrier at its level.
-        if (mk->collapse > 0 && is_band(below)) return place_barriers(m, below.child(0), true).parent().parent();
-        return place_barriers(m, below, true).parent();
+        if (mk->collapse > 0 && is_band(below)) return place_barriers(m, below.child(0), true, violation).parent().parent();
+        return place_barriers(m, below, true, violation).parent();
     }
     if (in_kernel && holds_mark(n, Mark::Kind::Thread)) {
         if (is_band(n) && !(n.has_parent() && mark_at(n.parent()) && mark_at(n.parent())->kind == Mark::Kind::Thread) &&
             carries_conflict(m, n)) {
             // Iteration i + 1 of this loop touches what other threads touched in iteration i.
+            if (violation) {
+                if (!is_barrier_mark(n.child(0)))
+                    *violation = "The GPU loop around " + statements_below(n) +
+                                 " carries a dependence between threads of a block (an element one iteration writes, another "
+                                 "reads or writes) but has no barrier at the start of its body. Put a \"barrier\" mark there.";
+                return place_barriers(m, n.child(0), true, violation).parent();
+            }
             isl::schedule_node body = insert_mark(n.child(0), Mark::barrier());
-            n = place_barriers(m, body.child(0), true).parent().parent();
+            n = place_barriers(m, body.child(0), true, violation).parent().parent();
             return n;
         }
         if (type_of(n) == isl_schedule_node_sequence) {
@@ -217,22 +238,43 @@ isl::schedule_node place_barriers(const Model &m, const isl::schedule_node &node
             for (int i = 0; i < children; ++i) {
                 isl::schedule_node filter = n.child(i);
                 ArraySets here = arrays_below(m, filter);
-                if (i > 0 && since_barrier.conflicts_with(here)) {
+                bool has_barrier = is_barrier_mark(filter.child(0));
+                if (i > 0 && since_barrier.conflicts_with(here) && !has_barrier) {
                     // Child i touches what an earlier child wrote (or writes what it read),
                     // on other threads of the block.
+                    if (violation) {
+                        *violation = "In a GPU kernel, " + statements_below(filter) + " accesses arrays that " +
+                                     statements_below(n.child(i - 1)) + " (or an earlier stage) wrote or read, on other threads of "
+                                     "the block, with no barrier between them. Put a \"barrier\" mark above it.";
+                        return n;
+                    }
                     filter = insert_mark(filter.child(0), Mark::barrier()).parent();
-                    since_barrier = ArraySets{};
+                    has_barrier = true;
                 }
+                if (has_barrier) since_barrier = ArraySets{};
                 since_barrier.add(here);
                 n = filter.parent();
             }
         }
     }
     int children = int(isl_schedule_node_n_children(n.get()));
-    for (int i = 0; i < children; ++i) {
-        n = place_barriers(m, n.child(i), in_kernel).parent();
-    }
+    for (int i = 0; i < children; ++i) n = place_barriers(m, n.child(i), in_kernel, violation).parent();
     return n;
+}
+
+// Whether every statement instance below `n` runs in a kernel, none in two: "" or why not.
+std::string kernel_coverage(const isl::schedule_node &n, bool in_kernel) {
+    std::optional<Mark> mk = mark_at(n);
+    bool kernel = mk && mk->kind == Mark::Kind::Kernel;
+    if (kernel && in_kernel) return "A kernel mark lies inside another kernel (around " + statements_below(n) + "). Remove one.";
+    if (type_of(n) == isl_schedule_node_leaf && !in_kernel)
+        return "Statements " + statements_below(n) + " lie outside every kernel of a GPU schedule. Put a \"kernel\" mark above them.";
+    int children = int(isl_schedule_node_n_children(n.get()));
+    for (int i = 0; i < children; ++i) {
+        std::string why = kernel_coverage(n.child(i), in_kernel || kernel);
+        if (!why.empty()) return why;
+    }
+    return "";
 }
 
 int kernels_below(isl_schedule_node *n) {
@@ -252,8 +294,15 @@ int kernels_below(isl_schedule_node *n) {
 
 isl::schedule map_to_gpu(const Model &m, const isl::schedule &schedule) {
     isl::schedule_node root = map_outside_kernels(schedule.root());
-    root = place_barriers(m, root, false);
+    root = place_barriers(m, root, false, nullptr);
     return root.schedule();
+}
+
+std::string gpu_mapping_violation(const Model &m, const isl::schedule &schedule) {
+    if (count_kernels(schedule) == 0) return "";
+    std::string why = kernel_coverage(schedule.root(), false);
+    if (why.empty()) place_barriers(m, schedule.root(), false, &why);
+    return why;
 }
 
 int count_kernels(const isl::schedule &schedule) { return kernels_below(schedule.root().get()); }

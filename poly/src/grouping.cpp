@@ -227,6 +227,9 @@ private:
             // Spilling the tile out of the core's cache costs, but less than recomputing a
             // large share of a compute-heavy group: a penalty, not a limit (up to 32 times).
             if (e.working_set > 32 * o_.cache_bytes) return;
+            // A GPU tile's scratchpads must fit the block's shared memory (else they go to
+            // global memory, and their traffic with them).
+            if (o_.gpu && e.working_set > o_.cache_bytes) return;
             double width = tiles.empty() ? 1 : tiles.back();
             double spill = e.working_set > o_.cache_bytes ? 1.25 : 1.0;
             double score = (1 + e.recompute) * (1 + 512.0 / width) * spill;

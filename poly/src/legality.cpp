@@ -3,6 +3,8 @@
 // per dependence relation small.
 #include "tessera/poly/legality.h"
 
+#include "tessera/poly/gpu_mapping.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -404,6 +406,10 @@ Legality check_legality(const Program &p, const Dependences &d) {
             same_copy_group = same_copy_group.unite(isl::manage(isl_union_map_from_domain_and_range(g.copy(), g.copy())));
         }
         check_marks(p, copies.subtract(same_copy_group), c);
+    }
+    if (c.r.legal) {
+        std::string gpu = gpu_mapping_violation(*p.model, p.schedule);
+        if (!gpu.empty()) c.fail(gpu);
     }
     return c.r;
 }

@@ -320,10 +320,17 @@ std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Ta
         user_error("Target::cuda: leave Target::cpu and features empty (the compute capability is Target::sm).");
     if (t.sm < 50 || t.sm > 120)
         user_error("Target::cuda(", t.sm, "): the compute capability must be 50 to 120 (80 for sm_80, 90 for sm_90).");
-    TargetInfo device = TargetInfo::nvidia_gpu(t.sm);
     poly::Stopwatch total;
     CompileReport report;
-    std::shared_ptr<const poly::Program> program = program_for(p, gpu_schedule_options(o, device), report);
+    std::shared_ptr<const poly::Program> program = program_for(p, gpu_schedule_options(o, TargetInfo::nvidia_gpu(t.sm)), report);
+    report.total_ms = total.lap();
+    return compile_program_for_cuda(p, std::move(program), t, o, std::move(report));
+}
+
+std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, std::shared_ptr<const poly::Program> program,
+                                                             const Target &t, const CompileOptions &o, CompileReport report) {
+    TargetInfo device = TargetInfo::nvidia_gpu(t.sm);
+    poly::Stopwatch total;
     report.kernels = poly::count_kernels(program->schedule);
     poly::Stopwatch w;
     std::string name = "tessera_pipeline_" + std::to_string(g_counter++);
@@ -353,7 +360,7 @@ std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Ta
     }
     std::unique_ptr<JitCode> code = jit_add(std::move(module), std::move(context), name);
     report.phase_ms.emplace_back("machine code", w.lap());
-    report.total_ms = total.lap();
+    report.total_ms += total.lap();
     return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report));
 }
 

@@ -2,27 +2,57 @@
 
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
 #include <memory>
-#include <vector>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <tessera/error.h>
+
+// AddressSanitizer follows stack switches only when told (its fiber interface).
+#if defined(__SANITIZE_ADDRESS__)
+#define TESSERA_ASAN_FIBERS 1
+extern "C" {
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
+}
+#else
+#define TESSERA_ASAN_FIBERS 0
+#endif
 
 namespace tessera::runtime {
 
 namespace {
 
 // Each emulated thread's stack: kernels are leaf code (no recursion, scratchpads in shared
-// memory), the barrier's frame included.
+// memory), the emulator's callbacks included.
 constexpr size_t kStackBytes = 64 * 1024;
+constexpr int kWarp = 32;
+constexpr int64_t kSector = 32;
+constexpr int kBanks = 32;
 
 thread_local std::string g_error;
+thread_local bool g_profiling = false;
+thread_local std::map<int, GpuKernelProfile> g_profiles;
 
 struct Fiber {
     ucontext_t context;
+    char *stack = nullptr;
     tessera_gpu_thread_t thread;
     bool done = false;
-    long barriers = 0;
+    std::unordered_map<int32_t, uint64_t> occurrences;  // per access site: executions so far
+};
+
+// One access of one thread, for the warp-wide model.
+struct Record {
+    int32_t site;
+    uint64_t occurrence;
+    int32_t warp;
+    uint64_t address;
+    int32_t bytes;
 };
 
 // The block being run on this host thread.
@@ -32,32 +62,123 @@ struct Block {
     Fiber *current = nullptr;
     void (*kernel)(int64_t *, void *) = nullptr;
     int64_t *context = nullptr;
+    unsigned char *shared = nullptr;
+    int64_t shared_bytes = 0;
+    std::string error;
+    GpuKernelProfile *profile = nullptr;
+    std::vector<Record> records;  // this phase's
+    std::unordered_set<uint64_t> load_sectors, store_sectors;  // this block's
+    // The scheduler's stack, for AddressSanitizer's fiber interface.
+    const void *scheduler_stack = nullptr;
+    size_t scheduler_stack_size = 0;
 };
 
 thread_local Block *g_block = nullptr;
 
-void fiber_barrier(tessera_gpu_thread_t *t) {
-    Fiber &f = g_block->fibers[size_t(t->thread)];
-    ++f.barriers;
-    swapcontext(&f.context, &g_block->scheduler);
+// From fiber `f` back to the scheduler; `dying`: f never resumes.
+void to_scheduler(Fiber &f, bool dying) {
+    Block &b = *g_block;
+#if TESSERA_ASAN_FIBERS
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(dying ? nullptr : &fake, b.scheduler_stack, b.scheduler_stack_size);
+    if (dying) return;  // (fiber_main returns into uc_link)
+    swapcontext(&f.context, &b.scheduler);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+    if (!dying) swapcontext(&f.context, &b.scheduler);
+#endif
 }
 
-void no_barrier(tessera_gpu_thread_t *) {}  // one thread per block: nothing to wait for
+// From the scheduler into fiber `f`.
+void to_fiber(Fiber &f) {
+    Block &b = *g_block;
+    b.current = &f;
+#if TESSERA_ASAN_FIBERS
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, f.stack, kStackBytes);
+    swapcontext(&b.scheduler, &f.context);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+    swapcontext(&b.scheduler, &f.context);
+#endif
+}
+
+void fiber_barrier(tessera_gpu_thread_t *t) { to_scheduler(g_block->fibers[size_t(t->thread)], false); }
+
+void fiber_access(tessera_gpu_thread_t *t, const void *address, int32_t bytes, int32_t site) {
+    Block &b = *g_block;
+    Fiber &f = b.fibers[size_t(t->thread)];
+    bool shared = site & 2, store = site & 1;
+    auto a = reinterpret_cast<uintptr_t>(address);
+    if (shared && (a < reinterpret_cast<uintptr_t>(b.shared) || a + uintptr_t(bytes) > reinterpret_cast<uintptr_t>(b.shared) + uintptr_t(b.shared_bytes))) {
+        b.error = detail::str_cat("thread ", t->thread, " of block ", t->block, " ", store ? "writes" : "reads", " shared memory at byte ",
+                                  int64_t(a - reinterpret_cast<uintptr_t>(b.shared)), ", outside the block's ", b.shared_bytes, " bytes");
+        // The access is not made: this thread stops here, and the launch fails.
+        to_scheduler(f, false);
+    }
+    if (!b.profile) return;
+    uint64_t k = f.occurrences[site]++;
+    b.records.push_back(Record{site, k, t->thread / kWarp, a, bytes});
+    if (!shared)
+        for (uint64_t s = a / kSector; s <= (a + uint64_t(bytes) - 1) / kSector; ++s) (store ? b.store_sectors : b.load_sectors).insert(s);
+}
 
 void fiber_main() {
+#if TESSERA_ASAN_FIBERS
+    __sanitizer_finish_switch_fiber(nullptr, &g_block->scheduler_stack, &g_block->scheduler_stack_size);
+#endif
     Fiber *f = g_block->current;
     g_block->kernel(g_block->context, &f->thread);
-    f->done = true;  // then back to the scheduler (uc_link)
+    f->done = true;
+    to_scheduler(*f, true);  // then back to the scheduler (uc_link)
 }
 
 // A fiber that starts at fiber_main on `stack` and returns to `scheduler`. (Apart from the
 // launch: getcontext returns twice, which would clobber the launch's locals.)
 [[gnu::noinline]] void start_fiber(Fiber &f, char *stack, ucontext_t *scheduler) {
+    f.stack = stack;
     getcontext(&f.context);
     f.context.uc_stack.ss_sp = stack;
     f.context.uc_stack.ss_size = kStackBytes;
     f.context.uc_link = scheduler;
     makecontext(&f.context, fiber_main, 0);
+}
+
+// The warp-wide accesses of one phase (between barriers) into the profile.
+void account_phase(Block &b) {
+    GpuKernelProfile &p = *b.profile;
+    std::sort(b.records.begin(), b.records.end(), [](const Record &x, const Record &y) {
+        return std::tie(x.site, x.occurrence, x.warp, x.address) < std::tie(y.site, y.occurrence, y.warp, y.address);
+    });
+    std::vector<uint64_t> units;
+    for (size_t i = 0; i < b.records.size();) {
+        size_t j = i;
+        while (j < b.records.size() && b.records[j].site == b.records[i].site && b.records[j].occurrence == b.records[i].occurrence &&
+               b.records[j].warp == b.records[i].warp)
+            ++j;
+        bool shared = b.records[i].site & 2;
+        units.clear();
+        for (size_t k = i; k < j; ++k) {
+            const Record &r = b.records[k];
+            uint64_t unit = shared ? 4 : uint64_t(kSector);
+            for (uint64_t u = r.address / unit; u <= (r.address + uint64_t(r.bytes) - 1) / unit; ++u) units.push_back(u);
+            if (!shared) p.requested_bytes += r.bytes;
+        }
+        std::sort(units.begin(), units.end());
+        units.erase(std::unique(units.begin(), units.end()), units.end());
+        if (shared) {
+            // Distinct words per bank: the passes the access needs.
+            int per_bank[kBanks] = {};
+            int passes = 1;
+            for (uint64_t w : units) passes = std::max(passes, ++per_bank[w % kBanks]);
+            p.shared_accesses += 1;
+            p.bank_conflicts += passes - 1;
+        } else {
+            p.transferred_bytes += int64_t(units.size()) * kSector;
+        }
+        i = j;
+    }
+    b.records.clear();
 }
 
 int32_t fail(const std::string &message) {
@@ -69,18 +190,9 @@ int32_t emulate(void *, int32_t kernel, void (*fn)(int64_t *, void *), int64_t b
                 int64_t *context) {
     if (threads < 1 || threads > 1024)
         return fail(detail::str_cat("GPU kernel ", kernel, " was launched with ", threads, " threads per block (1 to 1024)."));
-    std::vector<unsigned char> shared(size_t(std::max<int64_t>(shared_bytes, 0)) + 64);
+    shared_bytes = std::max<int64_t>(shared_bytes, 0);
+    std::vector<unsigned char> shared(size_t(shared_bytes) + 64);
     unsigned char *shared_base = shared.data() + (64 - reinterpret_cast<uintptr_t>(shared.data()) % 64) % 64;
-    if (threads == 1) {
-        Fiber f;
-        f.thread = {0, 1, 0, shared_base, no_barrier};
-        for (int64_t b = 0; b < blocks; ++b) {
-            std::memset(shared_base, 0xFF, size_t(std::max<int64_t>(shared_bytes, 0)));
-            f.thread.block = b;
-            fn(context, &f.thread);
-        }
-        return 0;
-    }
     static thread_local std::unique_ptr<char[]> stacks;
     static thread_local int32_t stack_count = 0;
     if (stack_count < threads) {
@@ -90,17 +202,27 @@ int32_t emulate(void *, int32_t kernel, void (*fn)(int64_t *, void *), int64_t b
     Block block;
     block.kernel = fn;
     block.context = context;
+    block.shared = shared_base;
+    block.shared_bytes = shared_bytes;
     block.fibers.resize(size_t(threads));
+    if (g_profiling) {
+        GpuKernelProfile &p = g_profiles[kernel];
+        p.kernel = kernel;
+        p.launches += 1;
+        p.blocks += blocks;
+        p.threads_per_block = threads;
+        p.shared_bytes = shared_bytes;
+        block.profile = &p;
+    }
     Block *saved = g_block;
     g_block = &block;
-    int32_t rc = 0;
-    for (int64_t b = 0; b < blocks && rc == 0; ++b) {
-        std::memset(shared_base, 0xFF, size_t(std::max<int64_t>(shared_bytes, 0)));
+    for (int64_t b = 0; b < blocks && block.error.empty(); ++b) {
+        std::memset(shared_base, 0xFF, size_t(shared_bytes));  // poison: NaN floats, -1 integers
         for (int32_t t = 0; t < threads; ++t) {
             Fiber &f = block.fibers[size_t(t)];
             f.done = false;
-            f.barriers = 0;
-            f.thread = {t, threads, b, shared_base, fiber_barrier};
+            f.occurrences.clear();
+            f.thread = {t, threads, b, shared_base, fiber_barrier, fiber_access};
             start_fiber(f, stacks.get() + size_t(t) * kStackBytes, &block.scheduler);
         }
         // Phase by phase: every live thread runs to its next barrier or its end.
@@ -108,23 +230,32 @@ int32_t emulate(void *, int32_t kernel, void (*fn)(int64_t *, void *), int64_t b
             bool live = false;
             for (Fiber &f : block.fibers) {
                 if (f.done) continue;
-                block.current = &f;
-                swapcontext(&block.scheduler, &f.context);
+                to_fiber(f);
+                if (!block.error.empty()) break;
                 live = live || !f.done;
             }
+            if (!block.error.empty()) break;
+            if (block.profile) account_phase(block);
             if (!live) break;
+            if (block.profile) block.profile->barriers += 1;
             for (const Fiber &f : block.fibers)
                 if (f.done) {
-                    rc = fail(detail::str_cat("GPU kernel ", kernel, ", block ", b, ": thread ", f.thread.thread,
-                                              " ended while other threads of its block wait at barrier ", phase + 1,
-                                              " (a barrier that not every thread reaches)."));
+                    block.error = detail::str_cat("block ", b, ": thread ", f.thread.thread, " ended while other threads of its block wait at barrier ",
+                                                  phase + 1, " (a barrier that not every thread reaches)");
                     break;
                 }
-            if (rc) break;  // the waiting fibers are abandoned with their stacks
+            if (!block.error.empty()) break;  // the waiting fibers are abandoned with their stacks
+        }
+        if (block.profile) {
+            block.profile->global_load_bytes += int64_t(block.load_sectors.size()) * kSector;
+            block.profile->global_store_bytes += int64_t(block.store_sectors.size()) * kSector;
+            block.load_sectors.clear();
+            block.store_sectors.clear();
         }
     }
     g_block = saved;
-    return rc;
+    if (!block.error.empty()) return fail(detail::str_cat("GPU kernel ", kernel, " (emulated): ", block.error, "."));
+    return 0;
 }
 
 int32_t no_device(void *, int32_t, void (*)(int64_t *, void *), int64_t, int32_t, int64_t, int64_t *) {
@@ -145,6 +276,15 @@ std::string take_gpu_error() {
     std::string e = g_error;
     g_error.clear();
     return e.empty() ? "a GPU kernel launch failed" : e;
+}
+
+void set_emulator_profiling(bool on) { g_profiling = on; }
+
+std::vector<GpuKernelProfile> take_emulator_profile() {
+    std::vector<GpuKernelProfile> r;
+    for (auto &[k, p] : g_profiles) r.push_back(p);
+    g_profiles.clear();
+    return r;
 }
 
 } // namespace tessera::runtime

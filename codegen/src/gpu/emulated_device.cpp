@@ -2,7 +2,9 @@
 // emulator passes to the kernel as `device` (abi.h).
 #include <cstddef>
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 
 #include "tessera/codegen/abi.h"
@@ -21,7 +23,46 @@ std::vector<std::string> kernel_names(const llvm::Module &m) {
     return names;
 }
 
+namespace {
+
+// Whether `address` points into the block's shared memory: derived from tessera_gpu_shared.
+bool is_shared(const llvm::Value *address) {
+    const llvm::Value *base = llvm::getUnderlyingObject(address, 0);
+    const auto *call = llvm::dyn_cast<llvm::CallInst>(base);
+    return call && call->getCalledFunction() && call->getCalledFunction()->getName() == kSharedFunction;
+}
+
+// A call of tessera_gpu_access before every load and store of the kernels.
+void instrument_accesses(llvm::Module &m) {
+    llvm::LLVMContext &ctx = m.getContext();
+    llvm::IRBuilder<> b(ctx);
+    llvm::FunctionCallee access = m.getOrInsertFunction(kAccessFunction, b.getVoidTy(), b.getPtrTy(), b.getPtrTy(),
+                                                        b.getInt32Ty(), b.getInt32Ty());
+    const llvm::DataLayout &dl = m.getDataLayout();
+    for (llvm::Function &f : m) {
+        if (!f.hasFnAttribute(kKernelAttribute)) continue;
+        int32_t site = 0;
+        std::vector<llvm::Instruction *> accesses;
+        for (llvm::BasicBlock &bb : f)
+            for (llvm::Instruction &i : bb)
+                if (llvm::isa<llvm::LoadInst>(i) || llvm::isa<llvm::StoreInst>(i)) accesses.push_back(&i);
+        for (llvm::Instruction *i : accesses) {
+            bool store = llvm::isa<llvm::StoreInst>(i);
+            llvm::Value *address = store ? llvm::cast<llvm::StoreInst>(i)->getPointerOperand() : llvm::cast<llvm::LoadInst>(i)->getPointerOperand();
+            llvm::Type *t = store ? llvm::cast<llvm::StoreInst>(i)->getValueOperand()->getType() : i->getType();
+            // The kernel's own context words are read once per thread: not the pipeline's data.
+            if (llvm::getUnderlyingObject(address, 0) == f.getArg(0)) continue;
+            int32_t flags = (is_shared(address) ? 2 : 0) | (store ? 1 : 0);
+            b.SetInsertPoint(i);
+            b.CreateCall(access, {f.getArg(1), address, b.getInt32(uint32_t(dl.getTypeStoreSize(t))), b.getInt32(uint32_t(site++ * 4 + flags))});
+        }
+    }
+}
+
+} // namespace
+
 void define_emulated_device(llvm::Module &m) {
+    instrument_accesses(m);
     llvm::LLVMContext &ctx = m.getContext();
     llvm::IRBuilder<> b(ctx);
     auto define = [&](const char *name, auto &&body) {
@@ -46,6 +87,19 @@ void define_emulated_device(llvm::Module &m) {
     define(kSharedFunction, [&](llvm::Value *d) {
         b.CreateRet(b.CreateLoad(b.getPtrTy(), field(d, offsetof(tessera_gpu_thread_t, shared))));
     });
+    {
+        llvm::Function *f = m.getFunction(kAccessFunction);
+        if (f && f->isDeclaration()) {
+            f->setLinkage(llvm::GlobalValue::InternalLinkage);
+            f->addFnAttr(llvm::Attribute::AlwaysInline);
+            f->addFnAttr(llvm::Attribute::NoUnwind);
+            b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
+            llvm::Value *fn = b.CreateLoad(b.getPtrTy(), field(f->getArg(0), offsetof(tessera_gpu_thread_t, access)));
+            b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt32Ty(), b.getInt32Ty()}, false),
+                         fn, {f->getArg(0), f->getArg(1), f->getArg(2), f->getArg(3)});
+            b.CreateRetVoid();
+        }
+    }
     define(kBarrierFunction, [&](llvm::Value *d) {
         // Not inlined past: the emulator switches to the next thread inside.
         llvm::Value *fn = b.CreateLoad(b.getPtrTy(), field(d, offsetof(tessera_gpu_thread_t, barrier)));

@@ -77,6 +77,10 @@ typedef struct tessera_gpu_thread_t {
     int64_t block;        /* blockIdx.x */
     void *shared;         /* the block's shared memory */
     void (*barrier)(struct tessera_gpu_thread_t *); /* __syncthreads() */
+    /* Called before every memory access of the kernel: its address, bytes, and
+     * (site << 2) | (shared ? 2 : 0) | (store ? 1 : 0), where site numbers the access in the
+     * kernel's code (the emulator's traffic model and bounds checks). */
+    void (*access)(struct tessera_gpu_thread_t *, const void *address, int32_t bytes, int32_t site);
 } tessera_gpu_thread_t;
 
 #endif

@@ -26,6 +26,9 @@ constexpr const char *kBlockSizeFunction = "tessera_gpu_block_size";
 constexpr const char *kBlockIdFunction = "tessera_gpu_block_id";
 constexpr const char *kSharedFunction = "tessera_gpu_shared";
 constexpr const char *kBarrierFunction = "tessera_gpu_barrier";
+// The emulator's only addition to the kernel IR: a call before each memory access
+// (tessera_gpu_thread_t::access in abi.h).
+constexpr const char *kAccessFunction = "tessera_gpu_access";
 // The function attribute that marks kernels.
 constexpr const char *kKernelAttribute = "tessera-kernel";
 // The entry's global that points at its tessera_gpu_runtime_t: <function name> + this suffix.
@@ -35,7 +38,10 @@ constexpr const char *kRuntimeGlobalSuffix = "_gpu_runtime";
 std::vector<std::string> kernel_names(const llvm::Module &m);
 
 // Defines the device interface for the emulator: each function reads the tessera_gpu_thread_t
-// at `device`; the barrier calls its `barrier` member. Inlined into the kernels.
+// at `device`; the barrier calls its `barrier` member. Inlined into the kernels. Before that,
+// every load and store of the kernels is preceded by a call of `access` with its address, size,
+// site and whether it touches shared memory (memory derived from tessera_gpu_shared): the
+// emulator's traffic model and bounds checks. Call it on the unoptimized module.
 void define_emulated_device(llvm::Module &m);
 
 // The kernels of `m` (a GPU program's module) as PTX for NVIDIA compute capability `sm` (80 for

@@ -24,6 +24,8 @@
 // - `register_tile` marks are dropped (a CPU register blocking; the loops stay).
 #pragma once
 
+#include <string>
+
 #include <isl/cpp.h>
 
 #include "tessera/poly/model.h"
@@ -33,6 +35,12 @@ namespace tessera::poly {
 // The schedule mapped onto GPU kernels as described above. `schedule` is over `m`'s
 // statements or over the copies overlapped groups compute in their tiles ("G0_S_f_0").
 isl::schedule map_to_gpu(const Model &m, const isl::schedule &schedule);
+
+// Why a schedule with kernel marks is not a valid GPU mapping ("" when it is, or when it has
+// no kernel marks): a statement outside every kernel, a kernel inside another, or a place
+// where threads of a block would race for lack of a barrier (the rule above: conservative,
+// by arrays for the stages of an overlapped group).
+std::string gpu_mapping_violation(const Model &m, const isl::schedule &schedule);
 
 // The kernel marks of a schedule tree: how many kernels a program launches (outside loops).
 int count_kernels(const isl::schedule &schedule);

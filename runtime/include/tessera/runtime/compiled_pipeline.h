@@ -37,6 +37,10 @@ poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const Target
 // Compiles for Target::cuda: the kernels as PTX (in the report with keep_assembly), and the host
 // code, which runs them in the emulator (Target::emulated) or reports that no GPU runtime exists.
 std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Target &t, const CompileOptions &o);
+// The same for a program already scheduled, taken as it is: tests use it to run programs that
+// legality rejects (a GPU schedule without its barrier) in the emulator.
+std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, std::shared_ptr<const poly::Program> program,
+                                                             const Target &t, const CompileOptions &o, CompileReport report = {});
 
 // Lowers `program` into `module` (prepared for `tm`) and runs the optimization pipeline over it,
 // appending the "LLVM IR" and "LLVM optimization" phases to `report`, timed by `phase` (started
