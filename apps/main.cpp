@@ -2,9 +2,12 @@
 // random inputs, reports compile time, run time and bandwidth, and checks the result against
 // the app's plain C++ loops.
 //
-//   <app> [--size N ...] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule]
+//   <app> [--size N ...] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule] [--gpu]
 //
-// --schedule prints the schedule JSON the pipeline runs with and exits.
+// --schedule prints the schedule JSON the pipeline runs with and exits. --gpu compiles for
+// Target::cuda(80) instead and runs the kernels in the GPU emulator (docs/gpu.md): it prints the
+// kernels, their blocks, threads, shared memory and barriers, the emulator's traffic model, and
+// the check against the plain loops (sizes default to at most 512: emulation is slow).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +16,7 @@
 #include <sstream>
 
 #include <tessera/runtime/executor.h>
+#include <tessera/runtime/gpu_emulator.h>
 
 #include "tessera_apps/app.h"
 
@@ -42,6 +46,46 @@ std::string schedule_summary(const poly::Program &p) {
     return s.str();
 }
 
+// Compiles the app for the emulated GPU, runs it once at `sizes`, prints the kernels and the
+// traffic model, and checks the outputs.
+bool run_on_emulated_gpu(apps::App &app, const std::vector<int> &sizes, uint32_t seed, const CompileOptions &options) {
+    Callable c = app.pipeline().compile(Target::cuda(80).emulated(), options);
+    const CompileReport &r = c.report();
+    std::printf("GPU (Target::cuda(80), run by the emulator): %d kernel%s; compile %.1f ms (", r.kernels, r.kernels == 1 ? "" : "s",
+                r.total_ms);
+    for (size_t i = 0; i < r.phase_ms.size(); ++i) std::printf("%s%s %.1f", i ? ", " : "", r.phase_ms[i].first.c_str(), r.phase_ms[i].second);
+    std::printf(")\n");
+    app.prepare(sizes, seed);
+    std::vector<Buffer<void>> outputs = app.make_outputs(), expected = app.make_outputs();
+    runtime::set_emulator_profiling(true);
+    auto t0 = std::chrono::steady_clock::now();
+    c.realize(outputs);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    runtime::set_emulator_profiling(false);
+    double moved = 0;
+    for (const runtime::GpuKernelProfile &k : runtime::take_emulator_profile()) {
+        std::printf("  kernel %d: %lld block%s of %d thread%s, %.1f KiB of shared memory and %.1f barriers per block; "
+                    "coalescing %.1f%%, %lld bank conflicts\n",
+                    k.kernel, (long long)k.blocks, k.blocks == 1 ? "" : "s", k.threads_per_block, k.threads_per_block == 1 ? "" : "s",
+                    double(k.shared_bytes) / 1024, double(k.barriers) / double(std::max<int64_t>(1, k.blocks)),
+                    100 * k.coalescing(), (long long)k.bank_conflicts);
+        moved += double(k.global_load_bytes + k.global_store_bytes);
+    }
+    if (app.minimum_bytes() > 0)
+        std::printf("  global memory traffic: %.2f MB, %.3f times the %.2f MB that must move; emulated in %.1f s\n", moved / 1e6,
+                    moved / app.minimum_bytes(), app.minimum_bytes() / 1e6, seconds);
+    app.reference(expected);
+    bool ok = true;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        apps::Comparison cmp = apps::compare(outputs[i], expected[i], app.tolerance());
+        std::printf("check of the emulated GPU against plain C++ loops, output %s: %s (max relative error %g)%s%s\n",
+                    app.pipeline().outputs()[i].name().c_str(), cmp.ok ? "OK" : "MISMATCH", cmp.max_error,
+                    cmp.ok ? "" : ", first mismatch ", cmp.first_mismatch.c_str());
+        ok &= cmp.ok;
+    }
+    return ok;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -51,9 +95,11 @@ int main(int argc, char **argv) {
         uint32_t seed = 1;
         int runs = 7;
         CompileOptions options;
+        bool gpu = false, sized = false;
         for (int i = 1; i < argc; ++i) {
             if (!std::strcmp(argv[i], "--size")) {
                 sizes.clear();
+                sized = true;
                 while (i + 1 < argc && argv[i + 1][0] != '-') sizes.push_back(std::atoi(argv[++i]));
             } else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) {
                 seed = uint32_t(std::atoi(argv[++i]));
@@ -69,11 +115,13 @@ int main(int argc, char **argv) {
                     while (*p && *p != ',') ++p;
                     if (*p == ',') ++p;
                 }
+            } else if (!std::strcmp(argv[i], "--gpu")) {
+                gpu = true;
             } else if (!std::strcmp(argv[i], "--schedule")) {
                 std::printf("%s\n", app->pipeline().schedule_json().c_str());
                 return 0;
             } else {
-                std::fprintf(stderr, "usage: %s [--size N ...] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule]\n", argv[0]);
+                std::fprintf(stderr, "usage: %s [--size N ...] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule] [--gpu]\n", argv[0]);
                 return 2;
             }
         }
@@ -84,9 +132,13 @@ int main(int argc, char **argv) {
             std::fprintf(stderr, "\n");
             return 2;
         }
+        if (gpu && !sized)
+            for (int &s : sizes) s = std::min(s, 512);
         std::printf("app: %s  (", app->name().c_str());
         for (size_t i = 0; i < sizes.size(); ++i) std::printf("%s%s=%d", i ? ", " : "", names[i].c_str(), sizes[i]);
         std::printf(")\n");
+
+        if (gpu) return run_on_emulated_gpu(*app, sizes, seed, options) ? 0 : 1;
 
         Callable compiled = app->pipeline().compile(Target::host(), options);
         const CompileReport &r = compiled.report();

@@ -147,7 +147,8 @@ isl::schedule_node merge_parallel_child_band(const isl::schedule_node &band) {
 isl::schedule_node map_outside_kernels(const isl::schedule_node &node) {
     isl::schedule_node n = node;
     isl_schedule_node_type t = type_of(n);
-    if (t == isl_schedule_node_leaf) return n;
+    // (A leaf here is a statement reached through filters only, such as a reduction's
+    // initialization beside the loops of its updates: a kernel of its own.)
     if (!structural(t) && !holds_mark(n, Mark::Kind::Parallel)) {
         // Nothing parallel below: one block runs it all.
         n = insert_mark(n, Mark::kernel(0));

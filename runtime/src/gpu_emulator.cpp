@@ -43,12 +43,18 @@ struct Fiber {
     char *stack = nullptr;
     tessera_gpu_thread_t thread;
     bool done = false;
-    std::unordered_map<int32_t, uint64_t> occurrences;  // per access site: executions so far
+    // Where the thread is, for the warp model: thread loops entered so far, the iteration of
+    // the current one (-1 before its first), and each access site's executions since.
+    uint64_t loops = 0;
+    int64_t iteration = -1;
+    std::unordered_map<int32_t, uint64_t> occurrences;
 };
 
 // One access of one thread, for the warp-wide model.
 struct Record {
     int32_t site;
+    uint64_t loop;
+    int64_t iteration;
     uint64_t occurrence;
     int32_t warp;
     uint64_t address;
@@ -118,9 +124,17 @@ void fiber_access(tessera_gpu_thread_t *t, const void *address, int32_t bytes, i
     }
     if (!b.profile) return;
     uint64_t k = f.occurrences[site]++;
-    b.records.push_back(Record{site, k, t->thread / kWarp, a, bytes});
+    b.records.push_back(Record{site, f.loops, f.iteration, k, t->thread / kWarp, a, bytes});
     if (!shared)
         for (uint64_t s = a / kSector; s <= (a + uint64_t(bytes) - 1) / kSector; ++s) (store ? b.store_sectors : b.load_sectors).insert(s);
+}
+
+// The threads of a warp run one iteration of a thread loop together.
+void fiber_step(tessera_gpu_thread_t *t, int64_t iteration) {
+    Fiber &f = g_block->fibers[size_t(t->thread)];
+    if (iteration < 0) ++f.loops;
+    f.iteration = iteration;
+    f.occurrences.clear();
 }
 
 void fiber_main() {
@@ -148,12 +162,14 @@ void fiber_main() {
 void account_phase(Block &b) {
     GpuKernelProfile &p = *b.profile;
     std::sort(b.records.begin(), b.records.end(), [](const Record &x, const Record &y) {
-        return std::tie(x.site, x.occurrence, x.warp, x.address) < std::tie(y.site, y.occurrence, y.warp, y.address);
+        return std::tie(x.site, x.loop, x.iteration, x.occurrence, x.warp, x.address) <
+               std::tie(y.site, y.loop, y.iteration, y.occurrence, y.warp, y.address);
     });
     std::vector<uint64_t> units;
     for (size_t i = 0; i < b.records.size();) {
         size_t j = i;
-        while (j < b.records.size() && b.records[j].site == b.records[i].site && b.records[j].occurrence == b.records[i].occurrence &&
+        while (j < b.records.size() && b.records[j].site == b.records[i].site && b.records[j].loop == b.records[i].loop &&
+               b.records[j].iteration == b.records[i].iteration && b.records[j].occurrence == b.records[i].occurrence &&
                b.records[j].warp == b.records[i].warp)
             ++j;
         bool shared = b.records[i].site & 2;
@@ -221,8 +237,10 @@ int32_t emulate(void *, int32_t kernel, void (*fn)(int64_t *, void *), int64_t b
         for (int32_t t = 0; t < threads; ++t) {
             Fiber &f = block.fibers[size_t(t)];
             f.done = false;
+            f.loops = 0;
+            f.iteration = -1;
             f.occurrences.clear();
-            f.thread = {t, threads, b, shared_base, fiber_barrier, fiber_access};
+            f.thread = {t, threads, b, shared_base, fiber_barrier, fiber_access, fiber_step};
             start_fiber(f, stacks.get() + size_t(t) * kStackBytes, &block.scheduler);
         }
         // Phase by phase: every live thread runs to its next barrier or its end.

@@ -48,7 +48,7 @@ void usage() {
     std::cerr
         << "usage: tessera-fuzz [--count N] [--seed S] [--progress] [--verbose] [--trace] [--isolate]\n"
            "                    [--timeout SECONDS] [--shrink] [--shrink-attempts N] [--max-funcs N]\n"
-           "                    [--max-points N] [--max-dims 1-3] [--slow-ms MS]\n"
+           "                    [--max-points N] [--max-dims 1-3] [--slow-ms MS] [--gpu]\n"
            "Runs the random pipelines of seeds S .. S+N-1 compiled and interpreted, and compares them.\n"
            "  --progress  a summary line every 100 pipelines\n"
            "  --verbose   print each seed and its pipeline before running it\n"
@@ -59,6 +59,7 @@ void usage() {
            "              failure of its seed and the run goes on\n"
            "  --shrink    after the run, look for a smaller pipeline that fails like each failure (each\n"
            "              attempt in a child process; implies --isolate; hangs are not shrunk)\n"
+           "  --gpu       compile for the emulated GPU (Target::cuda(80).emulated()) instead of the host\n"
            "  --max-funcs, --max-points, --max-dims, --slow-ms: FuzzSettings (pipeline_fuzzer.h)\n";
 }
 
@@ -87,6 +88,7 @@ bool parse(int argc, char **argv, Options &o) {
         else if (a == "--max-points") ok = number(o.settings.max_output_points);
         else if (a == "--max-dims") ok = number(o.settings.max_dimensions);
         else if (a == "--slow-ms") ok = number(o.settings.slow_compile_ms);
+        else if (a == "--gpu") o.settings.gpu = true;
         else ok = false;
         if (!ok) return false;
     }

@@ -571,7 +571,8 @@ void Generator::make_outputs(const std::vector<FuncInfo> &funcs) {
         line("std::memset(out" + std::to_string(k) + ".raw_data(), 0xa5, out" + std::to_string(k) +
              ".number_of_elements() * sizeof(" + cpp_type(shape.type) + "));  // unwritten elements then differ");
     }
-    line("pipeline.compile(Target::host(), options).realize(std::vector<Buffer<void>>{" + join(got) + "});");
+    line(std::string("pipeline.compile(") + (settings_.gpu ? "Target::cuda(80).emulated()" : "Target::host()") +
+         ", options).realize(std::vector<Buffer<void>>{" + join(got) + "});");
     line("interpret(pipeline, std::vector<Buffer<void>>{" + join(want) + "});");
     line("// Compare " + join(got) + " with " + join(want) + " bit for bit (NaN equals NaN).");
     realization_ = s;

@@ -27,3 +27,28 @@ TEST_CASE("random pipelines compute what the interpreter computes and reject wha
                 << failures);
     REQUIRE(failed == 0);
 }
+
+TEST_CASE("random pipelines compiled for the emulated GPU compute what the interpreter computes", "[fuzz][gpu]") {
+    // The GPU mapping (kernels, threads, barriers, shared scratchpads) on random pipelines, run
+    // in the emulator: 60 pipelines, other seeds than the host's.
+    const uint64_t count = 60;
+    tessera::fuzz::FuzzSettings settings;
+    settings.max_funcs = 3;
+    settings.max_output_points = 256;
+    settings.max_dimensions = 2;
+    settings.gpu = true;
+    std::string failures;
+    int failed = 0;
+    for (uint64_t seed = 1001; seed < 1001 + count; ++seed) {
+        tessera::fuzz::FuzzResult r = tessera::fuzz::run_one(seed, settings);
+        if (!r.failed()) continue;
+        ++failed;
+        failures += "\n==== seed " + std::to_string(seed) + ": " + tessera::fuzz::outcome_name(r.outcome) + "\n" +
+                    r.detail + "\n" + r.reproduction;
+    }
+    INFO(failed << " of " << count
+                << " pipelines failed (replay one with tessera-fuzz --gpu --max-funcs 3 --max-points 256 --max-dims 2 "
+                   "--seed S --count 1 --verbose):"
+                << failures);
+    REQUIRE(failed == 0);
+}

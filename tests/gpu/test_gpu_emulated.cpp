@@ -6,6 +6,7 @@
 #include <tessera/poly/gpu_mapping.h>
 #include <tessera/poly/schedule_json.h>
 #include <tessera/runtime/compiled_pipeline.h>
+#include <tessera/runtime/gpu_emulator.h>
 
 #include <isl/schedule.h>
 #include <nlohmann/json.hpp>
@@ -146,4 +147,29 @@ TEST_CASE("a pipeline compiled for a real GPU reports that no GPU runtime exists
 TEST_CASE("Target::cuda rejects a compute capability it does not know", "[gpu][errors]") {
     auto app = apps::make_app("blur_x_blur_y");
     CHECK_THROWS_WITH(app->pipeline().compile(Target::cuda(7)), Catch::Matchers::Contains("compute capability"));
+}
+
+TEST_CASE("the emulator's traffic model: blur reads its input and writes its output about once, without bank conflicts",
+          "[gpu][model]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    app->prepare({300, 70}, 3);
+    Callable c = app->pipeline().compile(emulated_gpu());
+    std::vector<Buffer<void>> out = app->make_outputs();
+    runtime::set_emulator_profiling(true);
+    c.realize(out);
+    runtime::set_emulator_profiling(false);
+    std::vector<runtime::GpuKernelProfile> kernels = runtime::take_emulator_profile();
+    REQUIRE(kernels.size() == 1);
+    const runtime::GpuKernelProfile &k = kernels[0];
+    double moved = double(k.global_load_bytes + k.global_store_bytes);
+    INFO("global bytes " << moved << ", minimum " << app->minimum_bytes() << ", coalescing " << k.coalescing());
+    // Halos are recomputed in shared memory, not read again from global memory: only the rows
+    // of input a tile's halo shares with the next tile are read twice.
+    CHECK(moved >= app->minimum_bytes());
+    CHECK(moved <= 1.15 * app->minimum_bytes());
+    CHECK(k.bank_conflicts == 0);
+    CHECK(k.shared_accesses > 0);
+    CHECK(k.barriers == k.blocks);  // one barrier per block, between the two stages
+    CHECK(k.coalescing() > 0.75);
+    CHECK(runtime::take_emulator_profile().empty());  // taken
 }

@@ -100,6 +100,18 @@ void define_emulated_device(llvm::Module &m) {
             b.CreateRetVoid();
         }
     }
+    {
+        llvm::Function *f = m.getFunction(kStepFunction);
+        if (f && f->isDeclaration()) {
+            f->setLinkage(llvm::GlobalValue::InternalLinkage);
+            f->addFnAttr(llvm::Attribute::AlwaysInline);
+            f->addFnAttr(llvm::Attribute::NoUnwind);
+            b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
+            llvm::Value *fn = b.CreateLoad(b.getPtrTy(), field(f->getArg(0), offsetof(tessera_gpu_thread_t, step)));
+            b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getInt64Ty()}, false), fn, {f->getArg(0), f->getArg(1)});
+            b.CreateRetVoid();
+        }
+    }
     define(kBarrierFunction, [&](llvm::Value *d) {
         // Not inlined past: the emulator switches to the next thread inside.
         llvm::Value *fn = b.CreateLoad(b.getPtrTy(), field(d, offsetof(tessera_gpu_thread_t, barrier)));

@@ -211,6 +211,8 @@ void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
 void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s) {
     Value *lo = f.expr(n.min, s), *hi = f.expr(n.max, s);
     Value *count = trip_count(f, lo, hi, n.step);
+    llvm::FunctionCallee step = f.module.getOrInsertFunction(kStepFunction, f.b.getVoidTy(), f.b.getPtrTy(), f.b.getInt64Ty());
+    f.b.CreateCall(step, {f.kernel->device, f.i64(-1)});
     llvm::BasicBlock *pre = f.b.GetInsertBlock();
     llvm::BasicBlock *head = llvm::BasicBlock::Create(f.ctx, n.var + ".threads", f.function);
     llvm::BasicBlock *body = llvm::BasicBlock::Create(f.ctx, n.var + ".thread", f.function);
@@ -221,6 +223,7 @@ void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s) {
     k->addIncoming(f.kernel->thread, pre);
     f.b.CreateCondBr(f.b.CreateICmpSLT(k, count), body, exit);
     f.b.SetInsertPoint(body);
+    f.b.CreateCall(step, {f.kernel->device, f.b.CreateSDiv(k, f.kernel->threads)});
     Scope inside = s;
     inside.vars[n.var] = f.b.CreateAdd(lo, f.b.CreateMul(k, f.i64(n.step)), n.var, false, true);
     bool saved = f.kernel->single;

@@ -1,5 +1,8 @@
 // The NVPTX back end: a GPU program's kernels as PTX text.
+#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -9,6 +12,8 @@
 #include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <mutex>
 
 #include "tessera/codegen/cpu_target.h"
@@ -67,6 +72,7 @@ void define_nvptx_device(llvm::Module &m) {
         sreg(llvm::Intrinsic::nvvm_barrier0);
         b.CreateRetVoid();
     });
+    define(kStepFunction, [&] { b.CreateRetVoid(); });
     define(kSharedFunction, [&] {
         // Dynamic shared memory: its size is given at launch.
         auto *shared = new llvm::GlobalVariable(m, llvm::ArrayType::get(b.getInt8Ty(), 0), false,
@@ -75,6 +81,79 @@ void define_nvptx_device(llvm::Module &m) {
         shared->setAlignment(llvm::Align(64));
         b.CreateRet(b.CreateAddrSpaceCast(shared, b.getPtrTy()));
     });
+}
+
+// CUDA's libdevice: $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, else the toolkit's default
+// location; "" when there is none.
+std::string libdevice_path() {
+    std::vector<std::string> homes;
+    if (const char *home = std::getenv("CUDA_HOME")) homes.push_back(home);
+    if (const char *home = std::getenv("CUDA_PATH")) homes.push_back(home);
+    homes.push_back("/usr/local/cuda");
+    homes.push_back("/usr/lib/cuda");
+    for (const std::string &h : homes) {
+        std::string p = h + "/nvvm/libdevice/libdevice.10.bc";
+        if (std::filesystem::exists(p)) return p;
+    }
+    return "";
+}
+
+// The math intrinsics NVPTX cannot select, and libdevice's functions for them (float, double).
+struct LibdeviceMath {
+    llvm::Intrinsic::ID id;
+    const char *f32, *f64;
+};
+constexpr LibdeviceMath kLibdeviceMath[] = {
+    {llvm::Intrinsic::exp, "__nv_expf", "__nv_exp"}, {llvm::Intrinsic::log, "__nv_logf", "__nv_log"},
+    {llvm::Intrinsic::pow, "__nv_powf", "__nv_pow"}, {llvm::Intrinsic::sin, "__nv_sinf", "__nv_sin"},
+    {llvm::Intrinsic::cos, "__nv_cosf", "__nv_cos"},
+};
+
+// Calls of exp, log, pow, sin and cos become calls of libdevice's functions, linked in and
+// internalized (NVVMReflect, in the NVPTX pass pipeline, then resolves libdevice's
+// __nvvm_reflect queries: no flush-to-zero, as on the host). False when the module needs
+// libdevice and the toolkit has none.
+bool link_libdevice(llvm::Module &m) {
+    std::vector<llvm::Function *> math;
+    std::vector<std::pair<llvm::Function *, const char *>> libm;  // the host's libm calls (tan, tanh)
+    for (llvm::Function &f : m) {
+        for (const LibdeviceMath &l : kLibdeviceMath)
+            if (f.isIntrinsic() && f.getIntrinsicID() == l.id) math.push_back(&f);
+        for (const char *name : {"tanf", "tan", "tanhf", "tanh"})
+            if (f.isDeclaration() && f.getName() == name) libm.emplace_back(&f, name);
+    }
+    if (math.empty() && libm.empty()) return true;
+    std::string path = libdevice_path();
+    if (path.empty()) return false;
+    for (llvm::Function *f : math) {
+        const LibdeviceMath *l = nullptr;
+        for (const LibdeviceMath &c : kLibdeviceMath)
+            if (c.id == f->getIntrinsicID()) l = &c;
+        llvm::Type *t = f->getReturnType();
+        if (!t->isFloatTy() && !t->isDoubleTy())
+            user_error("The GPU kernel uses ", f->getName().str(), " on ", t->isVectorTy() ? "vectors" : "a type libdevice lacks",
+                       "; compile it for the host.");
+        llvm::FunctionCallee callee = m.getOrInsertFunction(t->isFloatTy() ? l->f32 : l->f64, f->getFunctionType());
+        f->replaceAllUsesWith(callee.getCallee());
+        f->eraseFromParent();
+    }
+    for (auto &[f, name] : libm) {
+        llvm::FunctionCallee callee = m.getOrInsertFunction(std::string("__nv_") + name, f->getFunctionType());
+        f->replaceAllUsesWith(callee.getCallee());
+        f->eraseFromParent();
+    }
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer) internal_error("cannot read ", path, ": ", buffer.getError().message());
+    auto lib = llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), m.getContext());
+    if (!lib) internal_error("cannot parse ", path, ": ", llvm::toString(lib.takeError()));
+    (*lib)->setTargetTriple(m.getTargetTriple());
+    (*lib)->setDataLayout(m.getDataLayout());
+    if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded))
+        internal_error("linking libdevice into the GPU kernels failed");
+    for (llvm::Function &f : m)
+        if (!f.isDeclaration() && !f.hasFnAttribute(kKernelAttribute)) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+    return true;
 }
 
 } // namespace
@@ -97,13 +176,6 @@ std::string emit_ptx(const llvm::Module &host, int sm) {
         g->replaceAllUsesWith(llvm::PoisonValue::get(g->getType()));
         g->eraseFromParent();
     }
-    for (llvm::Function &f : *m) {
-        if (!f.isDeclaration() || f.isIntrinsic()) continue;
-        std::string name = f.getName().str();
-        if (name.rfind("tessera_gpu_", 0) == 0) continue;
-        user_error("The GPU kernel calls ", name, ", which NVPTX cannot compile without CUDA's libdevice (not linked yet). "
-                   "Compile for the host, or avoid that math in the pipeline.");
-    }
     std::unique_ptr<llvm::TargetMachine> tm = nvptx_machine(sm);
     m->setTargetTriple(kTriple);
     m->setDataLayout(tm->createDataLayout());
@@ -117,15 +189,16 @@ std::string emit_ptx(const llvm::Module &host, int sm) {
             ctx, {llvm::ValueAsMetadata::get(&f), llvm::MDString::get(ctx, "kernel"),
                   llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))}));
     }
-    // Intrinsics NVPTX cannot select (exp, log, pow, sin, cos need libdevice).
+    // Intrinsics NVPTX cannot select (exp, log, pow, sin, cos) come from CUDA's libdevice.
+    if (!link_libdevice(*m))
+        user_error("The GPU kernels use exp, log, pow, sin or cos, which NVPTX compiles with CUDA's libdevice "
+                   "(nvvm/libdevice/libdevice.10.bc), and no CUDA toolkit was found ($CUDA_HOME, /usr/local/cuda). "
+                   "Install the toolkit or set CUDA_HOME.");
     for (llvm::Function &f : *m) {
-        if (!f.isIntrinsic()) continue;
-        llvm::Intrinsic::ID id = f.getIntrinsicID();
-        if (id == llvm::Intrinsic::exp || id == llvm::Intrinsic::log || id == llvm::Intrinsic::pow ||
-            id == llvm::Intrinsic::sin || id == llvm::Intrinsic::cos)
-            user_error("The GPU kernel uses ", f.getName().str(),
-                       ", which NVPTX compiles only with CUDA's libdevice (not linked yet). Compile for the host, or run "
-                       "the pipeline under the emulator (Target::cuda(sm).emulated()).");
+        if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty()) continue;
+        std::string name = f.getName().str();
+        if (name.rfind("tessera_gpu_", 0) == 0 || name == "__nvvm_reflect") continue;  // (NVVMReflect resolves it)
+        internal_error("the GPU kernel calls ", name, ", which has no definition on the GPU");
     }
     std::string err;
     llvm::raw_string_ostream os(err);

@@ -81,6 +81,10 @@ typedef struct tessera_gpu_thread_t {
      * (site << 2) | (shared ? 2 : 0) | (store ? 1 : 0), where site numbers the access in the
      * kernel's code (the emulator's traffic model and bounds checks). */
     void (*access)(struct tessera_gpu_thread_t *, const void *address, int32_t bytes, int32_t site);
+    /* Called where a thread loop starts (iteration -1) and at each of its iterations: the
+     * emulator groups the accesses of one iteration of the threads of a warp into one
+     * warp-wide access. */
+    void (*step)(struct tessera_gpu_thread_t *, int64_t iteration);
 } tessera_gpu_thread_t;
 
 #endif

@@ -6,6 +6,8 @@
 //   i64 tessera_gpu_block_id(ptr device)      blockIdx.x
 //   ptr tessera_gpu_shared(ptr device)        the block's shared memory
 //   void tessera_gpu_barrier(ptr device)      __syncthreads()
+//   void tessera_gpu_step(ptr device, i64 k)  a thread loop starts (k = -1) or runs iteration k:
+//                                             nothing on a GPU; the emulator's warp model
 //
 // which each target defines: NVPTX with its special registers, shared address space and
 // barrier; the emulator (runtime/gpu_emulator.h) by reading the tessera_gpu_thread_t it passes
@@ -26,6 +28,7 @@ constexpr const char *kBlockSizeFunction = "tessera_gpu_block_size";
 constexpr const char *kBlockIdFunction = "tessera_gpu_block_id";
 constexpr const char *kSharedFunction = "tessera_gpu_shared";
 constexpr const char *kBarrierFunction = "tessera_gpu_barrier";
+constexpr const char *kStepFunction = "tessera_gpu_step";
 // The emulator's only addition to the kernel IR: a call before each memory access
 // (tessera_gpu_thread_t::access in abi.h).
 constexpr const char *kAccessFunction = "tessera_gpu_access";
