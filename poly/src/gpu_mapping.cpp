@@ -1,5 +1,6 @@
 #include "tessera/poly/gpu_mapping.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -307,5 +308,59 @@ std::string gpu_mapping_violation(const Model &m, const isl::schedule &schedule)
 }
 
 int count_kernels(const isl::schedule &schedule) { return kernels_below(schedule.root().get()); }
+
+namespace {
+void single_block_below(const isl::schedule_node &n, std::set<std::string> &out) {
+    std::optional<Mark> mk = mark_at(n);
+    if (mk && mk->kind == Mark::Kind::Kernel) {
+        if (mk->collapse == 0) {
+            isl::union_set dom = isl::manage(isl_schedule_node_get_domain(n.get()));
+            for (const isl::set &s : sets_of(dom)) out.insert(isl_set_get_tuple_name(s.get()));
+        }
+        return;
+    }
+    int children = int(isl_schedule_node_n_children(n.get()));
+    for (int i = 0; i < children; ++i) single_block_below(n.child(i), out);
+}
+} // namespace
+
+namespace {
+void count_marks(const isl::schedule_node &n, KernelSummary &k) {
+    if (std::optional<Mark> mk = mark_at(n)) {
+        if (mk->kind == Mark::Kind::Barrier) ++k.barriers;
+        if (mk->kind == Mark::Kind::Thread) ++k.thread_loops;
+    }
+    int children = int(isl_schedule_node_n_children(n.get()));
+    for (int i = 0; i < children; ++i) count_marks(n.child(i), k);
+}
+
+void kernels_below(const isl::schedule_node &n, std::vector<KernelSummary> &out) {
+    std::optional<Mark> mk = mark_at(n);
+    if (mk && mk->kind == Mark::Kind::Kernel) {
+        KernelSummary k;
+        k.block_loops = mk->collapse;
+        isl::union_set dom = isl::manage(isl_schedule_node_get_domain(n.get()));
+        for (const isl::set &s : sets_of(dom)) k.statements.push_back(isl_set_get_tuple_name(s.get()));
+        std::sort(k.statements.begin(), k.statements.end());
+        count_marks(n, k);
+        out.push_back(k);
+        return;
+    }
+    int children = int(isl_schedule_node_n_children(n.get()));
+    for (int i = 0; i < children; ++i) kernels_below(n.child(i), out);
+}
+} // namespace
+
+std::vector<KernelSummary> kernels_of(const isl::schedule &schedule) {
+    std::vector<KernelSummary> out;
+    kernels_below(schedule.root(), out);
+    return out;
+}
+
+std::set<std::string> single_block_statements(const isl::schedule &schedule) {
+    std::set<std::string> out;
+    single_block_below(schedule.root(), out);
+    return out;
+}
 
 } // namespace tessera::poly

@@ -1,5 +1,7 @@
 #include "tessera/poly/schedule_json.h"
 
+#include "tessera/poly/gpu_mapping.h"
+
 #include <nlohmann/json.hpp>
 
 #include <isl/schedule.h>
@@ -202,6 +204,31 @@ std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int ind
     }
     j["storage"] = storage;
     j["footprints"] = footprints;
+
+    // GPU schedules: each kernel, its block loops, statements, barriers and the scratchpads
+    // its blocks keep (in shared memory when they fit; docs/gpu.md).
+    std::vector<KernelSummary> kernels = kernels_of(p.schedule);
+    if (!kernels.empty()) {
+        json ks = json::array();
+        for (size_t k = 0; k < kernels.size(); ++k) {
+            const KernelSummary &kernel = kernels[k];
+            std::set<int> groups_in;
+            for (const std::string &name : kernel.statements) {
+                int e = p.exec_statement(name);
+                if (e >= 0 && p.statements[size_t(e)].group >= 0) groups_in.insert(p.statements[size_t(e)].group);
+            }
+            json scratch = json::array();
+            for (const Storage &st : p.storage)
+                if (st.kind == Storage::Kind::Scratch && groups_in.count(st.group)) scratch.push_back(st.name);
+            ks.push_back({{"kernel", k},
+                          {"block_loops", kernel.block_loops},
+                          {"statements", kernel.statements},
+                          {"barriers", kernel.barriers},
+                          {"thread_loops", kernel.thread_loops},
+                          {"block_scratch", scratch}});
+        }
+        j["gpu_kernels"] = ks;
+    }
     isl::schedule_node root = p.schedule.root();
     j["tree"] = tree_json(root.get());
     j["schedule_tree"] = isl_str(p.schedule.get(), isl_schedule_to_str);

@@ -68,7 +68,8 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
     auto sequential = [&](const std::string &why) {
         Program p = sequential_program(model);
         if (o.gpu) p = program_from_tree(model, map_to_gpu(m, p.schedule), p.groups);
-        p.groups[0].note = why + "; the pipeline runs in its original sequential order";
+        p.groups[0].note = why + "; the pipeline runs in its original sequential order" +
+                           (o.gpu ? " (on a GPU, in kernels of one block)" : "");
         p.timings = timings;
         p.timings.emplace_back("storage and AST", watch.lap());
         return p;
@@ -150,7 +151,19 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
         groups.push_back(g);
     }
     isl::schedule tree = isl::manage(full);
-    if (o.gpu) tree = map_to_gpu(m, tree);
+    if (o.gpu) {
+        tree = map_to_gpu(m, tree);
+        // The schedule says which groups run as one block of a kernel, for want of parallelism.
+        std::set<std::string> single = single_block_statements(tree);
+        for (Group &g : groups)
+            for (int st : g.statements)
+                if (single.count(m.statements[size_t(st)].name)) {
+                    g.note += (g.note.empty() ? "" : "; ") +
+                              std::string("GPU: runs in a kernel of one block (no parallel loop around ") +
+                              m.statements[size_t(st)].name + ")";
+                    break;
+                }
+    }
     timings.emplace_back("group schedules", watch.lap());
     Program p = program_from_tree(model, tree, groups, true);
     timings.emplace_back("storage and AST", watch.lap());

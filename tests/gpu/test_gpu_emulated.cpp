@@ -78,6 +78,14 @@ TEST_CASE("a GPU kernel's stages are separated by one barrier, justified by the 
     for (size_t at = json.find(R"(mark: \"barrier\")"); at != std::string::npos; at = json.find(R"(mark: \"barrier\")", at + 1))
         ++barriers;
     CHECK(barriers == 1);
+    // The schedule JSON's summary of the kernels.
+    nlohmann::json j = nlohmann::json::parse(json);
+    REQUIRE(j.contains("gpu_kernels"));
+    REQUIRE(j["gpu_kernels"].size() == 1);
+    CHECK(j["gpu_kernels"][0]["block_loops"] == 3);
+    CHECK(j["gpu_kernels"][0]["barriers"] == 1);
+    CHECK(j["gpu_kernels"][0]["thread_loops"] == 2);
+    CHECK(j["gpu_kernels"][0]["block_scratch"] == nlohmann::json::array({"blur_x"}));
 }
 
 TEST_CASE("the emulator catches a missing barrier: a stage reading its neighbours' scratchpad without it gives a wrong answer",
@@ -172,4 +180,24 @@ TEST_CASE("the emulator's traffic model: blur reads its input and writes its out
     CHECK(k.barriers == k.blocks);  // one barrier per block, between the two stages
     CHECK(k.coalescing() > 0.75);
     CHECK(runtime::take_emulator_profile().empty());  // taken
+}
+
+TEST_CASE("a GPU schedule says which groups run in a kernel of one block", "[gpu]") {
+    // prefix_sum's scan carries its dependence along its only loop: nothing is parallel.
+    auto app = apps::make_app("prefix_sum");
+    CompileReport report;
+    auto program = runtime::program_for(app->pipeline(), runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(80)), report);
+    bool said = false;
+    for (const poly::Group &g : program->groups) said = said || g.note.find("kernel of one block") != std::string::npos;
+    CHECK(said);
+    CHECK(poly::schedule_to_json(*program).find(R"(mark: \"kernel:0\")") != std::string::npos);
+}
+
+TEST_CASE("a GPU pipeline's entry checks its buffers as the host's does", "[gpu][errors]") {
+    auto app = apps::make_app("blur_x_blur_y");
+    Callable c = app->pipeline().compile(emulated_gpu());
+    app->prepare({16, 16}, 1);
+    // An output larger than the input allows: the input does not cover what the pipeline reads.
+    Buffer<float> too_big({16, 16, 3});
+    REQUIRE_USER_ERROR(c.realize(too_big), "InputBuffer");
 }

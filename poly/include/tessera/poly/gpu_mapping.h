@@ -24,7 +24,9 @@
 // - `register_tile` marks are dropped (a CPU register blocking; the loops stay).
 #pragma once
 
+#include <set>
 #include <string>
+#include <vector>
 
 #include <isl/cpp.h>
 
@@ -44,5 +46,18 @@ std::string gpu_mapping_violation(const Model &m, const isl::schedule &schedule)
 
 // The kernel marks of a schedule tree: how many kernels a program launches (outside loops).
 int count_kernels(const isl::schedule &schedule);
+
+// One kernel of a GPU schedule, in launch order: its block loops (Mark::collapse), the
+// statements (tuple names) it runs, and its barrier and thread marks.
+struct KernelSummary {
+    int block_loops = 0;
+    std::vector<std::string> statements;
+    int barriers = 0, thread_loops = 0;
+};
+std::vector<KernelSummary> kernels_of(const isl::schedule &schedule);
+
+// The statements (tuple names) that run in kernels of one block (`kernel:0`): nothing around
+// them is parallel.
+std::set<std::string> single_block_statements(const isl::schedule &schedule);
 
 } // namespace tessera::poly
