@@ -150,6 +150,13 @@ public:
     };
     KernelState *kernel = nullptr;  // set while a kernel's body is emitted
     int kernel_count = 0;
+    // The GPU runtime's member at `offset` in tessera_gpu_runtime_t (abi.h).
+    llvm::Value *gpu_runtime_member(size_t offset);
+    // `bytes` of device memory (null when out of memory), and its release.
+    llvm::Value *device_alloc(llvm::Value *bytes);
+    void device_release(llvm::Value *memory);
+    // Frees heap_allocations (device memory on GPU targets).
+    void free_heap();
 
     const poly::Program &p;
     const poly::Model &m;

@@ -122,6 +122,14 @@ void FunctionLowering::allocate_scratch(int group) {
     }
 }
 
+void FunctionLowering::free_heap() {
+    llvm::FunctionCallee free_fn = module.getOrInsertFunction("free", b.getVoidTy(), b.getPtrTy());
+    for (Value *h : heap_allocations) {
+        if (options.gpu) device_release(h);
+        else b.CreateCall(free_fn, {h});
+    }
+}
+
 void FunctionLowering::run() {
     arguments = pipeline_arguments(m);
     llvm::PointerType *ptr = b.getPtrTy();
@@ -373,7 +381,8 @@ void FunctionLowering::run() {
             }
             Value *bytes = b.CreateMul(elems, i64(st.type.bytes()));
             bytes = b.CreateAnd(b.CreateAdd(bytes, i64(127)), i64(~int64_t(63)));
-            v.base = b.CreateCall(alloc, {i64(64), bytes}, st.name + ".buffer");
+            // (On a GPU target, in the device's memory.)
+            v.base = options.gpu ? device_alloc(bytes) : b.CreateCall(alloc, {i64(64), bytes}, st.name + ".buffer");
             fail_if(b.CreateIsNull(v.base), TESSERA_ERROR_OUT_OF_MEMORY, 0, 0, bytes, bytes, nullptr, nullptr);
             heap_allocations.push_back(v.base);
             storage[i] = v;
@@ -387,8 +396,7 @@ void FunctionLowering::run() {
     node(p.nest, scope);
     fence_streaming_stores();
 
-    llvm::FunctionCallee free_fn = module.getOrInsertFunction("free", b.getVoidTy(), ptr);
-    for (Value *h : heap_allocations) b.CreateCall(free_fn, {h});
+    free_heap();
     b.CreateRet(b.getInt32(0));
 }
 

@@ -20,6 +20,7 @@
 #include <tessera/poly/schedule_json.h>
 #include <tessera/poly/scheduler.h>
 
+#include "cuda_runtime.h"
 #include "tessera/runtime/gpu_emulator.h"
 #include "tessera/runtime/jit.h"
 
@@ -125,10 +126,11 @@ class CompiledPipeline : public CallableImpl {
 public:
     // Holds a Pipeline of its own over p's outputs: p may cache this object (executor.cpp), and
     // holding p's contents would make a cycle that is never freed.
+    // `cuda`: the program's kernels run on a CUDA GPU, its buffers copied to and from it.
     CompiledPipeline(const Pipeline &p, std::shared_ptr<const poly::Program> program, std::unique_ptr<JitCode> code,
-                     CompileReport report)
+                     CompileReport report, std::shared_ptr<CudaProgram> cuda = nullptr)
         : pipeline_(p.outputs()), program_(std::move(program)), code_(std::move(code)), report_(std::move(report)),
-          arguments_(codegen::pipeline_arguments(*program_->model)) {}
+          arguments_(codegen::pipeline_arguments(*program_->model)), cuda_(std::move(cuda)) {}
 
     const CompileReport &report() const override { return report_; }
     const Pipeline &pipeline() const override { return pipeline_; }
@@ -184,12 +186,62 @@ public:
         }
         tessera_error_t err{};
         auto fn = reinterpret_cast<int32_t (*)(void **, tessera_error_t *)>(code_->address());
-        int32_t rc = fn(argv.data(), &err);
-        if (rc != TESSERA_OK) report_error(err);
+        if (cuda_) {
+            run_on_gpu(fn, argv, desc);
+        } else {
+            int32_t rc = fn(argv.data(), &err);
+            if (rc != TESSERA_OK) report_error(err);
+        }
         for (auto &[dense, user] : copy_back) user.copy_from(dense);
     }
 
 private:
+    // The bytes a descriptor's elements span: [host + lo, host + hi) (strides may be negative).
+    static std::pair<int64_t, int64_t> span(const tessera_buffer_t &d, int64_t element_bytes) {
+        int64_t lo = 0, hi = 0;
+        for (int32_t k = 0; k < d.dimensions; ++k) {
+            if (d.dim[k].extent <= 0) return {0, 0};
+            int64_t reach = (d.dim[k].extent - 1) * d.dim[k].stride;
+            (reach < 0 ? lo : hi) += reach;
+        }
+        return {lo * element_bytes, (hi + 1) * element_bytes};
+    }
+
+    // Runs the entry with every buffer in the GPU's memory: inputs copied there first, outputs
+    // copied back after.
+    void run_on_gpu(int32_t (*fn)(void **, tessera_error_t *), std::vector<void *> &argv, std::vector<tessera_buffer_t> &desc) const {
+        cuda_->prepare();
+        struct Copy {
+            void *device;
+            uint8_t *host;
+            int64_t lo, bytes;
+            bool output;
+        };
+        std::vector<Copy> copies;
+        struct Release {
+            CudaProgram &cuda;
+            std::vector<Copy> &copies;
+            ~Release() {
+                for (const Copy &c : copies) cuda.release(c.device);
+            }
+        } release{*cuda_, copies};
+        for (size_t i = 0; i < arguments_.size(); ++i) {
+            const codegen::Argument &a = arguments_[i];
+            if (a.kind == codegen::Argument::Kind::Param) continue;
+            auto [lo, hi] = span(desc[i], a.type.bytes());
+            auto *host = static_cast<uint8_t *>(desc[i].host);
+            void *device = cuda_->allocate(hi - lo);
+            copies.push_back(Copy{device, host, lo, hi - lo, a.kind == codegen::Argument::Kind::Output});
+            if (a.kind == codegen::Argument::Kind::Input && host) cuda_->to_device(device, host + lo, hi - lo);
+            desc[i].host = static_cast<uint8_t *>(device) - lo;
+        }
+        tessera_error_t err{};
+        int32_t rc = fn(argv.data(), &err);
+        if (rc != TESSERA_OK) report_error(err);
+        for (const Copy &c : copies)
+            if (c.output && c.host) cuda_->to_host(c.host + c.lo, c.device, c.bytes);
+    }
+
     Buffer<void> bound(const codegen::Argument &a, const Bindings *bindings) const {
         if (bindings) {
             auto it = bindings->inputs().find(a.input.get());
@@ -252,6 +304,7 @@ private:
     std::unique_ptr<JitCode> code_;
     CompileReport report_;
     std::vector<codegen::Argument> arguments_;
+    std::shared_ptr<CudaProgram> cuda_;
 };
 
 } // namespace
@@ -342,14 +395,16 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
     co.gpu_threads = std::min(256, device.max_threads_per_block);
     co.gpu_shared_bytes = device.shared_bytes_per_block;
     co.streaming_output_stores = false;
-    co.gpu_runtime = t.emulate ? emulator_runtime() : no_device_runtime();
+    std::shared_ptr<CudaProgram> cuda = t.emulate ? nullptr : std::make_shared<CudaProgram>();
+    co.gpu_runtime = cuda ? cuda->runtime() : emulator_runtime();
     codegen::prepare_module(*module, *tm);
     codegen::lower_program(*program, *module, co);
     report.phase_ms.emplace_back("LLVM IR", w.lap());
-    if (o.keep_assembly || !t.emulate) {
+    if (o.keep_assembly || cuda) {
         report.ptx = codegen::emit_ptx(*module, t.sm);
         report.phase_ms.emplace_back("PTX", w.lap());
     }
+    if (cuda) cuda->set_code(report.ptx, codegen::kernel_names(*module));
     // The emulator runs the same kernels on the host, its device interface inlined.
     codegen::define_emulated_device(*module);
     codegen::optimize_module(*module, *tm);
@@ -361,7 +416,7 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
     std::unique_ptr<JitCode> code = jit_add(std::move(module), std::move(context), name);
     report.phase_ms.emplace_back("machine code", w.lap());
     report.total_ms += total.lap();
-    return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report));
+    return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report), std::move(cuda));
 }
 
 } // namespace tessera::runtime

@@ -3,6 +3,7 @@
 #include <ucontext.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -203,7 +204,7 @@ int32_t fail(const std::string &message) {
 }
 
 int32_t emulate(void *, int32_t kernel, void (*fn)(int64_t *, void *), int64_t blocks, int32_t threads, int64_t shared_bytes,
-                int64_t *context) {
+                int64_t *context, int64_t) {
     if (threads < 1 || threads > 1024)
         return fail(detail::str_cat("GPU kernel ", kernel, " was launched with ", threads, " threads per block (1 to 1024)."));
     shared_bytes = std::max<int64_t>(shared_bytes, 0);
@@ -276,25 +277,23 @@ int32_t emulate(void *, int32_t kernel, void (*fn)(int64_t *, void *), int64_t b
     return 0;
 }
 
-int32_t no_device(void *, int32_t, void (*)(int64_t *, void *), int64_t, int32_t, int64_t, int64_t *) {
-    return fail("This pipeline was compiled for a CUDA GPU, and this build of Tessera cannot run kernels on a GPU yet "
-                "(the CUDA driver runtime is not built). Compile with Target::cuda(sm).emulated() to run the same kernels "
-                "in the GPU emulator; the PTX is in the compile report (CompileOptions::keep_assembly).");
-}
+// The emulator's global memory is the host's.
+void *host_alloc(void *, int64_t bytes) { return std::aligned_alloc(64, size_t((std::max<int64_t>(bytes, 1) + 63) / 64 * 64)); }
+void host_release(void *, void *memory) { std::free(memory); }
 
-tessera_gpu_runtime_t g_emulator{emulate, nullptr};
-tessera_gpu_runtime_t g_no_device{no_device, nullptr};
+tessera_gpu_runtime_t g_emulator{emulate, host_alloc, host_release, nullptr};
 
 } // namespace
 
 tessera_gpu_runtime_t *emulator_runtime() { return &g_emulator; }
-tessera_gpu_runtime_t *no_device_runtime() { return &g_no_device; }
 
 std::string take_gpu_error() {
     std::string e = g_error;
     g_error.clear();
     return e.empty() ? "a GPU kernel launch failed" : e;
 }
+
+void set_gpu_error(const std::string &message) { g_error = message; }
 
 void set_emulator_profiling(bool on) { g_profiling = on; }
 

@@ -16,10 +16,18 @@ static_assert(sizeof(((tessera_gpu_thread_t *)nullptr)->thread) == 4 && sizeof((
                   sizeof(((tessera_gpu_thread_t *)nullptr)->block) == 8 && sizeof(((tessera_gpu_thread_t *)nullptr)->shared) == 8,
               "tessera_gpu_thread_t: int32 thread and threads, int64 block, pointers");
 
-std::vector<std::string> kernel_names(const llvm::Module &m) {
-    std::vector<std::string> names;
+std::vector<KernelName> kernel_names(const llvm::Module &m) {
+    // Kernel k is named <function>_kernel<k>: created in launch order, but the module's
+    // function list is not promised to keep it.
+    std::vector<KernelName> names;
     for (const llvm::Function &f : m)
-        if (f.hasFnAttribute(kKernelAttribute)) names.push_back(f.getName().str());
+        if (f.hasFnAttribute(kKernelAttribute)) {
+            std::string name = f.getName().str();
+            size_t at = name.rfind("_kernel");
+            size_t k = std::stoul(name.substr(at + 7));
+            if (names.size() <= k) names.resize(k + 1);
+            names[k] = {name, f.getFnAttribute(kKernelAttribute).getValueAsString().str()};
+        }
     return names;
 }
 

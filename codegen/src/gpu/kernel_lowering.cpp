@@ -9,6 +9,9 @@
 //                                                              blockDim, ...
 //   barrier ─ body                                             every thread waits, then body
 //   a subtree with neither (a scan, a reduction's init)        only thread 0 runs it
+#include <functional>
+#include <set>
+
 #include <llvm/IR/Verifier.h>
 
 #include "../function_lowering.h"
@@ -52,6 +55,49 @@ Value *device_call(FunctionLowering &f, const char *name, llvm::Type *ret) {
 Value *trip_count(FunctionLowering &f, Value *lo, Value *hi, int64_t step) {
     Value *n = f.b.CreateAdd(f.b.CreateSDiv(f.b.CreateSub(hi, lo), f.i64(step)), f.i64(1));
     return f.b.CreateSelect(f.b.CreateICmpSLT(hi, lo), f.i64(0), n);
+}
+
+// Returns `code` from the entry (its error filled in, with `amount` as need_min and need_max),
+// after releasing what it allocated. Leaves the insertion point in the returning block.
+void fail_with(FunctionLowering &f, int code, Value *amount) {
+    llvm::BasicBlock *fill = llvm::BasicBlock::Create(f.ctx, "fill", f.function);
+    llvm::BasicBlock *ret = llvm::BasicBlock::Create(f.ctx, "ret", f.function);
+    f.b.CreateCondBr(f.b.CreateIsNull(f.error_arg), ret, fill);
+    f.b.SetInsertPoint(fill);
+    auto put = [&](size_t offset, Value *v) { f.b.CreateStore(v, f.b.CreateConstInBoundsGEP1_64(f.b.getInt8Ty(), f.error_arg, offset)); };
+    put(offsetof(tessera_error_t, code), f.b.getInt32(uint32_t(code)));
+    put(offsetof(tessera_error_t, need_min), amount);
+    put(offsetof(tessera_error_t, need_max), amount);
+    f.b.CreateBr(ret);
+    f.b.SetInsertPoint(ret);
+    f.free_heap();
+    f.b.CreateRet(f.b.getInt32(uint32_t(code)));
+}
+
+// The groups (and their Funcs) whose statements run below `n`: what a profiler names the kernel.
+std::string groups_named(const FunctionLowering &f, const poly::LoopNodePtr &n) {
+    std::set<size_t> groups;
+    std::function<void(const poly::LoopNodePtr &)> visit = [&](const poly::LoopNodePtr &x) {
+        if (!x) return;
+        if (x->kind == poly::LoopNode::Kind::Call) {
+            int st = f.p.statements[size_t(x->statement)].statement;
+            for (size_t g = 0; g < f.p.groups.size(); ++g)
+                for (int s : f.p.groups[g].statements)
+                    if (s == st) groups.insert(g);
+        }
+        for (const auto &c : x->children) visit(c);
+        visit(x->body);
+        visit(x->then_case);
+        visit(x->else_case);
+    };
+    visit(n);
+    std::string names;
+    for (size_t g : groups) {
+        names += (names.empty() ? "" : "; ") + f.p.groups[g].name + " (";
+        for (size_t i = 0; i < f.p.groups[g].funcs.size(); ++i) names += (i ? ", " : "") + f.p.groups[g].funcs[i]->name;
+        names += ")";
+    }
+    return names;
 }
 
 // Emits the kernel of the mark node `mark` and its launch.
@@ -102,8 +148,14 @@ void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
     llvm::PointerType *ptr = f.b.getPtrTy();
     Value *global_scratch = llvm::ConstantPointerNull::get(ptr);
     if (!shared) {
-        llvm::FunctionCallee alloc = f.module.getOrInsertFunction("aligned_alloc", ptr, f.b.getInt64Ty(), f.b.getInt64Ty());
-        global_scratch = f.b.CreateCall(alloc, {f.i64(64), f.b.CreateMul(blocks, f.i64(scratch_bytes))});
+        Value *bytes = f.b.CreateMul(f.b.CreateSelect(f.b.CreateICmpSGT(blocks, f.i64(0)), blocks, f.i64(1)), f.i64(scratch_bytes));
+        global_scratch = f.device_alloc(bytes);
+        llvm::BasicBlock *oom = llvm::BasicBlock::Create(f.ctx, "scratch.oom", f.function);
+        llvm::BasicBlock *ok = llvm::BasicBlock::Create(f.ctx, "scratch.ok", f.function);
+        f.b.CreateCondBr(f.b.CreateIsNull(global_scratch), oom, ok);
+        f.b.SetInsertPoint(oom);
+        fail_with(f, TESSERA_ERROR_OUT_OF_MEMORY, bytes);
+        f.b.SetInsertPoint(ok);
     }
 
     std::vector<Value *> extra = {global_scratch};
@@ -118,7 +170,7 @@ void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
     llvm::Function *fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage,
                                                 f.options.function_name + "_kernel" + std::to_string(index), f.module);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
-    fn->addFnAttr(kKernelAttribute);
+    fn->addFnAttr(kKernelAttribute, groups_named(f, body));
 
     llvm::BasicBlock *parent_block = f.b.GetInsertBlock();
     llvm::Function *parent = f.function;
@@ -164,46 +216,20 @@ void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
     llvm::BasicBlock *launched = llvm::BasicBlock::Create(f.ctx, "launched", parent);
     f.b.CreateCondBr(f.b.CreateICmpSGT(blocks, f.i64(0)), launch, launched);
     f.b.SetInsertPoint(launch);
-    llvm::GlobalVariable *runtime = f.module.getNamedGlobal(f.options.function_name + kRuntimeGlobalSuffix);
-    if (!runtime) {
-        llvm::Constant *known = llvm::ConstantPointerNull::get(ptr);
-        if (f.options.gpu_runtime)
-            known = llvm::ConstantExpr::getIntToPtr(f.b.getInt64(uint64_t(reinterpret_cast<uintptr_t>(f.options.gpu_runtime))), ptr);
-        runtime = new llvm::GlobalVariable(f.module, ptr, false, llvm::GlobalValue::ExternalLinkage, known,
-                                           f.options.function_name + kRuntimeGlobalSuffix);
-    }
-    static_assert(sizeof(((tessera_gpu_runtime_t *)nullptr)->launch) == 8 && sizeof(((tessera_gpu_runtime_t *)nullptr)->state) == 8,
-                  "tessera_gpu_runtime_t holds two pointers");
-    Value *rt = f.b.CreateLoad(ptr, runtime);
-    Value *launch_fn = f.b.CreateLoad(ptr, f.b.CreateConstInBoundsGEP1_64(f.b.getInt8Ty(), rt, offsetof(tessera_gpu_runtime_t, launch)));
-    Value *rt_state = f.b.CreateLoad(ptr, f.b.CreateConstInBoundsGEP1_64(f.b.getInt8Ty(), rt, offsetof(tessera_gpu_runtime_t, state)));
+    Value *launch_fn = f.gpu_runtime_member(offsetof(tessera_gpu_runtime_t, launch));
+    Value *rt_state = f.gpu_runtime_member(offsetof(tessera_gpu_runtime_t, state));
     llvm::FunctionType *launch_ty = llvm::FunctionType::get(
-        f.b.getInt32Ty(), {ptr, f.b.getInt32Ty(), ptr, f.b.getInt64Ty(), f.b.getInt32Ty(), f.b.getInt64Ty(), ptr}, false);
+        f.b.getInt32Ty(), {ptr, f.b.getInt32Ty(), ptr, f.b.getInt64Ty(), f.b.getInt32Ty(), f.b.getInt64Ty(), ptr, f.b.getInt64Ty()}, false);
     Value *rc = f.b.CreateCall(launch_ty, launch_fn,
                                {rt_state, f.b.getInt32(uint32_t(index)), fn, blocks, f.b.getInt32(uint32_t(threads)),
-                                f.i64(shared ? scratch_bytes : 0), context});
+                                f.i64(shared ? scratch_bytes : 0), context, f.i64(int64_t(live.values.size()))});
     llvm::BasicBlock *failed = llvm::BasicBlock::Create(f.ctx, "launch.failed", parent);
     f.b.CreateCondBr(f.b.CreateICmpNE(rc, f.b.getInt32(0)), failed, launched);
     f.b.SetInsertPoint(failed);
-    {
-        llvm::BasicBlock *fill = llvm::BasicBlock::Create(f.ctx, "fill", parent);
-        llvm::BasicBlock *ret = llvm::BasicBlock::Create(f.ctx, "ret", parent);
-        f.b.CreateCondBr(f.b.CreateIsNull(f.error_arg), ret, fill);
-        f.b.SetInsertPoint(fill);
-        f.b.CreateStore(f.b.getInt32(TESSERA_ERROR_GPU),
-                        f.b.CreateConstInBoundsGEP1_64(f.b.getInt8Ty(), f.error_arg, offsetof(tessera_error_t, code)));
-        f.b.CreateBr(ret);
-        f.b.SetInsertPoint(ret);
-        llvm::FunctionCallee free_fn = f.module.getOrInsertFunction("free", f.b.getVoidTy(), ptr);
-        if (!shared) f.b.CreateCall(free_fn, {global_scratch});
-        for (Value *h : f.heap_allocations) f.b.CreateCall(free_fn, {h});
-        f.b.CreateRet(f.b.getInt32(TESSERA_ERROR_GPU));
-    }
+    if (!shared) f.device_release(global_scratch);
+    fail_with(f, TESSERA_ERROR_GPU, f.i64(0));
     f.b.SetInsertPoint(launched);
-    if (!shared) {
-        llvm::FunctionCallee free_fn = f.module.getOrInsertFunction("free", f.b.getVoidTy(), ptr);
-        f.b.CreateCall(free_fn, {global_scratch});
-    }
+    if (!shared) f.device_release(global_scratch);
 }
 
 // for (v = lo + thread * step; v <= hi; v += threads * step): the loop's iterations spread
@@ -237,6 +263,37 @@ void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s) {
 }
 
 } // namespace
+
+Value *FunctionLowering::gpu_runtime_member(size_t offset) {
+    static_assert(sizeof(((tessera_gpu_runtime_t *)nullptr)->launch) == 8 && sizeof(((tessera_gpu_runtime_t *)nullptr)->alloc) == 8 &&
+                      sizeof(((tessera_gpu_runtime_t *)nullptr)->release) == 8 && sizeof(((tessera_gpu_runtime_t *)nullptr)->state) == 8,
+                  "tessera_gpu_runtime_t holds pointers");
+    llvm::PointerType *ptr = b.getPtrTy();
+    llvm::GlobalVariable *runtime = module.getNamedGlobal(options.function_name + kRuntimeGlobalSuffix);
+    if (!runtime) {
+        llvm::Constant *known = llvm::ConstantPointerNull::get(ptr);
+        if (options.gpu_runtime)
+            known = llvm::ConstantExpr::getIntToPtr(b.getInt64(uint64_t(reinterpret_cast<uintptr_t>(options.gpu_runtime))), ptr);
+        runtime = new llvm::GlobalVariable(module, ptr, false, llvm::GlobalValue::ExternalLinkage, known,
+                                           options.function_name + kRuntimeGlobalSuffix);
+    }
+    Value *rt = b.CreateLoad(ptr, runtime);
+    return b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), rt, offset));
+}
+
+Value *FunctionLowering::device_alloc(Value *bytes) {
+    llvm::PointerType *ptr = b.getPtrTy();
+    Value *fn = gpu_runtime_member(offsetof(tessera_gpu_runtime_t, alloc));
+    Value *state = gpu_runtime_member(offsetof(tessera_gpu_runtime_t, state));
+    return b.CreateCall(llvm::FunctionType::get(ptr, {ptr, b.getInt64Ty()}, false), fn, {state, bytes});
+}
+
+void FunctionLowering::device_release(Value *memory) {
+    llvm::PointerType *ptr = b.getPtrTy();
+    Value *fn = gpu_runtime_member(offsetof(tessera_gpu_runtime_t, release));
+    Value *state = gpu_runtime_member(offsetof(tessera_gpu_runtime_t, state));
+    b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr}, false), fn, {state, memory});
+}
 
 bool FunctionLowering::gpu_node(const poly::LoopNodePtr &n, Scope &s) {
     if (!kernel) {

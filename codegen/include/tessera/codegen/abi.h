@@ -59,14 +59,20 @@ typedef struct tessera_error_t {
 } tessera_error_t;
 
 /* GPU targets. The host entry launches each kernel through the runtime a pipeline's module
- * names in its global `tessera_gpu_runtime` (a tessera_gpu_runtime_t *), set before the first
- * call. A kernel is `void kernel(int64_t *context, void *device)`: `context` holds the values it
- * reads from the host (packed in 64 bits each), `device` is what the target's device interface
- * reads (tessera_gpu_thread_t under the emulator; unused on a GPU). `blocks` blocks of
- * `threads` threads each run it, with `shared_bytes` of shared memory per block. */
+ * names in its global `<function>_gpu_runtime` (a tessera_gpu_runtime_t *), set before the
+ * first call. A kernel is `void kernel(int64_t *context, void *device)`: `context` holds the
+ * `context_words` values it reads from the host (packed in 64 bits each; the runtime copies
+ * them to device memory), `device` is what the target's device interface reads
+ * (tessera_gpu_thread_t under the emulator; null on a GPU). `blocks` blocks of `threads`
+ * threads each run it, with `shared_bytes` of shared memory per block. `fn` is the kernel's
+ * host code (the emulator runs it; a GPU runtime finds kernel number `kernel` in its module).
+ * The buffers a GPU program is given and the intermediates it allocates (`alloc`, `release`)
+ * are in the device's memory. */
 typedef struct tessera_gpu_runtime_t {
     int32_t (*launch)(void *state, int32_t kernel, void (*fn)(int64_t *, void *), int64_t blocks, int32_t threads,
-                      int64_t shared_bytes, int64_t *context);
+                      int64_t shared_bytes, int64_t *context, int64_t context_words);
+    void *(*alloc)(void *state, int64_t bytes); /* NULL when out of memory */
+    void (*release)(void *state, void *memory);
     void *state;
 } tessera_gpu_runtime_t;
 

@@ -32,13 +32,17 @@ constexpr const char *kStepFunction = "tessera_gpu_step";
 // The emulator's only addition to the kernel IR: a call before each memory access
 // (tessera_gpu_thread_t::access in abi.h).
 constexpr const char *kAccessFunction = "tessera_gpu_access";
-// The function attribute that marks kernels.
+// The function attribute that marks kernels; its value names the groups (and Funcs) the kernel
+// computes, e.g. "G0 (blur_x, blur_y)": profiler ranges carry it.
 constexpr const char *kKernelAttribute = "tessera-kernel";
 // The entry's global that points at its tessera_gpu_runtime_t: <function name> + this suffix.
 constexpr const char *kRuntimeGlobalSuffix = "_gpu_runtime";
 
-// The names of the module's kernels, in launch-index order.
-std::vector<std::string> kernel_names(const llvm::Module &m);
+// The module's kernels in launch-index order: their names, and the groups each computes.
+struct KernelName {
+    std::string function, groups;
+};
+std::vector<KernelName> kernel_names(const llvm::Module &m);
 
 // Defines the device interface for the emulator: each function reads the tessera_gpu_thread_t
 // at `device`; the barrier calls its `barrier` member. Inlined into the kernels. Before that,

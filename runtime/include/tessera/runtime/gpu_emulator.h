@@ -21,12 +21,10 @@ namespace tessera::runtime {
 // The runtime an emulated GPU program launches its kernels through.
 tessera_gpu_runtime_t *emulator_runtime();
 
-// A runtime whose every launch fails: GPU programs compiled for a real GPU, which this build
-// cannot run yet (no CUDA driver runtime).
-tessera_gpu_runtime_t *no_device_runtime();
-
-// The message of the last failed launch on this thread (and forgets it).
+// The message of the last failed launch on this thread (and forgets it), and its setter for
+// the GPU runtimes.
 std::string take_gpu_error();
+void set_gpu_error(const std::string &message);
 
 // The emulator's performance model of one kernel, summed over its launches on this thread:
 // global memory in 32-byte sectors, counted two ways, shared-memory bank conflicts, barriers.
