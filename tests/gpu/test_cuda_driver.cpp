@@ -72,3 +72,20 @@ TEST_CASE("the driver's JIT log is in the error when it rejects the PTX", "[cuda
     REQUIRE_USER_ERROR(c.realize(out), "rejected the pipeline's PTX", "fake rejection");
     unsetenv("FAKE_CUDA_REJECT_PTX");
 }
+
+TEST_CASE("a pipeline of several kernels keeps its intermediates in device memory and frees them", "[cuda]") {
+    auto app = apps::make_app("unsharp_mask");
+    CompileOptions o;
+    o.fusion = "none";  // one kernel per Func, each intermediate a full buffer
+    Callable c = app->pipeline().compile(Target::cuda(80), o);
+    REQUIRE(c.report().kernels >= 3);
+    app->prepare({50, 40}, 1);
+    std::vector<Buffer<void>> out = app->make_outputs();
+    FakeCudaRecord before = record();
+    c.realize(out);
+    FakeCudaRecord after = record();
+    CHECK(after.launches - before.launches == c.report().kernels);
+    // Inputs, outputs, the intermediates and one context per launch.
+    CHECK(after.allocations - before.allocations >= 2 + (c.report().kernels - 1) + c.report().kernels);
+    CHECK(after.live_allocations == 0);
+}
