@@ -26,7 +26,7 @@ struct FakeCudaRecord {
 namespace {
 
 FakeCudaRecord record() {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);  // the one the runtime opens, or opens later
     REQUIRE(lib);
     auto fn = reinterpret_cast<FakeCudaRecord (*)()>(dlsym(lib, "fakeCudaRecord"));
     REQUIRE(fn);  // the stand-in, not a real driver

@@ -143,7 +143,7 @@ TEST_CASE("the emulator catches a missing barrier: a stage reading its neighbour
     CHECK_FALSE(run(unchecked));
 }
 
-TEST_CASE("without the NVIDIA driver, running a pipeline compiled for a CUDA GPU says so; its PTX is there", "[gpu][errors]") {
+TEST_CASE("without the NVIDIA driver, running a pipeline compiled for a CUDA GPU says so, and its PTX is there", "[gpu][errors]") {
     auto app = apps::make_app("blur_x_blur_y");
     CompileOptions o;
     o.keep_assembly = true;
