@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 #include <isl/schedule_node.h>
@@ -87,11 +88,32 @@ bool carries_conflict(const Model &m, const isl::schedule_node &band) {
             if (a.reads.count(w)) return true;
         return false;
     }
-    bool conflict = true;  // over the quota: a barrier, which is always legal
-    within_quota(m.ctx(), 200000, [&] {
-        isl::union_set dom = isl::manage(isl_schedule_node_get_domain(band.get()));
+    // Only arrays that are read below the band, written by several statements, or written
+    // twice by one (a reduction) can conflict: a pure stage writes each element once.
+    isl::union_set dom = isl::manage(isl_schedule_node_get_domain(band.get()));
+    std::map<int, int> writers;
+    std::set<int> candidates;
+    for (const isl::set &s : sets_of(dom)) {
+        bool copy = false;
+        int st = model_statement_of(m, isl_set_get_tuple_name(s.get()), copy);
+        if (st < 0) return true;
+        const Statement &ms = m.statements[size_t(st)];
+        if (++writers[ms.write.array] > 1 || ms.definition > 0 || !ms.write.exact) candidates.insert(ms.write.array);
+    }
+    for (int r : a.reads)
+        if (writers.count(r)) candidates.insert(r);
+    if (candidates.empty()) return false;
+    // Over the quota (about 10 ms of isl): a barrier, which is always legal.
+    bool conflict = true;
+    within_quota(m.ctx(), 50000, [&] {
         isl::union_map writes = m.may_writes().unite(m.must_writes()).intersect_domain(dom);
         isl::union_map accesses = m.reads().intersect_domain(dom).unite(writes);
+        isl::union_set arrays = isl::union_set::empty(m.ctx());
+        for (const isl::map &w : maps_of(writes))
+            for (int c : candidates)
+                if (m.arrays[size_t(c)].name == isl_map_get_tuple_name(w.get(), isl_dim_out)) arrays = arrays.unite(isl::union_set(w.range()));
+        writes = writes.intersect_range(arrays);
+        accesses = accesses.intersect_range(arrays);
         isl::union_map pairs = writes.apply_range(accesses.reverse());
         isl::union_map outer = isl::manage(isl_schedule_node_get_prefix_schedule_union_map(band.get()));
         isl::union_map inner = isl::manage(isl_schedule_node_get_prefix_schedule_union_map(band.child(0).get()));

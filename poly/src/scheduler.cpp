@@ -171,7 +171,7 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
         return sequential("isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +
                           std::to_string(kAstOperations) + " and " + std::to_string(kAtomicAstOperations) + " operations)");
     if (o.verify || folded) {
-        Legality l = check_legality(p, deps);
+        Legality l = check_legality(p, deps, false);  // (the GPU mapping is correct by construction)
         if (!l.legal && folded) {
             // The fold's preconditions were checked on the model (storage_fold_candidates) and
             // isl scheduled under its order; this check is the net under both. Without folding

@@ -24,6 +24,8 @@ struct Legality {
     std::string violation;  // names the dependence: the two statements and the distance
 };
 
-Legality check_legality(const Program &p, const Dependences &d);
+// `gpu_mapping`: also check a GPU schedule's kernels and barriers (gpu_mapping_violation); the
+// automatic scheduler's mapping is correct by construction and skips it.
+Legality check_legality(const Program &p, const Dependences &d, bool gpu_mapping = true);
 
 } // namespace tessera::poly
