@@ -3,9 +3,12 @@
 // against the app's plain loops, and prints one JSON object per kernel and the totals.
 //
 //   bench_gpu_model <app> [sizes...]
+//
+// With TESSERA_PTX_OUT set, the kernels' PTX (sm_80) is written to that file too.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include <tessera/runtime/gpu_emulator.h>
@@ -34,6 +37,7 @@ int main(int argc, char **argv) {
         c.realize(got);
         double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::vector<runtime::GpuKernelProfile> kernels = runtime::take_emulator_profile();
+        if (const char *path = std::getenv("TESSERA_PTX_OUT")) std::ofstream(path) << c.report().ptx;
         app->reference(want);
         bool ok = true;
         for (size_t i = 0; i < got.size(); ++i) ok = ok && apps::compare(got[i], want[i], app->tolerance()).ok;

@@ -102,3 +102,29 @@ TEST_CASE("GPU kernels with transcendental math take it from CUDA's libdevice, a
     INFO(output);
     CHECK(status == 0);
 }
+
+TEST_CASE("float16 pipelines run in the emulated GPU as in the interpreter, and their PTX assembles", "[gpu][ptx]") {
+    Var x("x"), y("y");
+    InputBuffer<float16_t> in("in", 2);
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * float16_t(1.5f) + in(x + 1, y);
+    g(x, y) = cast<float>(f(x, y)) + cast<float>(f(x, y + 1)) * 0.25f;
+    Pipeline p(g);
+    CompileOptions o;
+    o.keep_assembly = true;
+    Callable c = p.compile(Target::cuda(80).emulated(), o);
+    Buffer<float16_t> input({41, 23});
+    for (int j = 0; j < 23; ++j)
+        for (int i = 0; i < 41; ++i) input(i, j) = float16_t(float((i * 3 + j * 5) % 11) * 0.125f);
+    in.set(input);
+    Buffer<float> got({40, 22}), want({40, 22});
+    c.realize(got);
+    interpret(p, {want});
+    for (int j = 0; j < 22; ++j)
+        for (int i = 0; i < 40; ++i) CHECK(got(i, j) == want(i, j));
+    std::string ptxas = find_ptxas();
+    if (ptxas.empty()) return;
+    auto [status, output] = assemble(ptxas, c.report().ptx, "sm_80");
+    INFO(output);
+    CHECK(status == 0);
+}
