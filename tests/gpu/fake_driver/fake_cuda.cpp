@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -20,6 +22,7 @@ struct Record {
 Record g_record;
 std::map<uintptr_t, size_t> g_allocations;
 std::map<uintptr_t, std::string> g_functions;
+std::vector<std::unique_ptr<char>> g_function_handles;  // what CUfunction handles point at
 
 } // namespace
 
@@ -74,7 +77,8 @@ int cuModuleUnload(void *) { return 0; }
 int cuModuleGetFunction(void **f, void *, const char *name) {
     if (g_record.ptx.find(std::string(".entry ") + name + "(") == std::string::npos) return 500;  // CUDA_ERROR_NOT_FOUND
     ++g_record.functions;
-    char *handle = static_cast<char *>(std::malloc(1));
+    g_function_handles.push_back(std::make_unique<char>());
+    char *handle = g_function_handles.back().get();
     g_functions[uintptr_t(handle)] = name;
     *f = handle;
     return 0;
