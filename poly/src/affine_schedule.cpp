@@ -110,6 +110,30 @@ public:
             interleaved = true;
             notes_.push_back("reductions interleaved: in each tile, the 8 rows' independent chains run in the reduction loop");
         }
+        // GPU targets: the parallel loops outermost (the tile loops among them become the grid),
+        // the innermost of them next (its points spread over the block's threads), the
+        // reductions last, inside each thread: matmul's (i, k, j) becomes (i, j, k), so that
+        // threads need a barrier only between tiles of k, not at every k.
+        int thread_member = -1;
+        if (o_.gpu && permutable && members >= 2 && !skewed(n) && point_order.empty() && !interleaved) {
+            std::vector<int> parallel_members, reductions;
+            for (int k = 0; k < members; ++k)
+                (isl_schedule_node_band_member_get_coincident(n.get(), k) == isl_bool_true ? parallel_members : reductions).push_back(k);
+            if (!parallel_members.empty() && !reductions.empty()) {
+                std::vector<int> gpu_order = parallel_members;
+                gpu_order.insert(gpu_order.end(), reductions.begin(), reductions.end());
+                n = permute_band(n, gpu_order);
+                if (int(model_sizes.size()) == members) {
+                    std::vector<int> sizes;
+                    for (int k : gpu_order) sizes.push_back(model_sizes[size_t(k)]);
+                    model_sizes = sizes;
+                }
+                thread_member = int(parallel_members.size()) - 1;
+                // A tile of the thread loop is the block's width.
+                if (int(model_sizes.size()) == members) model_sizes[size_t(thread_member)] = std::max(32, o_.vector_width * 8);
+                notes_.push_back("GPU: parallel loops outermost, the reduction loops inside each thread");
+            }
+        }
         bool parallel = allow_parallel && o_.parallel &&
                         isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
         bool tiled = permutable && members >= 2;
@@ -140,7 +164,7 @@ public:
             isl::schedule_node untiled = n;
             isl::schedule_node tile = tile_band(n, sizes);
             chain_members += tiled_members;
-            if (members >= 3 && !skew) {
+            if (members >= 3 && !skew && !o_.gpu) {
                 // A second level of tiles (4 first-level tiles per dimension) for the outer cache.
                 tile = tile_band(tile, std::vector<int>(size_t(members), 4));
                 chain_members += members;
@@ -155,7 +179,7 @@ public:
             }
             if (!point_order.empty()) point = permute_band(point, point_order);
             bool register_tiled = false;
-            if (!interleaved && !skew && point_order.empty() && o_.tile_sizes.empty()) {
+            if (!interleaved && !skew && point_order.empty() && o_.tile_sizes.empty() && thread_member < 0) {
                 std::optional<isl::schedule_node> edited = register_tile_point_band(point, untiled, order);
                 if (edited) {
                     point = *edited;
@@ -169,7 +193,8 @@ public:
                 point = point.child(0);  // the whole innermost loop, below the point band
                 ++steps;
             }
-            if (!interleaved && !register_tiled) point = mark_innermost_vector(point);
+            if (thread_member >= 0) point = mark_thread_member(point, thread_member);
+            else if (!interleaved && !register_tiled) point = mark_innermost_vector(point);
             for (int i = 0; i < steps; ++i) point = point.parent();
             n = mark_parallel_and_vector(point, parallel, false);
             if (!parallel && allow_parallel && o_.parallel && in_sequential_loop) {
@@ -246,6 +271,18 @@ private:
     // or when it carries none of the dependences with every loop around it fixed (the point
     // loops of a skewed band, whose outer point loop carries them all). Returns the topmost
     // node of the edited band.
+    // GPU targets: the point band (parallel members, the thread member at `t`, reductions)
+    // split into (members before t) (vector mark: the thread loop) (t) (the reductions), which
+    // map_to_gpu turns into a thread loop around each thread's reductions. Returns the top band.
+    isl::schedule_node mark_thread_member(isl::schedule_node point, int t) {
+        int members = int(isl_schedule_node_band_n_member(point.get()));
+        isl::schedule_node band = point;
+        if (t > 0) band = split_band(band, t).child(0);
+        if (members - t > 1) band = split_band(band, 1);
+        band = insert_mark(band, Mark::vector());
+        return t > 0 ? band.parent() : band;
+    }
+
     isl::schedule_node mark_innermost_vector(isl::schedule_node point) {
         int members = int(isl_schedule_node_band_n_member(point.get()));
         if (isl_schedule_node_band_member_get_coincident(point.get(), members - 1) == isl_bool_true)

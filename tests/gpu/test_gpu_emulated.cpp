@@ -208,3 +208,15 @@ TEST_CASE("a GPU pipeline's entry checks its buffers as the host's does", "[gpu]
     Buffer<float> too_big({16, 16, 3});
     REQUIRE_USER_ERROR(c.realize(too_big), "InputBuffer");
 }
+
+TEST_CASE("emulated GPU PolyBench kernels and DNN layers match their plain loops", "[gpu][apps]") {
+    // Reductions, triangular loops, in-place updates, time loops: sizes capped at 19 (primes
+    // and odd sizes below a block).
+    for (const char *name : {"pb_2mm", "pb_gemm", "pb_lu", "pb_cholesky", "pb_trisolv", "pb_heat_3d", "pb_jacobi_1d",
+                             "pb_floyd_warshall", "pb_syrk", "pb_symm", "pb_covariance", "pb_seidel_2d", "conv2d", "batched_matmul"}) {
+        auto app = apps::make_app(name);
+        std::vector<int> sizes = app->default_sizes();
+        for (size_t i = 0; i < sizes.size(); ++i) sizes[i] = std::min(sizes[i], i % 2 ? 19 : 13);
+        check_emulated(name, {sizes});
+    }
+}
