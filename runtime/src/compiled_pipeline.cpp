@@ -127,10 +127,12 @@ public:
     // Holds a Pipeline of its own over p's outputs: p may cache this object (executor.cpp), and
     // holding p's contents would make a cycle that is never freed.
     // `cuda`: the program's kernels run on a CUDA GPU, its buffers copied to and from it.
+    // `emulated`: the program's kernels run in the GPU emulator, which checks every global access
+    // against the call's buffers.
     CompiledPipeline(const Pipeline &p, std::shared_ptr<const poly::Program> program, std::unique_ptr<JitCode> code,
-                     CompileReport report, std::shared_ptr<CudaProgram> cuda = nullptr)
+                     CompileReport report, std::shared_ptr<CudaProgram> cuda = nullptr, bool emulated = false)
         : pipeline_(p.outputs()), program_(std::move(program)), code_(std::move(code)), report_(std::move(report)),
-          arguments_(codegen::pipeline_arguments(*program_->model)), cuda_(std::move(cuda)) {}
+          arguments_(codegen::pipeline_arguments(*program_->model)), cuda_(std::move(cuda)), emulated_(emulated) {}
 
     const CompileReport &report() const override { return report_; }
     const Pipeline &pipeline() const override { return pipeline_; }
@@ -188,6 +190,16 @@ public:
         auto fn = reinterpret_cast<int32_t (*)(void **, tessera_error_t *)>(code_->address());
         if (cuda_) {
             run_on_gpu(fn, argv, desc);
+        } else if (emulated_) {
+            std::vector<std::pair<const void *, int64_t>> spans;
+            for (size_t i = 0; i < arguments_.size(); ++i) {
+                if (arguments_[i].kind == codegen::Argument::Kind::Param || !desc[i].host) continue;
+                auto [lo, hi] = span(desc[i], arguments_[i].type.bytes());
+                spans.emplace_back(desc[i].host + lo, hi - lo);
+            }
+            EmulatedBuffers checked(spans);
+            int32_t rc = fn(argv.data(), &err);
+            if (rc != TESSERA_OK) report_error(err);
         } else {
             int32_t rc = fn(argv.data(), &err);
             if (rc != TESSERA_OK) report_error(err);
@@ -305,6 +317,7 @@ private:
     CompileReport report_;
     std::vector<codegen::Argument> arguments_;
     std::shared_ptr<CudaProgram> cuda_;
+    bool emulated_ = false;
 };
 
 } // namespace
@@ -416,7 +429,7 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
     std::unique_ptr<JitCode> code = jit_add(std::move(module), std::move(context), name);
     report.phase_ms.emplace_back("machine code", w.lap());
     report.total_ms += total.lap();
-    return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report), std::move(cuda));
+    return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report), std::move(cuda), t.emulate);
 }
 
 } // namespace tessera::runtime

@@ -36,6 +36,17 @@ constexpr int64_t kSector = 32;
 constexpr int kBanks = 32;
 
 thread_local std::string g_error;
+// Global memory a kernel may touch, by start address: the call's buffers and the program's
+// allocations. Checked only while a call has registered its buffers (`g_checking`).
+thread_local std::map<uintptr_t, uintptr_t> g_global;  // begin -> end
+thread_local int g_checking = 0;
+
+bool in_global(uintptr_t a, uintptr_t bytes) {
+    auto it = g_global.upper_bound(a);
+    if (it == g_global.begin()) return false;
+    --it;
+    return a >= it->first && a + bytes <= it->second;
+}
 thread_local bool g_profiling = false;
 thread_local std::map<int, GpuKernelProfile> g_profiles;
 
@@ -121,6 +132,11 @@ void fiber_access(tessera_gpu_thread_t *t, const void *address, int32_t bytes, i
         b.error = detail::str_cat("thread ", t->thread, " of block ", t->block, " ", store ? "writes" : "reads", " shared memory at byte ",
                                   int64_t(a - reinterpret_cast<uintptr_t>(b.shared)), ", outside the block's ", b.shared_bytes, " bytes");
         // The access is not made: this thread stops here, and the launch fails.
+        to_scheduler(f, false);
+    }
+    if (!shared && g_checking && !in_global(a, uintptr_t(bytes))) {
+        b.error = detail::str_cat("thread ", t->thread, " of block ", t->block, " ", store ? "writes" : "reads", " ", bytes,
+                                  " bytes of global memory outside every buffer of the pipeline");
         to_scheduler(f, false);
     }
     if (!b.profile) return;
@@ -277,9 +293,17 @@ int32_t emulate(void *, int32_t kernel, void (*fn)(int64_t *, void *), int64_t b
     return 0;
 }
 
-// The emulator's global memory is the host's.
-void *host_alloc(void *, int64_t bytes) { return std::aligned_alloc(64, size_t((std::max<int64_t>(bytes, 1) + 63) / 64 * 64)); }
-void host_release(void *, void *memory) { std::free(memory); }
+// The emulator's global memory is the host's; what the program allocates is registered for the
+// bounds checks.
+void *host_alloc(void *, int64_t bytes) {
+    void *p = std::aligned_alloc(64, size_t((std::max<int64_t>(bytes, 1) + 63) / 64 * 64));
+    if (p) g_global[reinterpret_cast<uintptr_t>(p)] = reinterpret_cast<uintptr_t>(p) + uintptr_t(std::max<int64_t>(bytes, 0));
+    return p;
+}
+void host_release(void *, void *memory) {
+    g_global.erase(reinterpret_cast<uintptr_t>(memory));
+    std::free(memory);
+}
 
 tessera_gpu_runtime_t g_emulator{emulate, host_alloc, host_release, nullptr};
 
@@ -294,6 +318,20 @@ std::string take_gpu_error() {
 }
 
 void set_gpu_error(const std::string &message) { g_error = message; }
+
+EmulatedBuffers::EmulatedBuffers(const std::vector<std::pair<const void *, int64_t>> &spans) {
+    for (const auto &[begin, bytes] : spans) {
+        auto b = reinterpret_cast<uintptr_t>(begin);
+        uintptr_t &end = g_global[b];
+        end = std::max(end, b + uintptr_t(std::max<int64_t>(bytes, 0)));
+    }
+    ++g_checking;
+}
+
+EmulatedBuffers::~EmulatedBuffers() {
+    // (The call's allocations are released by the program itself.)
+    if (--g_checking == 0) g_global.clear();
+}
 
 void set_emulator_profiling(bool on) { g_profiling = on; }
 

@@ -7,11 +7,13 @@
 // thread goes past that barrier. Shared memory starts each block poisoned (every byte 0xFF: NaN
 // floats, -1 integers), so a missing barrier or a race on shared memory gives a wrong answer.
 // A barrier that not every thread of a block reaches is an error, and so is an access outside
-// the block's shared memory.
+// the block's shared memory or outside every buffer of the call (its inputs and outputs, which
+// the caller registers with EmulatedBuffers, and the intermediates the program allocates).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tessera/codegen/abi.h>
@@ -25,6 +27,16 @@ tessera_gpu_runtime_t *emulator_runtime();
 // the GPU runtimes.
 std::string take_gpu_error();
 void set_gpu_error(const std::string &message);
+
+// The buffers of one call of an emulated program, for the emulator's bounds checks of global
+// memory, registered for the lifetime of this object on this thread: [begin, begin + bytes).
+class EmulatedBuffers {
+public:
+    explicit EmulatedBuffers(const std::vector<std::pair<const void *, int64_t>> &spans);
+    ~EmulatedBuffers();
+    EmulatedBuffers(const EmulatedBuffers &) = delete;
+    EmulatedBuffers &operator=(const EmulatedBuffers &) = delete;
+};
 
 // The emulator's performance model of one kernel, summed over its launches on this thread:
 // global memory in 32-byte sectors, counted two ways, shared-memory bank conflicts, barriers.
