@@ -220,3 +220,24 @@ TEST_CASE("emulated GPU PolyBench kernels and DNN layers match their plain loops
         check_emulated(name, {sizes});
     }
 }
+
+TEST_CASE("a GPU schedule exported as JSON imports to the same loop nest and runs the same", "[gpu]") {
+    auto app = apps::make_app("harris");
+    CompileReport report;
+    auto program = runtime::program_for(app->pipeline(), runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(80)), report);
+    std::string json = poly::schedule_to_json(*program);
+    poly::Program imported = poly::schedule_from_json(program->model, json);
+    CHECK(imported.ast_c == program->ast_c);
+    CHECK(poly::count_kernels(imported.schedule) == 1);
+    app->pipeline().set_schedule_json(json);
+    Callable c = app->pipeline().compile(emulated_gpu());
+    CHECK(c.report().kernels == 1);
+    app->prepare({29, 23}, 2);
+    std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
+    c.realize(got);
+    app->reference(want);
+    apps::Comparison cmp = apps::compare(got[0], want[0], app->tolerance());
+    INFO(cmp.first_mismatch);
+    CHECK(cmp.ok);
+    app->pipeline().clear_schedule_json();
+}
