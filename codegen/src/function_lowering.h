@@ -83,6 +83,24 @@ struct StorageView {
     int alias = -1;  // its alias scope (FunctionLowering::alias_scopes)
 };
 
+// While the body of an outlined function (a parallel loop's, a GPU kernel's) is emitted: f
+// emits into `fn`, from a new entry block, with views and heap allocations of its own; finish()
+// takes f back to the parent function where it left off, with the parent's views.
+class OutlinedBody {
+public:
+    OutlinedBody(FunctionLowering &f, llvm::Function *fn);
+    void finish();
+
+private:
+    FunctionLowering &f_;
+    llvm::BasicBlock *parent_block_;
+    llvm::Function *parent_;
+    std::vector<StorageView> storage_;
+    std::map<const InputContents *, StorageView> inputs_;
+    std::vector<llvm::Value *> heap_;
+    bool streamed_;
+};
+
 class FunctionLowering {
 public:
     FunctionLowering(const poly::Program &p, llvm::Module &m, const CodegenOptions &o);
@@ -146,7 +164,8 @@ public:
         llvm::Value *device = nullptr;   // the device interface's argument
         llvm::Value *thread = nullptr;   // threadIdx.x (i64)
         llvm::Value *threads = nullptr;  // blockDim.x (i64)
-        bool single = false;             // inside a region only thread 0 runs
+        bool single = false;             // emitting one thread's code: a region only thread 0
+                                         // runs, or the body of a thread loop
     };
     KernelState *kernel = nullptr;  // set while a kernel's body is emitted
     int kernel_count = 0;

@@ -179,6 +179,24 @@ void for_each_view(const FunctionLowering &f, F &&visit) {
 
 } // namespace
 
+OutlinedBody::OutlinedBody(FunctionLowering &f, llvm::Function *fn)
+    : f_(f), parent_block_(f.b.GetInsertBlock()), parent_(f.function), storage_(f.storage), inputs_(f.inputs),
+      heap_(f.heap_allocations), streamed_(f.streamed) {
+    f.heap_allocations.clear();
+    f.streamed = false;
+    f.function = fn;
+    f.b.SetInsertPoint(llvm::BasicBlock::Create(f.ctx, "entry", fn));
+}
+
+void OutlinedBody::finish() {
+    f_.function = parent_;
+    f_.storage = storage_;
+    f_.inputs = inputs_;
+    f_.heap_allocations = heap_;
+    f_.streamed = streamed_;
+    f_.b.SetInsertPoint(parent_block_);
+}
+
 OutlinedValues outlined_values(const FunctionLowering &f, const Scope &s, const std::vector<Value *> &extra) {
     OutlinedValues o;
     for (const auto &kv : s.vars) {

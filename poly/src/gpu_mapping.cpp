@@ -18,9 +18,15 @@ isl_schedule_node_type type_of(const isl::schedule_node &n) { return isl_schedul
 
 std::optional<Mark> mark_at(const isl::schedule_node &n) { return mark_of(n.get()); }
 
+// Whether `n` is a mark of kind `k`.
+bool is_mark(const isl::schedule_node &n, Mark::Kind k) {
+    std::optional<Mark> mk = mark_at(n);
+    return mk && mk->kind == k;
+}
+
 // Whether the subtree at `n` holds a mark of kind `k`.
 bool holds_mark(const isl::schedule_node &n, Mark::Kind k) {
-    if (std::optional<Mark> mk = mark_at(n); mk && mk->kind == k) return true;
+    if (is_mark(n, k)) return true;
     int children = int(isl_schedule_node_n_children(n.get()));
     for (int i = 0; i < children; ++i)
         if (holds_mark(n.child(i), k)) return true;
@@ -223,10 +229,6 @@ std::string statements_below(const isl::schedule_node &n) {
     return names;
 }
 
-bool is_barrier_mark(const isl::schedule_node &n) {
-    std::optional<Mark> mk = mark_at(n);
-    return mk && mk->kind == Mark::Kind::Barrier;
-}
 
 // Barriers inside the kernels of the subtree at `n` (see the header); `in_kernel`: n lies in
 // a kernel below its block band. With `violation`, nothing is inserted: the first place that
@@ -242,11 +244,11 @@ isl::schedule_node place_barriers(const Model &m, const isl::schedule_node &node
         return place_barriers(m, below, true, violation).parent();
     }
     if (in_kernel && holds_mark(n, Mark::Kind::Thread)) {
-        if (is_band(n) && !(n.has_parent() && mark_at(n.parent()) && mark_at(n.parent())->kind == Mark::Kind::Thread) &&
+        if (is_band(n) && !(n.has_parent() && is_mark(n.parent(), Mark::Kind::Thread)) &&
             carries_conflict(m, n)) {
             // Iteration i + 1 of this loop touches what other threads touched in iteration i.
             if (violation) {
-                if (!is_barrier_mark(n.child(0)))
+                if (!is_mark(n.child(0), Mark::Kind::Barrier))
                     *violation = "The GPU loop around " + statements_below(n) +
                                  " carries a dependence between threads of a block (an element one iteration writes, another "
                                  "reads or writes) but has no barrier at the start of its body. Put a \"barrier\" mark there.";
@@ -262,7 +264,7 @@ isl::schedule_node place_barriers(const Model &m, const isl::schedule_node &node
             for (int i = 0; i < children; ++i) {
                 isl::schedule_node filter = n.child(i);
                 ArraySets here = arrays_below(m, filter);
-                bool has_barrier = is_barrier_mark(filter.child(0));
+                bool has_barrier = is_mark(filter.child(0), Mark::Kind::Barrier);
                 if (i > 0 && since_barrier.conflicts_with(here) && !has_barrier) {
                     // Child i touches what an earlier child wrote (or writes what it read),
                     // on other threads of the block.
@@ -301,19 +303,6 @@ std::string kernel_coverage(const isl::schedule_node &n, bool in_kernel) {
     return "";
 }
 
-int kernels_below(isl_schedule_node *n) {
-    std::optional<Mark> mk = mark_of(n);
-    if (mk && mk->kind == Mark::Kind::Kernel) return 1;
-    int count = 0;
-    int children = int(isl_schedule_node_n_children(n));
-    for (int i = 0; i < children; ++i) {
-        isl_schedule_node *c = isl_schedule_node_get_child(n, i);
-        count += kernels_below(c);
-        isl_schedule_node_free(c);
-    }
-    return count;
-}
-
 } // namespace
 
 isl::schedule map_to_gpu(const Model &m, const isl::schedule &schedule) {
@@ -329,22 +318,7 @@ std::string gpu_mapping_violation(const Model &m, const isl::schedule &schedule)
     return why;
 }
 
-int count_kernels(const isl::schedule &schedule) { return kernels_below(schedule.root().get()); }
 
-namespace {
-void single_block_below(const isl::schedule_node &n, std::set<std::string> &out) {
-    std::optional<Mark> mk = mark_at(n);
-    if (mk && mk->kind == Mark::Kind::Kernel) {
-        if (mk->collapse == 0) {
-            isl::union_set dom = isl::manage(isl_schedule_node_get_domain(n.get()));
-            for (const isl::set &s : sets_of(dom)) out.insert(isl_set_get_tuple_name(s.get()));
-        }
-        return;
-    }
-    int children = int(isl_schedule_node_n_children(n.get()));
-    for (int i = 0; i < children; ++i) single_block_below(n.child(i), out);
-}
-} // namespace
 
 namespace {
 void count_marks(const isl::schedule_node &n, KernelSummary &k) {
@@ -379,9 +353,12 @@ std::vector<KernelSummary> kernels_of(const isl::schedule &schedule) {
     return out;
 }
 
+int count_kernels(const isl::schedule &schedule) { return int(kernels_of(schedule).size()); }
+
 std::set<std::string> single_block_statements(const isl::schedule &schedule) {
     std::set<std::string> out;
-    single_block_below(schedule.root(), out);
+    for (const KernelSummary &k : kernels_of(schedule))
+        if (k.block_loops == 0) out.insert(k.statements.begin(), k.statements.end());
     return out;
 }
 

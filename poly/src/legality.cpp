@@ -308,7 +308,7 @@ void marked_bands(isl_schedule_node *n, std::vector<std::pair<Mark, isl::schedul
     if (std::optional<Mark> mark = mark_of(n)) {
         if (mark->kind == Mark::Kind::RegisterTile) out.emplace_back(*mark, isl::manage_copy(n));
         isl_schedule_node *c = isl_schedule_node_get_child(n, 0);
-        if (mark->marks_loop() && !(mark->kind == Mark::Kind::Kernel && mark->collapse == 0) &&
+        if (mark->marks_loop() &&
             isl_schedule_node_get_type(c) == isl_schedule_node_band)
             out.emplace_back(*mark, isl::manage_copy(c));
         isl_schedule_node_free(c);

@@ -119,7 +119,7 @@ public:
             if (mark && mark->loop_depth >= 0) marked = "$c" + std::to_string(mark->loop_depth);
             // A kernel's block loops are marked parallel in the loop nest, its thread loop
             // vectorized: inside a kernel mark, the GPU code generator reads them so.
-            bool blocks = mark && (mark->kind == Mark::Kind::Parallel || (mark->kind == Mark::Kind::Kernel && mark->collapse > 0));
+            bool blocks = mark && mark->marks_loop() && (mark->kind == Mark::Kind::Parallel || mark->kind == Mark::Kind::Kernel);
             std::string par = blocks ? marked : parallel;
             if (blocks && !marked.empty()) collapse_[marked] = mark->collapse;
             std::string vec = mark && (mark->kind == Mark::Kind::Vector || mark->kind == Mark::Kind::Thread) ? marked : vectorize;
@@ -204,7 +204,7 @@ private:
 // (c<depth>).
 isl_schedule_node *with_marked_depth(isl_schedule_node *node, void *) {
     std::optional<Mark> mark = mark_of(node);
-    if (!mark || !mark->marks_loop() || (mark->kind == Mark::Kind::Kernel && mark->collapse == 0)) return node;
+    if (!mark || !mark->marks_loop()) return node;
     mark->loop_depth = int(isl_schedule_node_get_schedule_depth(node));
     // A parallel mark collapses loops of its own band only (an imported "parallel:2" above a
     // band of one loop runs that loop alone on threads), as the legality check reads it.

@@ -320,6 +320,23 @@ private:
     bool emulated_ = false;
 };
 
+// A module for the JIT, named after this process's next pipeline, and the JIT's TargetMachine.
+struct JitModule {
+    std::string name;
+    std::unique_ptr<llvm::LLVMContext> context;
+    std::unique_ptr<llvm::Module> module;
+    std::unique_ptr<llvm::TargetMachine> tm;
+};
+
+JitModule new_jit_module() {
+    JitModule j;
+    j.name = "tessera_pipeline_" + std::to_string(g_counter++);
+    j.context = std::make_unique<llvm::LLVMContext>();
+    j.module = std::make_unique<llvm::Module>(j.name, *j.context);
+    j.tm = jit_target_machine();
+    return j;
+}
+
 } // namespace
 
 void lower_and_optimize(const poly::Program &program, const codegen::CodegenOptions &options, llvm::Module &module,
@@ -348,10 +365,7 @@ std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, 
                                                              const CompileOptions &o, CompileReport report) {
     poly::Stopwatch total;
     poly::Stopwatch w;
-    std::string name = "tessera_pipeline_" + std::to_string(g_counter++);
-    auto context = std::make_unique<llvm::LLVMContext>();
-    auto module = std::make_unique<llvm::Module>(name, *context);
-    std::unique_ptr<llvm::TargetMachine> tm = jit_target_machine();
+    auto [name, context, module, tm] = new_jit_module();
     codegen::CodegenOptions co = codegen_options(p, o, name);
     lower_and_optimize(*program, co, *module, *tm, report, w);
     if (o.keep_assembly) {
@@ -366,10 +380,6 @@ std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, 
     report.total_ms += total.lap();  // after the scheduling time it may hold already
     return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report));
 }
-
-} // namespace tessera::runtime
-
-namespace tessera::runtime {
 
 poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const TargetInfo &device) {
     poly::ScheduleOptions s = schedule_options(o);
@@ -399,10 +409,7 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
     poly::Stopwatch total;
     report.kernels = poly::count_kernels(program->schedule);
     poly::Stopwatch w;
-    std::string name = "tessera_pipeline_" + std::to_string(g_counter++);
-    auto context = std::make_unique<llvm::LLVMContext>();
-    auto module = std::make_unique<llvm::Module>(name, *context);
-    std::unique_ptr<llvm::TargetMachine> tm = jit_target_machine();
+    auto [name, context, module, tm] = new_jit_module();
     codegen::CodegenOptions co = codegen_options(p, o, name);
     co.gpu = true;
     co.gpu_threads = std::min(256, device.max_threads_per_block);

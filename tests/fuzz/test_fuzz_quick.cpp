@@ -4,23 +4,35 @@
 
 #include "pipeline_fuzzer.h"
 
-TEST_CASE("random pipelines compute what the interpreter computes and reject what it rejects", "[fuzz]") {
-    // Smaller pipelines than tessera-fuzz's defaults. Compiling dominates (50 to 500 ms a
-    // pipeline): 200 pipelines take about half a minute on two cores.
-    const uint64_t count = 200;
+namespace {
+
+// Runs seeds first .. first + count - 1 with small pipelines (on the emulated GPU when `gpu`);
+// the number of failures, each described in `failures` with its reproduction.
+int run_quick(uint64_t first, uint64_t count, bool gpu, std::string &failures) {
     tessera::fuzz::FuzzSettings settings;
     settings.max_funcs = 3;
     settings.max_output_points = 256;
     settings.max_dimensions = 2;
-    std::string failures;
+    settings.gpu = gpu;
     int failed = 0;
-    for (uint64_t seed = 1; seed <= count; ++seed) {
+    for (uint64_t seed = first; seed < first + count; ++seed) {
         tessera::fuzz::FuzzResult r = tessera::fuzz::run_one(seed, settings);
         if (!r.failed()) continue;
         ++failed;
         failures += "\n==== seed " + std::to_string(seed) + ": " + tessera::fuzz::outcome_name(r.outcome) + "\n" +
                     r.detail + "\n" + r.reproduction;
     }
+    return failed;
+}
+
+} // namespace
+
+TEST_CASE("random pipelines compute what the interpreter computes and reject what it rejects", "[fuzz]") {
+    // Smaller pipelines than tessera-fuzz's defaults. Compiling dominates (50 to 500 ms a
+    // pipeline): 200 pipelines take about half a minute on two cores.
+    const uint64_t count = 200;
+    std::string failures;
+    int failed = run_quick(1, count, false, failures);
     INFO(failed << " of " << count
                 << " pipelines failed (replay one with tessera-fuzz --max-funcs 3 --max-points 256 --max-dims 2 "
                    "--seed S --count 1 --verbose):"
@@ -32,20 +44,8 @@ TEST_CASE("random pipelines compiled for the emulated GPU compute what the inter
     // The GPU mapping (kernels, threads, barriers, shared scratchpads) on random pipelines, run
     // in the emulator: 60 pipelines, other seeds than the host's.
     const uint64_t count = 60;
-    tessera::fuzz::FuzzSettings settings;
-    settings.max_funcs = 3;
-    settings.max_output_points = 256;
-    settings.max_dimensions = 2;
-    settings.gpu = true;
     std::string failures;
-    int failed = 0;
-    for (uint64_t seed = 1001; seed < 1001 + count; ++seed) {
-        tessera::fuzz::FuzzResult r = tessera::fuzz::run_one(seed, settings);
-        if (!r.failed()) continue;
-        ++failed;
-        failures += "\n==== seed " + std::to_string(seed) + ": " + tessera::fuzz::outcome_name(r.outcome) + "\n" +
-                    r.detail + "\n" + r.reproduction;
-    }
+    int failed = run_quick(1001, count, true, failures);
     INFO(failed << " of " << count
                 << " pipelines failed (replay one with tessera-fuzz --gpu --max-funcs 3 --max-points 256 --max-dims 2 "
                    "--seed S --count 1 --verbose):"

@@ -11,17 +11,9 @@
 
 #include "tessera_apps/app.h"
 
-using namespace tessera;
+#include "fake_driver/fake_cuda.h"
 
-extern "C" {
-struct FakeCudaRecord {
-    int modules_loaded, functions, launches;
-    long long allocations, frees, live_allocations, bytes_to_device, bytes_to_host;
-    unsigned last_grid, last_block, last_shared;
-    long long last_context_words;
-    const char *last_function;
-};
-}
+using namespace tessera;
 
 namespace {
 

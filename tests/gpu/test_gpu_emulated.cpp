@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include "../test_util.h"
+#include "../codegen/compiled_app_check.h"
 
 #include <tessera/poly/gpu_mapping.h>
 #include <tessera/poly/schedule_json.h>
@@ -23,19 +24,7 @@ Target emulated_gpu() { return Target::cuda(80).emulated(); }
 
 void check_emulated(const std::string &name, const std::vector<std::vector<int>> &sizes, CompileOptions o = {}) {
     auto app = apps::make_app(name);
-    Callable c = app->pipeline().compile(emulated_gpu(), o);
-    uint32_t seed = 5;
-    for (const auto &s : sizes) {
-        app->prepare(s, seed++);
-        std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
-        c.realize(got);
-        app->reference(want);
-        for (size_t i = 0; i < got.size(); ++i) {
-            apps::Comparison cmp = apps::compare(got[i], want[i], app->tolerance());
-            INFO(name << " on the emulated GPU, sizes=" << Catch::Detail::stringify(s) << ": " << cmp.first_mismatch);
-            CHECK(cmp.ok);
-        }
-    }
+    compiled_app_check::check_callable(*app, app->pipeline().compile(emulated_gpu(), o), sizes, 5, "on the emulated GPU");
 }
 
 } // namespace

@@ -76,18 +76,8 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
                                                       f.function->getName() + ".par." + n.var, f.module);
     outlined->addFnAttr(llvm::Attribute::NoUnwind);
 
-    // Save the parent's state, emit into the outlined function.
-    llvm::BasicBlock *parent_block = f.b.GetInsertBlock();
-    llvm::Function *parent = f.function;
-    std::vector<StorageView> saved_storage = f.storage;
-    std::map<const InputContents *, StorageView> saved_inputs = f.inputs;
-    std::vector<Value *> saved_heap = f.heap_allocations;
-    f.heap_allocations.clear();
-    bool saved_streamed = f.streamed;
-    f.streamed = false;
-    f.function = outlined;
-    llvm::BasicBlock *entry = llvm::BasicBlock::Create(f.ctx, "entry", outlined);
-    f.b.SetInsertPoint(entry);
+    // Emit into the outlined function.
+    OutlinedBody body(f, outlined);
     Scope scope;
     std::vector<Value *> mine = load_context(f, live, outlined->getArg(2), scope);
     Value *my_lo = mine[0], *my_hi = mine[1];
@@ -143,12 +133,7 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     f.b.CreateRetVoid();
 
     // Back in the parent: fork the team.
-    f.function = parent;
-    f.storage = saved_storage;
-    f.inputs = saved_inputs;
-    f.heap_allocations = saved_heap;
-    f.streamed = saved_streamed;
-    f.b.SetInsertPoint(parent_block);
+    body.finish();
     if (f.options.threads > 0) {
         llvm::FunctionCallee num = f.module.getOrInsertFunction("__kmpc_global_thread_num", f.b.getInt32Ty(), ptr);
         llvm::FunctionCallee push =

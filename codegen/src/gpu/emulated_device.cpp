@@ -10,6 +10,8 @@
 #include "tessera/codegen/abi.h"
 #include "tessera/codegen/gpu_target.h"
 
+#include "device_interface.h"
+
 namespace tessera::codegen {
 
 static_assert(sizeof(((tessera_gpu_thread_t *)nullptr)->thread) == 4 && sizeof(((tessera_gpu_thread_t *)nullptr)->threads) == 4 &&
@@ -71,61 +73,30 @@ void instrument_accesses(llvm::Module &m) {
 
 void define_emulated_device(llvm::Module &m) {
     instrument_accesses(m);
-    llvm::LLVMContext &ctx = m.getContext();
-    llvm::IRBuilder<> b(ctx);
-    auto define = [&](const char *name, auto &&body) {
-        llvm::Function *f = m.getFunction(name);
-        if (!f || !f->isDeclaration()) return;
-        f->setLinkage(llvm::GlobalValue::InternalLinkage);
-        f->addFnAttr(llvm::Attribute::AlwaysInline);
-        f->addFnAttr(llvm::Attribute::NoUnwind);
-        b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
-        body(f->getArg(0));
-    };
+    llvm::IRBuilder<> b(m.getContext());
     auto field = [&](llvm::Value *device, size_t offset) { return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), device, offset); };
-    define(kThreadIdFunction, [&](llvm::Value *d) {
-        b.CreateRet(b.CreateLoad(b.getInt32Ty(), field(d, offsetof(tessera_gpu_thread_t, thread))));
-    });
-    define(kBlockSizeFunction, [&](llvm::Value *d) {
-        b.CreateRet(b.CreateLoad(b.getInt32Ty(), field(d, offsetof(tessera_gpu_thread_t, threads))));
-    });
-    define(kBlockIdFunction, [&](llvm::Value *d) {
-        b.CreateRet(b.CreateLoad(b.getInt64Ty(), field(d, offsetof(tessera_gpu_thread_t, block))));
-    });
-    define(kSharedFunction, [&](llvm::Value *d) {
-        b.CreateRet(b.CreateLoad(b.getPtrTy(), field(d, offsetof(tessera_gpu_thread_t, shared))));
-    });
-    {
-        llvm::Function *f = m.getFunction(kAccessFunction);
-        if (f && f->isDeclaration()) {
-            f->setLinkage(llvm::GlobalValue::InternalLinkage);
-            f->addFnAttr(llvm::Attribute::AlwaysInline);
-            f->addFnAttr(llvm::Attribute::NoUnwind);
-            b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
-            llvm::Value *fn = b.CreateLoad(b.getPtrTy(), field(f->getArg(0), offsetof(tessera_gpu_thread_t, access)));
-            b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getInt32Ty(), b.getInt32Ty()}, false),
-                         fn, {f->getArg(0), f->getArg(1), f->getArg(2), f->getArg(3)});
+    // A member of the thread's tessera_gpu_thread_t, returned.
+    auto read = [&](const char *name, llvm::Type *type, size_t offset) {
+        define_device_function(m, b, name, [&](llvm::Function *f) { b.CreateRet(b.CreateLoad(type, field(f->getArg(0), offset))); });
+    };
+    // A call of one of its function members with the function's own arguments. (The barrier is
+    // not inlined past: the emulator switches to the next thread inside.)
+    auto forward = [&](const char *name, size_t offset) {
+        define_device_function(m, b, name, [&](llvm::Function *f) {
+            llvm::Value *fn = b.CreateLoad(b.getPtrTy(), field(f->getArg(0), offset));
+            std::vector<llvm::Value *> args;
+            for (llvm::Argument &a : f->args()) args.push_back(&a);
+            b.CreateCall(f->getFunctionType(), fn, args);
             b.CreateRetVoid();
-        }
-    }
-    {
-        llvm::Function *f = m.getFunction(kStepFunction);
-        if (f && f->isDeclaration()) {
-            f->setLinkage(llvm::GlobalValue::InternalLinkage);
-            f->addFnAttr(llvm::Attribute::AlwaysInline);
-            f->addFnAttr(llvm::Attribute::NoUnwind);
-            b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
-            llvm::Value *fn = b.CreateLoad(b.getPtrTy(), field(f->getArg(0), offsetof(tessera_gpu_thread_t, step)));
-            b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getInt64Ty()}, false), fn, {f->getArg(0), f->getArg(1)});
-            b.CreateRetVoid();
-        }
-    }
-    define(kBarrierFunction, [&](llvm::Value *d) {
-        // Not inlined past: the emulator switches to the next thread inside.
-        llvm::Value *fn = b.CreateLoad(b.getPtrTy(), field(d, offsetof(tessera_gpu_thread_t, barrier)));
-        b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy()}, false), fn, {d});
-        b.CreateRetVoid();
-    });
+        });
+    };
+    read(kThreadIdFunction, b.getInt32Ty(), offsetof(tessera_gpu_thread_t, thread));
+    read(kBlockSizeFunction, b.getInt32Ty(), offsetof(tessera_gpu_thread_t, threads));
+    read(kBlockIdFunction, b.getInt64Ty(), offsetof(tessera_gpu_thread_t, block));
+    read(kSharedFunction, b.getPtrTy(), offsetof(tessera_gpu_thread_t, shared));
+    forward(kAccessFunction, offsetof(tessera_gpu_thread_t, access));
+    forward(kStepFunction, offsetof(tessera_gpu_thread_t, step));
+    forward(kBarrierFunction, offsetof(tessera_gpu_thread_t, barrier));
 }
 
 } // namespace tessera::codegen

@@ -22,19 +22,22 @@ namespace tessera::codegen {
 
 using llvm::Value;
 
-bool is_kernel_mark(const poly::LoopNode &n) {
-    if (n.kind != poly::LoopNode::Kind::Mark) return false;
-    std::optional<poly::Mark> mk = poly::parse_mark(n.mark);
-    return mk && mk->kind == poly::Mark::Kind::Kernel;
-}
-
 namespace {
 
-bool is_barrier(const poly::LoopNode &n) {
+// Whether `n` is a Mark node of kind `k`.
+bool is_mark_node(const poly::LoopNode &n, poly::Mark::Kind k) {
     if (n.kind != poly::LoopNode::Kind::Mark) return false;
     std::optional<poly::Mark> mk = poly::parse_mark(n.mark);
-    return mk && mk->kind == poly::Mark::Kind::Barrier;
+    return mk && mk->kind == k;
 }
+
+bool is_barrier(const poly::LoopNode &n) { return is_mark_node(n, poly::Mark::Kind::Barrier); }
+
+} // namespace
+
+bool is_kernel_mark(const poly::LoopNode &n) { return is_mark_node(n, poly::Mark::Kind::Kernel); }
+
+namespace {
 
 // Whether every thread of the block runs `n`: it holds a thread loop or a barrier.
 bool uniform(const poly::LoopNodePtr &n) {
@@ -172,14 +175,7 @@ void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
     fn->addFnAttr(llvm::Attribute::NoUnwind);
     fn->addFnAttr(kKernelAttribute, groups_named(f, body));
 
-    llvm::BasicBlock *parent_block = f.b.GetInsertBlock();
-    llvm::Function *parent = f.function;
-    std::vector<StorageView> saved_storage = f.storage;
-    std::map<const InputContents *, StorageView> saved_inputs = f.inputs;
-    std::vector<Value *> saved_heap = f.heap_allocations;
-    f.heap_allocations.clear();
-    f.function = fn;
-    f.b.SetInsertPoint(llvm::BasicBlock::Create(f.ctx, "entry", fn));
+    OutlinedBody outlined(f, fn);
     Scope scope;
     std::vector<Value *> mine = load_context(f, live, fn->getArg(0), scope);
     FunctionLowering::KernelState state;
@@ -204,12 +200,8 @@ void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
     --f.parallel_depth;
     f.b.CreateRetVoid();
     f.kernel = nullptr;
-
-    f.function = parent;
-    f.storage = saved_storage;
-    f.inputs = saved_inputs;
-    f.heap_allocations = saved_heap;
-    f.b.SetInsertPoint(parent_block);
+    outlined.finish();
+    llvm::Function *parent = f.function;
 
     // Launch (if the grid is not empty) through the module's runtime.
     llvm::BasicBlock *launch = llvm::BasicBlock::Create(f.ctx, "launch", parent);

@@ -20,6 +20,8 @@
 #include "tessera/codegen/gpu_target.h"
 #include "tessera/error.h"
 
+#include "device_interface.h"
+
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
 void LLVMInitializeNVPTXTarget();
@@ -53,17 +55,8 @@ std::unique_ptr<llvm::TargetMachine> nvptx_machine(int sm) {
 
 // The device interface with NVPTX's special registers, barrier and shared address space.
 void define_nvptx_device(llvm::Module &m) {
-    llvm::LLVMContext &ctx = m.getContext();
-    llvm::IRBuilder<> b(ctx);
-    auto define = [&](const char *name, auto &&body) {
-        llvm::Function *f = m.getFunction(name);
-        if (!f || !f->isDeclaration()) return;
-        f->setLinkage(llvm::GlobalValue::InternalLinkage);
-        f->addFnAttr(llvm::Attribute::AlwaysInline);
-        f->addFnAttr(llvm::Attribute::NoUnwind);
-        b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
-        body();
-    };
+    llvm::IRBuilder<> b(m.getContext());
+    auto define = [&](const char *name, auto &&body) { define_device_function(m, b, name, [&](llvm::Function *) { body(); }); };
     auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateCall(llvm::Intrinsic::getDeclaration(&m, id)); };
     define(kThreadIdFunction, [&] { b.CreateRet(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x)); });
     define(kBlockSizeFunction, [&] { b.CreateRet(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)); });

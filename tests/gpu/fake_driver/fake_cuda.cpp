@@ -2,6 +2,8 @@
 // it implements the driver API calls Tessera's CUDA runtime makes, with host memory for device
 // memory, and records them. It cannot run PTX: a launch only checks its arguments and records
 // them. The tests read the record through fakeCudaRecord().
+#include "fake_cuda.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -27,14 +29,6 @@ std::vector<std::unique_ptr<char>> g_function_handles;  // what CUfunction handl
 } // namespace
 
 extern "C" {
-
-struct FakeCudaRecord {
-    int modules_loaded, functions, launches;
-    long long allocations, frees, live_allocations, bytes_to_device, bytes_to_host;
-    unsigned last_grid, last_block, last_shared;
-    long long last_context_words;
-    const char *last_function;
-};
 
 FakeCudaRecord fakeCudaRecord() {
     return FakeCudaRecord{g_record.modules_loaded, g_record.functions, g_record.launches, g_record.allocations, g_record.frees,

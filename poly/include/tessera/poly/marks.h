@@ -53,8 +53,10 @@ struct Mark {
     static Mark thread() { return Mark{Kind::Thread, {}, -1, 0, -1, 1}; }
     static Mark barrier() { return Mark{Kind::Barrier, {}, -1, 0, -1, 1}; }
     // Marks whose band's outer loop(s) the AST names (Mark::loop_depth): parallel, vector,
-    // kernel (its block loops) and thread.
-    bool marks_loop() const { return kind == Kind::Parallel || kind == Kind::Vector || kind == Kind::Kernel || kind == Kind::Thread; }
+    // kernel with block loops (not kernel:0) and thread.
+    bool marks_loop() const {
+        return kind == Kind::Parallel || kind == Kind::Vector || (kind == Kind::Kernel && collapse > 0) || kind == Kind::Thread;
+    }
 
     // The mark's text: "parallel", "parallel:<collapse>" (collapse > 1), "vector", "tile_body",
     // "fold:<array>:<dimension>:<rows>", "register_tile:<rows>:<block>", "kernel",

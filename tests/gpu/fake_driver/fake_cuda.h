@@ -1,0 +1,12 @@
+// What the stand-in NVIDIA driver (fake_cuda.cpp) recorded: fakeCudaRecord() in the library.
+#pragma once
+
+extern "C" {
+struct FakeCudaRecord {
+    int modules_loaded, functions, launches;
+    long long allocations, frees, live_allocations, bytes_to_device, bytes_to_host;
+    unsigned last_grid, last_block, last_shared;
+    long long last_context_words;
+    const char *last_function;
+};
+}
