@@ -63,14 +63,19 @@ class FunctionLowering;
 struct OutlinedValues {
     std::vector<std::string> names;  // the scope's variables, first in `values`
     std::vector<llvm::Value *> values;
+    std::vector<llvm::Value *> loaded;  // each value as load_context loaded it, once it has
 };
 OutlinedValues outlined_values(const FunctionLowering &f, const Scope &s, const std::vector<llvm::Value *> &extra);
 // Stores the values into a context array allocated in the current function's entry block.
-llvm::Value *store_context(FunctionLowering &f, const OutlinedValues &o, const char *name = "context");
+// After load_context and the outlined body, only the values the body uses are stored, and the
+// loads of the others are erased: a body reads a few of the dozens of views and parameters a
+// pipeline has (a fuzzer pipeline stored 185 words before each of its 19 parallel loops).
+// Before (a GPU kernel's context, which is copied whole), every value is.
+llvm::Value *store_context(FunctionLowering &f, OutlinedValues &o, const char *name = "context");
 // In the outlined function, at f's insertion point: loads the values back from `context`,
 // binds the scope's variables in `scope` and points f's views at the loaded ones; returns the
 // loaded `extra` values.
-std::vector<llvm::Value *> load_context(FunctionLowering &f, const OutlinedValues &o, llvm::Value *context, Scope &scope);
+std::vector<llvm::Value *> load_context(FunctionLowering &f, OutlinedValues &o, llvm::Value *context, Scope &scope);
 
 
 // How to address one array: element (c_0, ...) lives at base + sum_d (c_d - min_d) * stride_d.

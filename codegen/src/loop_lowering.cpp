@@ -214,21 +214,39 @@ OutlinedValues outlined_values(const FunctionLowering &f, const Scope &s, const 
     return o;
 }
 
-Value *store_context(FunctionLowering &f, const OutlinedValues &o, const char *name) {
+namespace {
+// Erases `v` and the instructions it was computed from (a load and its unpacking) when nothing
+// uses them. True when `v` is gone.
+bool erase_if_unused(Value *v) {
+    auto *inst = llvm::dyn_cast<llvm::Instruction>(v);
+    if (!inst || !inst->use_empty()) return false;
+    while (inst && inst->use_empty()) {
+        auto *operand = inst->getNumOperands() > 0 ? llvm::dyn_cast<llvm::Instruction>(inst->getOperand(0)) : nullptr;
+        inst->eraseFromParent();
+        inst = operand;
+    }
+    return true;
+}
+} // namespace
+
+Value *store_context(FunctionLowering &f, OutlinedValues &o, const char *name) {
     llvm::IRBuilder<> entry_builder(&f.function->getEntryBlock(), f.function->getEntryBlock().begin());
     llvm::AllocaInst *context =
         entry_builder.CreateAlloca(llvm::ArrayType::get(f.b.getInt64Ty(), std::max<size_t>(1, o.values.size())), nullptr, name);
-    for (size_t i = 0; i < o.values.size(); ++i)
+    for (size_t i = 0; i < o.values.size(); ++i) {
+        if (!o.loaded.empty() && erase_if_unused(o.loaded[i])) continue;  // the body does not read it
         f.b.CreateStore(pack(f.b, o.values[i]), f.b.CreateConstInBoundsGEP2_64(context->getAllocatedType(), context, 0, i));
+    }
     return context;
 }
 
-std::vector<Value *> load_context(FunctionLowering &f, const OutlinedValues &o, Value *context, Scope &scope) {
+std::vector<Value *> load_context(FunctionLowering &f, OutlinedValues &o, Value *context, Scope &scope) {
     std::vector<Value *> values;
     for (size_t i = 0; i < o.values.size(); ++i) {
         Value *w = f.b.CreateLoad(f.b.getInt64Ty(), f.b.CreateConstInBoundsGEP1_64(f.b.getInt64Ty(), context, i));
         values.push_back(unpack(f.b, w, o.values[i]->getType()));
     }
+    o.loaded = values;
     size_t k = 0;
     for (const std::string &name : o.names) scope.vars[name] = values[k++];
     for_each_view(f, [&](bool input, size_t i) {

@@ -48,11 +48,14 @@ Expr from_ast_expr(const isl::ast_expr &e, const IdResolver &ids, Type index_typ
     int n = int(isl_ast_expr_op_get_n_arg(raw));
     std::vector<Expr> a;
     for (int i = 0; i < n; ++i) a.push_back(from_ast_expr(isl::manage(isl_ast_expr_op_get_arg(raw, i)), ids, index_type));
+    // isl writes "always" and "never" as the integers 1 and 0, also as an operand of && and ||
+    // (a union with a universe part): an integer operand of a logical operation is a truth value.
+    auto truth = [&](const Expr &x) { return x.type().is_bool() ? x : binary(Op::NE, x, constant(x.type(), 0)); };
     switch (isl_ast_expr_op_get_type(raw)) {
     case isl_ast_expr_op_and:
-    case isl_ast_expr_op_and_then: return binary(Op::And, a[0], a[1]);
+    case isl_ast_expr_op_and_then: return binary(Op::And, truth(a[0]), truth(a[1]));
     case isl_ast_expr_op_or:
-    case isl_ast_expr_op_or_else: return binary(Op::Or, a[0], a[1]);
+    case isl_ast_expr_op_or_else: return binary(Op::Or, truth(a[0]), truth(a[1]));
     case isl_ast_expr_op_max: {
         Expr r = a[0];
         for (int i = 1; i < n; ++i) r = binary(Op::Max, r, a[size_t(i)]);
@@ -123,9 +126,29 @@ Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResol
     return d == 1 ? sum : binary(Op::Div, sum, constant(index_type, d));
 }
 
+namespace {
+// An AST build for expressions over the parameters of `space` (an object with its unused
+// parameters dropped): the context with every other parameter projected out. Over a model's
+// dozens of parameters, isl's work on each constraint scales with all of them; the projection
+// keeps every constraint the context implies on the parameters left, so the expressions are
+// simplified as much.
+isl_ast_build *build_over_parameters_of(isl_space *space, const isl::set &context) {
+    isl_set *c = context.copy();
+    for (isl_size i = isl_set_dim(c, isl_dim_param) - 1; i >= 0; --i) {
+        isl_id *id = isl_set_get_dim_id(c, isl_dim_param, unsigned(i));
+        bool used = isl_space_find_dim_by_id(space, isl_dim_param, id) >= 0;
+        isl_id_free(id);
+        if (!used) c = isl_set_project_out(c, isl_dim_param, unsigned(i), 1);
+    }
+    isl_space_free(space);
+    return isl_ast_build_from_context(c);
+}
+} // namespace
+
 Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids) {
-    isl_ast_build *build = isl_ast_build_from_context(context.copy());
-    isl_ast_expr *e = isl_ast_build_expr_from_pw_aff(build, pa.copy());
+    isl_pw_aff *reduced = isl_pw_aff_drop_unused_params(pa.copy());
+    isl_ast_build *build = build_over_parameters_of(isl_pw_aff_get_space(reduced), context);
+    isl_ast_expr *e = isl_ast_build_expr_from_pw_aff(build, reduced);
     isl_ast_build_free(build);
     if (!e) {
         const char *why = isl_ctx_last_error_msg(pa.ctx().get());
@@ -135,8 +158,9 @@ Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdReso
 }
 
 Expr set_to_condition(const isl::set &params, const isl::set &context, const IdResolver &ids) {
-    isl_ast_build *build = isl_ast_build_from_context(context.copy());
-    isl_ast_expr *e = isl_ast_build_expr_from_set(build, params.copy());
+    isl_set *reduced = isl_set_drop_unused_params(params.copy());
+    isl_ast_build *build = build_over_parameters_of(isl_set_get_space(reduced), context);
+    isl_ast_expr *e = isl_ast_build_expr_from_set(build, reduced);
     isl_ast_build_free(build);
     if (!e) {
         const char *why = isl_ctx_last_error_msg(params.ctx().get());

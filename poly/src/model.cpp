@@ -300,11 +300,22 @@ private:
     // bounded exactly where it can be, and piece by piece where it cannot.
     //
     // The sets are 1-D (one coordinate of the array, `dim` in Halide order).
+    //
+    // `over_quota` records which exact attempts ran out of operations: [0] the union, [1 + i]
+    // part i. The two bounds of one dimension share it, so that the upper bound does not spend
+    // the quota again on a set whose lower bound was already too complex (each failed attempt
+    // is some 40 ms of isl work; fuzzer seed 30457 spent 1.6 s of its model on them).
     isl::pw_aff region_bound(const isl::set &s, const std::vector<isl::set> &parts, int dim,
-                             const std::string &tuple, const std::string &what, bool upper) {
+                             const std::string &tuple, const std::string &what, bool upper,
+                             std::vector<bool> &over_quota) {
+        over_quota.resize(parts.size() + 1, false);
         IdResolver ids = [this](const std::string &id) { return m_.param_var(id); };
         auto dim_bound = [&](const isl::set &piece) {
-            isl::pw_aff b = isl::manage(upper ? isl_set_dim_max(piece.copy(), 0) : isl_set_dim_min(piece.copy(), 0));  // 1-D sets
+            // Bounded over the parameters the piece involves (a handful of the dozens a pipeline
+            // has, each a column of every constraint isl handles), then aligned back.
+            isl_set *reduced = isl_set_drop_unused_params(piece.copy());
+            isl_pw_aff *bound = upper ? isl_set_dim_max(reduced, 0) : isl_set_dim_min(reduced, 0);  // 1-D sets
+            isl::pw_aff b = isl::manage(isl_pw_aff_align_params(bound, isl_space_params(isl_set_get_space(piece.get()))));
             if (isl_pw_aff_involves_nan(b.get()))
                 user_error("Cannot bound the region of ", what, " in dimension ", dim,
                            ": the polyhedral model finds it unbounded. Clamp the coordinates that read it.");
@@ -321,7 +332,7 @@ private:
         };
         isl::pw_aff exact;
         Expr value;
-        bool done = within_quota(m_.ctx(), kExactBoundOperations, [&] {
+        bool done = !over_quota[0] && within_quota(m_.ctx(), kExactBoundOperations, [&] {
             exact = dim_bound(s);
             // One affine piece on a plain domain (one conjunction without local variables, such
             // as "extent > 0") stays exact in isl. Several pieces, or a domain with divisions or
@@ -333,16 +344,21 @@ private:
             if (!plain) value = guarded(exact);
         });
         if (done) return value.defined() ? region_parameter(value, tuple, dim, upper) : exact;
+        over_quota[0] = true;
         value = neutral;
         auto combine = [&](const Expr &bound) { value = ir::make_binary(upper ? Op::Max : Op::Min, value, bound); };
         done = true;
-        for (const isl::set &part : parts) {
+        for (size_t i = 0; i < parts.size(); ++i) {
+            const isl::set &part = parts[i];
             check_time_budget();
             Expr bound;
-            if (within_quota(m_.ctx(), kExactBoundOperations, [&] { bound = guarded(dim_bound(part)); })) {
+            // A single part is the union itself, whose exact bound just ran out of operations.
+            bool try_exact = parts.size() > 1 && !over_quota[i + 1];
+            if (try_exact && within_quota(m_.ctx(), kExactBoundOperations, [&] { bound = guarded(dim_bound(part)); })) {
                 combine(bound);
                 continue;
             }
+            over_quota[i + 1] = true;
             done = within_quota(m_.ctx(), kPieceBoundOperations, [&] {
                 for (const isl::set &piece : pieces_of(part)) combine(guarded(dim_bound(piece)));
             });
@@ -387,8 +403,9 @@ private:
             if (!divided_unions) within_quota(m_.ctx(), kExactBoundOperations, [&] { all = all.coalesce(); });
             if (all.is_empty()) return isl::set::empty(m_.set_space(tuple, n));
             int dim = int(n) - 1 - int(j);
-            los.push_back(region_bound(all, distinct, dim, tuple, what, false));
-            his.push_back(region_bound(all, distinct, dim, tuple, what, true));
+            std::vector<bool> over_quota;
+            los.push_back(region_bound(all, distinct, dim, tuple, what, false, over_quota));
+            his.push_back(region_bound(all, distinct, dim, tuple, what, true, over_quota));
         }
         // The box lives in a space that knows every parameter, including new Region ones.
         isl::space sp = m_.set_space(tuple, n);

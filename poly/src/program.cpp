@@ -10,6 +10,7 @@
 #include "tessera/poly/isl_util.h"
 #include "tessera/poly/marks.h"
 #include "tessera/poly/storage_folding.h"
+#include "tessera/poly/used_parameters.h"
 
 namespace tessera::poly {
 
@@ -230,29 +231,29 @@ isl_schedule_node *atomic_band(isl_schedule_node *node, void *) {
     return node;
 }
 
-// isl's AST of the schedule under `context`, converted; its pseudo-C in `c`. The AST is
-// generated separated (isl's default: a loop's range split into pieces wherever the
-// statements' bounds differ, recursively) within `quota.separated` isl operations, then atomic
-// (one loop per band member holding each statement once, guards inside) within
-// `quota.atomic`; 0: no limit. Null when neither finishes. Where isl 0.25 cannot build the
-// atomic AST ("cannot handle void expression": folded storage, under the parameters where its
-// updates never run) and the atomic one had no limit, separated after all, without one.
-LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, AstQuota quota, std::string &c) {
-    isl_ctx *ctx = p.model->ctx().get();
-    isl_schedule *marked = isl_schedule_map_schedule_node_bottom_up(p.schedule.copy(), with_marked_depth, nullptr);
+// isl's AST of `schedule` under `context`: generated separated (isl's default: a loop's range
+// split into pieces wherever the statements' bounds differ, recursively) within
+// `quota.separated` isl operations, then atomic (one loop per band member holding each
+// statement once, guards inside) within `quota.atomic`; 0: no limit. Null when neither
+// finishes, `atomic` says which one was built. Where isl 0.25 cannot build the atomic AST
+// ("cannot handle void expression": folded storage, under the parameters where its updates
+// never run) and the atomic one had no limit, separated after all, without one.
+isl_ast_node *generate_ast(isl_ctx *ctx, const isl::schedule &schedule, const isl::set &context, AstQuota quota,
+                           bool &atomic_ast) {
+    isl_schedule *marked = isl_schedule_map_schedule_node_bottom_up(schedule.copy(), with_marked_depth, nullptr);
     std::vector<std::pair<bool, long>> attempts = {{false, quota.separated}, {true, quota.atomic}};
     if (quota.atomic == 0 && quota.separated != 0) attempts.push_back({false, 0});
     isl_ast_node *root = nullptr;
     std::string why = "no message";
     for (auto [atomic, max_operations] : attempts) {
         isl_ast_build *build = isl_ast_build_from_context(context.copy());
-        isl_schedule *schedule = isl_schedule_copy(marked);
-        if (atomic) schedule = isl_schedule_map_schedule_node_bottom_up(schedule, atomic_band, nullptr);
-        auto generate = [&] { root = isl_ast_build_node_from_schedule(build, schedule); };
-        bool finished = max_operations > 0 ? within_quota(p.model->ctx(), max_operations, generate) : (generate(), true);
+        isl_schedule *s = isl_schedule_copy(marked);
+        if (atomic) s = isl_schedule_map_schedule_node_bottom_up(s, atomic_band, nullptr);
+        auto generate = [&] { root = isl_ast_build_node_from_schedule(build, s); };
+        bool finished = max_operations > 0 ? within_quota(isl::ctx(ctx), max_operations, generate) : (generate(), true);
         isl_ast_build_free(build);
         if (finished && root) {
-            c = atomic ? "// isl's AST generator exceeded its operation quota: every loop is generated atomic\n" : "";
+            atomic_ast = atomic;
             break;
         }
         isl_ast_node_free(root);
@@ -261,16 +262,56 @@ LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, AstQuota 
         isl_ctx_reset_error(ctx);
     }
     isl_schedule_free(marked);
-    if (!root) {
-        if (quota.atomic > 0) return nullptr;
-        internal_error("isl could not build the AST of the schedule: ", why);
-    }
-    char *text = isl_ast_node_to_C_str(root);
-    c += text ? text : "";
+    if (!root && quota.atomic == 0) internal_error("isl could not build the AST of the schedule: ", why);
+    return root;
+}
+
+// The pseudo-C of an AST, indented by `indent`.
+std::string ast_to_c(isl_ast_node *node, int indent) {
+    isl_printer *printer = isl_printer_to_str(isl_ast_node_get_ctx(node));
+    printer = isl_printer_set_output_format(printer, ISL_FORMAT_C);
+    printer = isl_printer_set_indent(printer, indent);
+    printer = isl_printer_print_ast_node(printer, node);
+    char *text = isl_printer_get_str(printer);
+    isl_printer_free(printer);
+    std::string c = text ? text : "";
     free(text);
-    LoopNodePtr nest = NestBuilder(p).convert(root, "", "");
-    isl_ast_node_free(root);
-    return nest;
+    return c;
+}
+
+// isl's AST of the schedule under `context`, converted; its pseudo-C in `c`. Each group (child
+// of the top-level sequence) has its own AST, generated over the parameters it involves
+// (used_parameters.h), each within `quota` (see generate_ast). Null when a group's AST is not
+// generated within its quota.
+LoopNodePtr loop_nest_under(const Program &p, const isl::set &context, AstQuota quota, std::string &c) {
+    isl_ctx *ctx = p.model->ctx().get();
+    std::string why;
+    std::optional<std::vector<ScheduleOverUsedParameters>> parts = schedule_parts_over_used_parameters(p.schedule, context, why);
+    if (!parts) parts = std::vector<ScheduleOverUsedParameters>{{p.schedule, context}};
+    std::vector<LoopNodePtr> nests;
+    std::string text;
+    for (const ScheduleOverUsedParameters &part : *parts) {
+        bool atomic = false;
+        isl_ast_node *root = generate_ast(ctx, part.schedule, part.context, quota, atomic);
+        if (!root) return nullptr;
+        if (atomic) text += "// isl's AST generator exceeded its operation quota: every loop of this group is generated atomic\n";
+        text += ast_to_c(root, parts->size() > 1 ? 2 : 0);
+        nests.push_back(NestBuilder(p).convert(root, "", ""));
+        isl_ast_node_free(root);
+    }
+    if (nests.size() == 1) {
+        c += text;
+        return nests[0];
+    }
+    // One block of the groups' nests in order (a group's own block spliced in).
+    auto block = std::make_shared<LoopNode>();
+    block->kind = LoopNode::Kind::Block;
+    for (const LoopNodePtr &nest : nests) {
+        if (nest->kind == LoopNode::Kind::Block) block->children.insert(block->children.end(), nest->children.begin(), nest->children.end());
+        else block->children.push_back(nest);
+    }
+    c += "{\n" + text + "}\n";
+    return block;
 }
 
 } // namespace

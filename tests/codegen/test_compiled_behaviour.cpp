@@ -220,3 +220,65 @@ TEST_CASE("one TargetInfo carries the hardware facts that scheduling and code ge
     CHECK_THROWS_AS(TargetInfo::nvidia_gpu(35), UserError);
     CHECK_THROWS_AS(TargetInfo::amd_gpu("sm_80"), UserError);
 }
+
+TEST_CASE("a parallel loop's context carries only the values its body reads", "[codegen][openmp]") {
+    // Two outputs, each its own parallel loop: f's body reads in0 and f's buffer, not the views
+    // of in1, in2, in3 and g, which the context of every loop carried before (a fuzzer pipeline
+    // stored 185 words before each of its 19 parallel loops, and its IR doubled).
+    Var x("x"), y("y");
+    InputBuffer<int> in0("in0", 2), in1("in1", 2), in2("in2", 2), in3("in3", 2);
+    Func f("f"), g("g");
+    f(x, y) = in0(x, y) + 1;
+    g(x, y) = in1(x, y) * in2(x, y) + in3(x, y);
+    std::vector<Buffer<int>> data;
+    for (int k = 0; k < 4; ++k) {
+        data.emplace_back(37, 29);
+        for (int j = 0; j < 29; ++j)
+            for (int i = 0; i < 37; ++i) data[size_t(k)](i, j) = i * 3 + j * (k + 1) - 7 * k;
+    }
+    in0.set(data[0]);
+    in1.set(data[1]);
+    in2.set(data[2]);
+    in3.set(data[3]);
+    CompileOptions o;
+    o.keep_assembly = true;
+    // The IR as lowered: LLVM's optimizations would fold the context's words into vectors.
+    setenv("TESSERA_LLVM_PIPELINE", "verify", 1);
+    Callable c;
+    try {
+        c = Pipeline({f, g}).compile(Target::host(), o);
+    } catch (...) {
+        unsetenv("TESSERA_LLVM_PIPELINE");
+        throw;
+    }
+    unsetenv("TESSERA_LLVM_PIPELINE");
+    const std::string &ir = c.report().llvm_ir;
+    std::smatch m;
+    // Words stored into each context array, against its size.
+    std::regex alloca_re("%(omp\\.context[0-9]*) = alloca \\[([0-9]+) x i64\\]");
+    int contexts = 0, stored = 0, loaded = 0;
+    for (auto it = std::sregex_iterator(ir.begin(), ir.end(), alloca_re); it != std::sregex_iterator(); ++it) {
+        ++contexts;
+        std::string name = (*it)[1];
+        int size = std::stoi((*it)[2]);
+        std::regex gep("getelementptr inbounds \\[" + std::to_string(size) + " x i64\\], ptr %" +
+                       std::regex_replace(name, std::regex("\\."), "\\.") + ", i64 0, i64 [0-9]+");
+        int words = int(std::distance(std::sregex_iterator(ir.begin(), ir.end(), gep), std::sregex_iterator()));
+        INFO(name << ": " << words << " of " << size << " words stored");
+        CHECK(words > 0);
+        CHECK(words < size);
+        stored += words;
+    }
+    CHECK(contexts >= 2);
+    // Every word stored is loaded by the outlined body, and no other.
+    std::regex load_re("getelementptr inbounds i64, ptr %2, i64 [0-9]+");
+    loaded = int(std::distance(std::sregex_iterator(ir.begin(), ir.end(), load_re), std::sregex_iterator()));
+    CHECK(loaded == stored);
+    Buffer<int> got_f(37, 29), got_g(37, 29);
+    c.realize(std::vector<Buffer<void>>{got_f, got_g});
+    for (int j = 0; j < 29; ++j)
+        for (int i = 0; i < 37; ++i) {
+            REQUIRE(got_f(i, j) == data[0](i, j) + 1);
+            REQUIRE(got_g(i, j) == data[1](i, j) * data[2](i, j) + data[3](i, j));
+        }
+}

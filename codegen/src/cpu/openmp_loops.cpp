@@ -67,7 +67,6 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     std::vector<Value *> extra = {lo, hi};
     if (inner) extra.insert(extra.end(), {outer_lo, inner_lo, inner_n});
     OutlinedValues live = outlined_values(f, s, extra);
-    Value *context = store_context(f, live, "omp.context");
 
     // The outlined function: void(i32 *gtid, i32 *btid, i64 *context).
     llvm::PointerType *ptr = llvm::PointerType::get(f.ctx, 0);
@@ -132,8 +131,9 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     for (Value *h : f.heap_allocations) f.b.CreateCall(free_fn, {h});
     f.b.CreateRetVoid();
 
-    // Back in the parent: fork the team.
+    // Back in the parent: store what the body reads, and fork the team.
     body.finish();
+    Value *context = store_context(f, live, "omp.context");
     if (f.options.threads > 0) {
         llvm::FunctionCallee num = f.module.getOrInsertFunction("__kmpc_global_thread_num", f.b.getInt32Ty(), ptr);
         llvm::FunctionCallee push =

@@ -1,0 +1,124 @@
+// Schedule parts rebuilt over the parameters they involve (used_parameters.h), for the AST.
+#include "../test_util.h"
+
+#include <isl/ast.h>
+#include <isl/ast_build.h>
+#include <isl/schedule.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/space.h>
+
+#include <tessera/poly/used_parameters.h>
+
+using namespace tessera;
+
+namespace {
+
+struct IslContext {
+    isl_ctx *ctx = isl_ctx_alloc();
+    ~IslContext() { isl_ctx_free(ctx); }
+};
+
+std::vector<std::string> parameter_names(isl_space *space) {
+    std::vector<std::string> names;
+    for (isl_size i = 0; i < isl_space_dim(space, isl_dim_param); ++i)
+        names.push_back(isl_space_get_dim_name(space, isl_dim_param, unsigned(i)));
+    isl_space_free(space);
+    return names;
+}
+
+// The parameters of the schedule's domain.
+std::vector<std::string> schedule_parameters(const isl::schedule &s) {
+    isl_union_set *domain = isl_schedule_get_domain(s.get());
+    std::vector<std::string> names = parameter_names(isl_union_set_get_space(domain));
+    isl_union_set_free(domain);
+    return names;
+}
+
+std::string ast_c(const isl::schedule &s, const isl::set &context, int indent = 0) {
+    isl_ast_build *build = isl_ast_build_from_context(context.copy());
+    isl_ast_node *root = isl_ast_build_node_from_schedule(build, s.copy());
+    isl_ast_build_free(build);
+    isl_printer *p = isl_printer_set_indent(isl_printer_set_output_format(isl_printer_to_str(isl_ast_node_get_ctx(root)), ISL_FORMAT_C), indent);
+    p = isl_printer_print_ast_node(p, root);
+    char *text = isl_printer_get_str(p);
+    std::string c = text;
+    free(text);
+    isl_printer_free(p);
+    isl_ast_node_free(root);
+    return c;
+}
+
+// Two groups under a sequence: S_f over its Region parameters (a tiled band with a mark and
+// loop types), S_g over N; M is in no set.
+const char *kTwoGroups =
+    "{ domain: \"[N, M, rg_lo, rg_hi] -> { S_f[x] : rg_lo <= x <= rg_hi; S_g[y] : 0 <= y < N }\", "
+    "child: { sequence: [ "
+    "{ filter: \"[N, M, rg_lo, rg_hi] -> { S_f[x] }\", child: { mark: \"parallel:1\", child: { "
+    "schedule: \"[N, M, rg_lo, rg_hi] -> [{ S_f[x] -> [(floor(x / 32))] }, { S_f[x] -> [(x mod 32)] }]\", "
+    "permutable: 1, coincident: [ 1, 0 ], options: \"{ atomic[1] }\" } } }, "
+    "{ filter: \"[N, M, rg_lo, rg_hi] -> { S_g[y] }\", child: { "
+    "schedule: \"[N, M, rg_lo, rg_hi] -> [{ S_g[y] -> [(y)] }]\" } } ] } }";
+
+} // namespace
+
+TEST_CASE("each group of a schedule is rebuilt over the parameters it involves", "[poly][ast]") {
+    IslContext c;
+    isl::schedule s = isl::manage(isl_schedule_read_from_str(c.ctx, kTwoGroups));
+    isl::set context = isl::manage(isl_set_read_from_str(c.ctx, "[N, M, rg_lo, rg_hi] -> { : N > 0 and M > N and rg_lo <= rg_hi }"));
+    std::string why;
+    auto parts = poly::schedule_parts_over_used_parameters(s, context, why);
+    REQUIRE(parts);
+    REQUIRE(parts->size() == 2);
+    const auto &f = (*parts)[0], &g = (*parts)[1];
+    CHECK((schedule_parameters(f.schedule)) == std::vector<std::string>{"rg_lo", "rg_hi"});
+    CHECK((schedule_parameters(g.schedule)) == std::vector<std::string>{"N"});
+    // The context keeps what it implies on the parameters left (M > N > 0 gives N > 0).
+    CHECK(isl_set_is_equal(g.context.get(), isl::set(c.ctx, "[N] -> { : N > 0 }").get()) == isl_bool_true);
+    CHECK(isl_set_is_equal(f.context.get(), isl::set(c.ctx, "[rg_lo, rg_hi] -> { : rg_lo <= rg_hi }").get()) == isl_bool_true);
+
+    // The mark, the band's members, flags and loop types are those of the original.
+    isl_schedule_node *root = isl_schedule_get_root(f.schedule.get());
+    isl_schedule_node *mark = isl_schedule_node_get_child(root, 0);
+    REQUIRE(isl_schedule_node_get_type(mark) == isl_schedule_node_mark);
+    isl_id *id = isl_schedule_node_mark_get_id(mark);
+    CHECK(std::string(isl_id_get_name(id)) == "parallel:1");
+    isl_id_free(id);
+    isl_schedule_node *band = isl_schedule_node_get_child(mark, 0);
+    REQUIRE(isl_schedule_node_get_type(band) == isl_schedule_node_band);
+    CHECK(isl_schedule_node_band_n_member(band) == 2);
+    CHECK(isl_schedule_node_band_get_permutable(band) == isl_bool_true);
+    CHECK(isl_schedule_node_band_member_get_coincident(band, 0) == isl_bool_true);
+    CHECK(isl_schedule_node_band_member_get_coincident(band, 1) == isl_bool_false);
+    CHECK(isl_schedule_node_band_member_get_ast_loop_type(band, 1) == isl_ast_loop_atomic);
+    isl_schedule_node_free(band);
+    isl_schedule_node_free(mark);
+    isl_schedule_node_free(root);
+
+    // The groups' ASTs, one after the other, are the AST of the whole schedule.
+    std::string whole = ast_c(s, context);
+    CHECK(whole == "{\n" + ast_c(f.schedule, f.context, 2) + ast_c(g.schedule, g.context, 2) + "}\n");
+}
+
+TEST_CASE("a schedule without a top-level sequence is one part", "[poly][ast]") {
+    IslContext c;
+    isl::schedule s = isl::manage(isl_schedule_read_from_str(
+        c.ctx, "{ domain: \"[N, M] -> { S[i] : 0 <= i < M }\", child: { schedule: \"[N, M] -> [{ S[i] -> [(i)] }]\" } }"));
+    std::string why;
+    auto parts = poly::schedule_parts_over_used_parameters(s, isl::set(c.ctx, "[N, M] -> { : N > 0 }"), why);
+    REQUIRE(parts);
+    REQUIRE(parts->size() == 1);
+    CHECK(schedule_parameters((*parts)[0].schedule) == std::vector<std::string>{"M"});
+}
+
+TEST_CASE("a schedule with a node the rebuild does not know is left whole, with the reason", "[poly][ast]") {
+    IslContext c;
+    // A context node (as an imported schedule may hold).
+    isl::schedule s = isl::manage(isl_schedule_read_from_str(
+        c.ctx, "{ domain: \"[N] -> { S[i] : 0 <= i < N }\", child: { context: \"[N] -> { : N > 2 }\", "
+               "child: { schedule: \"[N] -> [{ S[i] -> [(i)] }]\" } } }"));
+    std::string why;
+    auto parts = poly::schedule_parts_over_used_parameters(s, isl::set(c.ctx, "[N] -> { : }"), why);
+    CHECK_FALSE(parts);
+    CHECK(why.find("a node other than") != std::string::npos);
+}
