@@ -187,8 +187,7 @@ public:
                     chain_members += 1;  // the vector member is now two loops
                 }
             }
-            if (interleaved)
-                point = isl::manage(isl_schedule_node_band_member_set_ast_loop_type(point.release(), 1, isl_ast_loop_unroll));
+            if (interleaved) point = unroll_full_tiles(point, 1, model_sizes[0]);
             if (skew) {
                 point = point.child(0);  // the whole innermost loop, below the point band
                 ++steps;

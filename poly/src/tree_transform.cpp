@@ -1,7 +1,13 @@
 #include "tessera/poly/tree_transform.h"
 
 #include <isl/aff.h>
+#include <isl/constraint.h>
+#include <isl/local_space.h>
+#include <isl/map.h>
 #include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
 
 #include "tessera/error.h"
 
@@ -10,6 +16,46 @@ namespace tessera::poly {
 bool is_band(const isl::schedule_node &node) {
     return isl_schedule_node_get_type(node.get()) == isl_schedule_node_band &&
            isl_schedule_node_band_n_member(node.get()) > 0;
+}
+
+isl::schedule_node unroll_full_tiles(const isl::schedule_node &node, int member, int extent) {
+    isl_schedule_node *band = node.copy();
+    // The instances below the band in the space (outer loops, band members).
+    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_union_map(band);
+    int outer = int(isl_schedule_node_get_schedule_depth(band));
+    isl_union_map *partial = isl_union_map_from_multi_union_pw_aff(isl_schedule_node_band_get_partial_schedule(band));
+    isl_union_map *schedule = isl_union_map_flat_range_product(prefix, partial);
+    schedule = isl_union_map_intersect_domain(schedule, isl_schedule_node_get_domain(band));
+    isl_union_set *range = isl_union_map_range(schedule);
+    if (isl_union_set_n_set(range) != 1) {
+        isl_union_set_free(range);
+        return isl::manage(isl_schedule_node_band_member_set_ast_loop_type(band, member, isl_ast_loop_unroll));
+    }
+    isl_set *points = isl_set_from_union_set(range);
+    unsigned at = unsigned(outer + member);
+    // The prefixes (every dimension but the member's) and, for each, all `extent` values.
+    isl_set *prefixes = isl_set_project_out(isl_set_copy(points), isl_dim_set, at, 1);
+    isl_set *whole = isl_set_insert_dims(isl_set_copy(prefixes), isl_dim_set, at, 1);
+    isl_local_space *ls = isl_local_space_from_space(isl_set_get_space(whole));
+    isl_constraint *lo = isl_constraint_alloc_inequality(isl_local_space_copy(ls));
+    lo = isl_constraint_set_coefficient_si(lo, isl_dim_set, int(at), 1);  // x >= 0
+    isl_constraint *hi = isl_constraint_alloc_inequality(ls);
+    hi = isl_constraint_set_coefficient_si(hi, isl_dim_set, int(at), -1);
+    hi = isl_constraint_set_constant_si(hi, extent - 1);  // x <= extent - 1
+    whole = isl_set_add_constraint(isl_set_add_constraint(whole, lo), hi);
+    // A prefix is partial where one of its values is not an instance.
+    isl_set *partial_prefixes = isl_set_project_out(isl_set_subtract(whole, points), isl_dim_set, at, 1);
+    isl_set *full = isl_set_subtract(prefixes, partial_prefixes);
+    // isolate[[outer] -> [band]] over the full prefixes, any value of the member.
+    full = isl_set_insert_dims(full, isl_dim_set, at, 1);
+    isl_map *split = isl_map_move_dims(isl_map_from_range(full), isl_dim_in, 0, isl_dim_out, 0, unsigned(outer));
+    isl_set *isolate = isl_set_set_tuple_name(isl_map_wrap(split), "isolate");
+    isl_union_set *options = isl_union_set_from_set(isolate);
+    isl_ctx *ctx = isl_schedule_node_get_ctx(band);
+    std::string unroll = "{ [isolate[] -> unroll[" + std::to_string(member) + "]] }";
+    options = isl_union_set_union(options, isl_union_set_read_from_str(ctx, unroll.c_str()));
+    band = isl_schedule_node_band_set_ast_build_options(band, options);
+    return isl::manage(band);
 }
 
 isl::schedule_node split_band(const isl::schedule_node &node, int pos) {

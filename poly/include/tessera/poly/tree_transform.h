@@ -18,6 +18,19 @@ isl::schedule_node split_band(const isl::schedule_node &node, int pos);
 // the point band. isl scales tile loops to tile indices (tile_scale_tile_loops off).
 isl::schedule_node tile_band(const isl::schedule_node &node, const std::vector<int> &sizes);
 
+// Unrolls member `member` of the band at `node` (whose values, in each tile, are 0 .. extent - 1:
+// a point loop) where the tile is full, and leaves it a loop elsewhere, after Polly's
+// isolateFullPartialTiles. isl's plain unroll guards each copy of the body with its bounds
+// in every iteration of the loops below (gesummv's 8 rows: 8 tests per element of the
+// reduction); here the prefixes for which every value of the member is an instance get the
+// isl `isolate` option with an unrolled member and no guards; the rest (the last partial tile)
+// is one loop. Returns the band, or the band unchanged (with plain unrolling) where its
+// instances do not form one set.
+//
+// Example: rows i0 mod 8 under tiles t0 = floor(i0 / 8) of the rows lo..hi: the tiles t0 with
+// 8 t0 >= lo and 8 t0 + 7 <= hi run 8 unguarded copies; the others a loop over their rows.
+isl::schedule_node unroll_full_tiles(const isl::schedule_node &node, int member, int extent);
+
 // Reorders the members of the permutable band at `node`: member k of the result is member
 // order[k] of the band. Coincidence flags move with their members and the band stays
 // permutable (all its dependences are non-negative on every member, so every order is legal).
