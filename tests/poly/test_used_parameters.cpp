@@ -8,6 +8,7 @@
 #include <isl/set.h>
 #include <isl/space.h>
 
+#include <tessera/poly/isl_expr.h>
 #include <tessera/poly/used_parameters.h>
 
 using namespace tessera;
@@ -121,4 +122,29 @@ TEST_CASE("a schedule with a node the rebuild does not know is left whole, with 
     auto parts = poly::schedule_parts_over_used_parameters(s, isl::set(c.ctx, "[N] -> { : }"), why);
     CHECK_FALSE(parts);
     CHECK(why.find("a node other than") != std::string::npos);
+}
+
+TEST_CASE("an integer operand of && or || in an isl expression is a truth value", "[poly][ast]") {
+    // isl writes "always" as the integer 1, also as an operand of && and || (over fewer
+    // parameters, the condition of a region bound became `n >= 3 && 1`, fuzzer seed 5448); the
+    // conversion rejected it as mixing bool and integer operands.
+    IslContext c;
+    isl_ast_expr *n = isl_ast_expr_from_id(isl_id_alloc(c.ctx, "n", nullptr));
+    isl_ast_expr *test = isl_ast_expr_ge(n, isl_ast_expr_from_val(isl_val_int_from_si(c.ctx, 3)));
+    isl_ast_expr *always = isl_ast_expr_from_val(isl_val_int_from_si(c.ctx, 1));
+    isl_ast_expr *never = isl_ast_expr_from_val(isl_val_int_from_si(c.ctx, 0));
+    isl::ast_expr both = isl::manage(isl_ast_expr_and(isl_ast_expr_copy(test), always));
+    isl::ast_expr either = isl::manage(isl_ast_expr_or(test, never));
+    Var v("n");
+    poly::IdResolver ids = [&](const std::string &) { return Expr(v); };
+    for (const isl::ast_expr &e : {both, either}) {
+        Expr x = poly::from_ast_expr(e, ids, Int(32));
+        CHECK(x.type().is_bool());
+        for (int value : {2, 3, 4}) {
+            Expr folded = ir::transform(ir::substitute(x, {{"n", Expr(value)}}), [](const Expr &e) { return ir::fold_constants(e); });
+            INFO(x << " at n = " << value << ": " << folded);
+            REQUIRE(ir::is_const(folded));
+            CHECK(ir::const_value(folded).u == uint64_t(value >= 3));
+        }
+    }
 }
