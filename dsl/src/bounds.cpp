@@ -274,19 +274,22 @@ std::optional<RVarOffset> rvar_offset(const Expr &e) {
     return std::nullopt;
 }
 
+// The interval of the RVar (or Var) of `v` in `scope`, or null.
+Interval *interval_of(const RVarOffset &v, BoundsScope &scope) {
+    if (v.rvar->op == Op::RVar) {
+        auto it = scope.rvars.find({v.rvar->rdom.get(), v.rvar->index});
+        return it == scope.rvars.end() ? nullptr : &it->second;
+    }
+    auto it = scope.vars.find(v.rvar->name);
+    return it == scope.vars.end() ? nullptr : &it->second;
+}
+
 // Narrows the interval of the RVar (or Var) of `v` by `v <= bound - strict` (upper) or
 // `v >= bound + strict` (lower); true when it changed. A Var narrows to the values for which
 // the condition can hold for some value of the RVars (`r.y <= x` with r.y >= 2 keeps x >= 2): an
 // update's instances outside it run no RDom iteration and read nothing.
 bool narrow(const RVarOffset &v, Type t, double bound, bool upper, int strict, BoundsScope &scope) {
-    Interval *found = nullptr;
-    if (v.rvar->op == Op::RVar) {
-        auto it = scope.rvars.find({v.rvar->rdom.get(), v.rvar->index});
-        if (it != scope.rvars.end()) found = &it->second;
-    } else {
-        auto it = scope.vars.find(v.rvar->name);
-        if (it != scope.vars.end()) found = &it->second;
-    }
+    Interval *found = interval_of(v, scope);
     if (!found || !std::isfinite(bound) || found->empty()) return false;
     Interval &i = *found;
     auto narrowed = [&](Interval piece, double offset) {
@@ -319,6 +322,25 @@ bool narrow(const RVarOffset &v, Type t, double bound, bool upper, int strict, B
     return true;
 }
 
+// Narrows the interval of the RVar (or Var) of `v` by `v != value`, where value is an end of
+// the range of v (r + offset, which may not wrap); true when it changed.
+bool exclude_end(const RVarOffset &v, Type t, double value, BoundsScope &scope) {
+    Interval *found = interval_of(v, scope);
+    if (!found || found->empty() || !found->bounded()) return false;
+    Interval &i = *found;
+    double offset = double(v.offset);
+    if (i.min + offset < t.min_value() || i.max + offset > t.max_value()) return false;
+    if (i.min + offset == value) {
+        i.min += 1;
+        return true;
+    }
+    if (i.max + offset == value) {
+        i.max -= 1;
+        return true;
+    }
+    return false;
+}
+
 } // namespace
 
 void narrow_by_condition(const Expr &condition, BoundsScope &scope) {
@@ -342,6 +364,15 @@ void narrow_by_condition(const Expr &condition, BoundsScope &scope) {
                 if (auto v = rvar_offset(lhs)) changed |= narrow(*v, lhs.type(), bounds_of(rhs, scope).max, true, strict, scope);
                 if (auto v = rvar_offset(rhs)) changed |= narrow(*v, rhs.type(), bounds_of(lhs, scope).min, false, strict, scope);
             }
+            // `r + c != k` excludes one value: an end of r's range that it is (the polyhedral
+            // model sees the predicate exactly; fuzzer seed 2422218 wrote f(r, r) with r in
+            // [-1, 2] where r != -1, and only the interpreter asked the output to cover -1).
+            if (c->op == Op::NE)
+                for (const auto &[var, other] : {std::pair{a, b}, std::pair{b, a}}) {
+                    auto v = rvar_offset(var);
+                    Interval k = bounds_of(other, scope);
+                    if (v && k.bounded() && k.min == k.max) changed |= exclude_end(*v, var.type(), k.min, scope);
+                }
         }
         if (!changed) break;
     }

@@ -831,6 +831,40 @@ TEST_CASE("a NaN constant in a clamped coordinate leaves the clamp's bounds to b
     CHECK(same(got, want));
 }
 
+TEST_CASE("an RDom predicate excluding an end of its range narrows the region an update writes, on both paths", "[reliability]") {
+    // f(r, r) with r in [-1, 2] where r != -1 writes (0, 0) .. (2, 2): an output over [0, 4]
+    // holds it. The interpreter bounded the writes without the predicate and asked for -1,
+    // while the compiled code (the polyhedral model sees the predicate) ran (seed 2422218).
+    Var x("x"), y("y");
+    for (int excluded : {-1, 2}) {
+        Func f("f");
+        f(x, y) = 0.5;
+        RDom r(-1, 4, "r");
+        r.where(r.x != excluded);
+        f(r.x + 1 - 1, r.x) = cast<double>(r.x) + 10.0;
+        Pipeline p(f);
+        Buffer<double> got({5, 5}), want({5, 5});
+        if (excluded == 2) {
+            got.set_min({-1, -1});
+            want.set_min({-1, -1});
+        }
+        p.compile(Target::host(), {}).realize(got);
+        interpret(p, std::vector<Buffer<void>>{want});
+        CHECK(same(got, want));
+        CHECK(got(0, 0) == 10.0);
+        CHECK(got(1, 1) == 11.0);
+    }
+    // Excluding a value inside the range leaves the range whole: both paths ask for it.
+    Func g("g");
+    g(x, y) = 0.5;
+    RDom r(-1, 4, "r");
+    r.where(r.x != 0);
+    g(r.x, r.x) = 1.0;
+    Pipeline q(g);
+    REQUIRE_USER_ERROR(q.compile(Target::host(), {}).realize({5, 5}), "Func g is an output", "[-1, 4]");
+    REQUIRE_USER_ERROR(interpret(q, std::vector<Buffer<void>>{Buffer<double>({5, 5})}), "Func g is an output", "[-1, 4]");
+}
+
 TEST_CASE("pipelines the fuzzer once failed on compile and match the interpreter", "[reliability][fuzz]") {
     // 2102480: a sliding window of 8 rows over a scratchpad box of 6 was left unfolded, and the
     // compiled code wrote past the scratchpad (SIGSEGV); its rows are now always indexed modulo
