@@ -410,6 +410,15 @@ private:
         // The box lives in a space that knows every parameter, including new Region ones.
         isl::space sp = m_.set_space(tuple, n);
         isl::set box = isl::set::universe(sp);
+        // A zero-dimensional array (an inline reduction over no free Var) has no bounds to
+        // carry where it is needed: its box holds its one element only for the parameters
+        // where some part is present (fuzzer seed 31173: a reduction read by a Func that
+        // nothing needed at run time was computed anyway, reading an input out of bounds).
+        if (n == 0) {
+            isl::set where = isl::set::empty(isl::manage(isl_space_params(sp.copy())));
+            for (const RegionPart &p : parts) where = where.unite(p.present);
+            box = box.intersect_params(where.coalesce());
+        }
         for (unsigned j = 0; j < n; ++j) {
             isl::pw_aff lo = los[j], hi = his[j];
             isl::pw_aff var = isl::manage(isl_pw_aff_var_on_domain(isl_local_space_from_space(sp.copy()), isl_dim_set, j));

@@ -865,6 +865,33 @@ TEST_CASE("an RDom predicate excluding an end of its range narrows the region an
     REQUIRE_USER_ERROR(interpret(q, std::vector<Buffer<void>>{Buffer<double>({5, 5})}), "Func g is an output", "[-1, 4]");
 }
 
+TEST_CASE("a reduction over no free Var is computed only where its reader is needed", "[reliability]") {
+    // g's maximum(in(r.x + 5)) has no free Var: a zero-dimensional Func. f reads g only where
+    // e.x == 6, which in's range decides at run time. With in over [0, 1] nothing needs g,
+    // and the compiled code computed the reduction anyway and asked in to cover [5, 7] (fuzzer
+    // seed 31173, present before this fix); with in over [0, 7] both paths compute it.
+    Var x("x");
+    for (int extent : {2, 8}) {
+        InputBuffer<int> in("in", 1);
+        Buffer<int> data({extent});
+        for (int i = 0; i < extent; ++i) data(i) = 3 * i - 7;
+        in.set(data);
+        Func g("g"), f("f");
+        RDom r(0, 3, "r");
+        g(x) = maximum(in(r.x + 5)) + x;
+        RDom e(in.dim(0).min(), in.dim(0).extent(), "e");
+        e.where(e.x == 6);
+        f(x) = maximum(g(x + e.x));
+        Pipeline p(f);
+        Buffer<int> got({4}), want({4});
+        p.compile(Target::host(), {}).realize(got);
+        interpret(p, std::vector<Buffer<void>>{want});
+        INFO("extent " << extent);
+        CHECK(same(got, want));
+        if (extent == 8) CHECK(got(1) == 3 * 7 - 7 + 7);
+    }
+}
+
 TEST_CASE("pipelines the fuzzer once failed on compile and match the interpreter", "[reliability][fuzz]") {
     // 2102480: a sliding window of 8 rows over a scratchpad box of 6 was left unfolded, and the
     // compiled code wrote past the scratchpad (SIGSEGV); its rows are now always indexed modulo
