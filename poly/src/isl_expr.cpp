@@ -4,6 +4,8 @@
 #include <isl/aff.h>
 #include <isl/ast_build.h>
 
+#include "tessera/poly/isl_util.h"
+
 namespace tessera::poly {
 namespace {
 
@@ -126,22 +128,12 @@ Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResol
     return d == 1 ? sum : binary(Op::Div, sum, constant(index_type, d));
 }
 
-namespace {
 // An AST build for expressions over the parameters of `space` (an object with its unused
-// parameters dropped): the context with every other parameter projected out. Over a model's
-// dozens of parameters, isl's work on each constraint scales with all of them; the projection
-// keeps every constraint the context implies on the parameters left, so the expressions are
-// simplified as much.
+// parameters dropped): over a model's dozens of parameters, isl's work on each constraint
+// scales with all of them, and the projected context simplifies the expressions as much.
+namespace {
 isl_ast_build *build_over_parameters_of(isl_space *space, const isl::set &context) {
-    isl_set *c = context.copy();
-    for (isl_size i = isl_set_dim(c, isl_dim_param) - 1; i >= 0; --i) {
-        isl_id *id = isl_set_get_dim_id(c, isl_dim_param, unsigned(i));
-        bool used = isl_space_find_dim_by_id(space, isl_dim_param, id) >= 0;
-        isl_id_free(id);
-        if (!used) c = isl_set_project_out(c, isl_dim_param, unsigned(i), 1);
-    }
-    isl_space_free(space);
-    return isl_ast_build_from_context(c);
+    return isl_ast_build_from_context(context_over_parameters(context, isl_space_params(space)).release());
 }
 } // namespace
 

@@ -53,6 +53,18 @@ double Stopwatch::lap() {
     return d;
 }
 
+isl::set context_over_parameters(const isl::set &context, isl_space *params) {
+    isl_set *c = context.copy();
+    // Last first, so that the positions still to visit stay valid.
+    for (isl_size i = isl_set_dim(c, isl_dim_param) - 1; i >= 0; --i) {
+        isl_id *id = isl_set_get_dim_id(c, isl_dim_param, unsigned(i));
+        bool kept = isl_space_find_dim_by_id(params, isl_dim_param, id) >= 0;
+        isl_id_free(id);
+        if (!kept) c = isl_set_project_out(c, isl_dim_param, unsigned(i), 1);
+    }
+    return isl::manage(isl_set_align_params(c, params));
+}
+
 std::vector<isl::set> sets_of(const isl::union_set &u) {
     std::vector<isl::set> v;
     isl_union_set_foreach_set(

@@ -1,8 +1,6 @@
 #include "tessera/poly/tree_transform.h"
 
 #include <isl/aff.h>
-#include <isl/constraint.h>
-#include <isl/local_space.h>
 #include <isl/map.h>
 #include <isl/schedule_node.h>
 #include <isl/set.h>
@@ -36,13 +34,7 @@ isl::schedule_node unroll_full_tiles(const isl::schedule_node &node, int member,
     // The prefixes (every dimension but the member's) and, for each, all `extent` values.
     isl_set *prefixes = isl_set_project_out(isl_set_copy(points), isl_dim_set, at, 1);
     isl_set *whole = isl_set_insert_dims(isl_set_copy(prefixes), isl_dim_set, at, 1);
-    isl_local_space *ls = isl_local_space_from_space(isl_set_get_space(whole));
-    isl_constraint *lo = isl_constraint_alloc_inequality(isl_local_space_copy(ls));
-    lo = isl_constraint_set_coefficient_si(lo, isl_dim_set, int(at), 1);  // x >= 0
-    isl_constraint *hi = isl_constraint_alloc_inequality(ls);
-    hi = isl_constraint_set_coefficient_si(hi, isl_dim_set, int(at), -1);
-    hi = isl_constraint_set_constant_si(hi, extent - 1);  // x <= extent - 1
-    whole = isl_set_add_constraint(isl_set_add_constraint(whole, lo), hi);
+    whole = isl_set_upper_bound_si(isl_set_lower_bound_si(whole, isl_dim_set, at, 0), isl_dim_set, at, extent - 1);
     // A prefix is partial where one of its values is not an instance.
     isl_set *partial_prefixes = isl_set_project_out(isl_set_subtract(whole, points), isl_dim_set, at, 1);
     isl_set *full = isl_set_subtract(prefixes, partial_prefixes);

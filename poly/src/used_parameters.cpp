@@ -10,6 +10,8 @@
 
 #include <set>
 
+#include "tessera/poly/isl_util.h"
+
 namespace tessera::poly {
 namespace {
 
@@ -239,12 +241,7 @@ ScheduleOverUsedParameters reduce(isl_union_set *domain, isl_schedule_node *subt
     isl_schedule_node *root = rebuild(subtree, leaf, r);
     part.schedule = isl::manage(isl_schedule_node_get_schedule(root));
     isl_schedule_node_free(root);
-    // The context's other parameters are projected out, last first so positions stay valid.
-    isl_set *c = context.copy();
-    for (isl_size i = isl_set_dim(c, isl_dim_param) - 1; i >= 0; --i)
-        if (!used.count(isl_set_get_dim_name(c, isl_dim_param, unsigned(i))))
-            c = isl_set_project_out(c, isl_dim_param, unsigned(i), 1);
-    part.context = isl::manage(isl_set_align_params(c, isl_space_copy(r.params())));
+    part.context = context_over_parameters(context, isl_space_copy(r.params()));
     return part;
 }
 

@@ -89,6 +89,11 @@ std::vector<isl::map> maps_of(const isl::union_map &u);
 // The disjuncts (basic sets) of a set, each as a set.
 std::vector<isl::set> pieces_of(const isl::set &s);
 
+// `context` (a set of parameter values) with every parameter that `params` lacks projected
+// out, aligned to `params`: it keeps every constraint the context implies on the parameters
+// left. Takes `params`.
+isl::set context_over_parameters(const isl::set &context, isl_space *params);
+
 // A name isl's parser accepts: letters, digits and underscores, not starting with a digit.
 std::string isl_name(const std::string &name);
 
