@@ -114,7 +114,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
     // Score each member as the innermost loop: contiguous accesses vectorize and use whole
     // cache lines, invariant ones stay in registers, strided ones cost a line (or a gather) each.
     std::vector<int> score(size_t(members), 0);
-    std::vector<bool> write_invariant(size_t(members), true);
+    std::vector<bool> write_invariant(size_t(members), true), write_contiguous(size_t(members), true);
     int element_bytes = 1;
     for (const auto &[name, of_member] : dims) {
         int si = m.statement_index(name);
@@ -136,6 +136,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
                 if (a->relation.is_null()) continue;
                 Stride st = a->exact ? stride_along(a->relation, of_member[size_t(k)]) : Stride::Other;
                 if (a == &s.write && st != Stride::Invariant) write_invariant[size_t(k)] = false;
+                if (a == &s.write && st != Stride::One) write_contiguous[size_t(k)] = false;
                 switch (st) {
                 case Stride::One: score[size_t(k)] += 2; break;
                 case Stride::Invariant: score[size_t(k)] += 1; break;
@@ -159,6 +160,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
         else if (!coincident(k) && write_invariant[size_t(k)]) size = 32;
         r.tile_sizes.push_back(size);
         r.write_invariant.push_back(write_invariant[size_t(k)]);
+        r.write_contiguous.push_back(write_contiguous[size_t(k)]);
     }
     r.element_bytes = element_bytes;
     if (best == members - 1) {

@@ -113,3 +113,47 @@ TEST_CASE("register-tiled matmul matches plain loops with partial tiles on every
     }
     CHECK(mm.pipeline.schedule_json().find("register_tile") != std::string::npos);
 }
+
+TEST_CASE("an update whose write is strided along the vector loop is not register tiled", "[poly][register_tiling][codegen]") {
+    // C(j, i) += A(i, k) * E(i, k) * B(i, j) * D(i, j): the four reads are contiguous along i,
+    // two are strided along j and two along k, so i becomes the vector loop while C is
+    // contiguous along j. A register tile would keep
+    // no whole vector of C in a register: it would unroll one scalar store per lane and row
+    // (fuzzer seed 2427171: 20,000 instructions in one block, 4 s in LLVM's SLP vectorizer).
+    Var j("j"), i("i");
+    InputBuffer<float> A("A", 2), B("B", 2), D("D", 2), E("E", 2);
+    RDom k(0, 33, "k");
+    Func C("C");
+    C(j, i) = 0.f;
+    C(j, i) += A(i, k) * E(i, k) * B(i, j) * D(i, j);
+    Pipeline p(C);
+    std::string nest = json::parse(p.schedule_json())["loop_nest"];
+    INFO(nest);
+    CHECK(nest.find("register_tile") == std::string::npos);
+    CHECK(nest.find("// vector") != std::string::npos);
+
+    const int N = 37, M = 70;
+    Buffer<float> a(M, 33), e(M, 33), b(M, N), d(M, N);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (int y = 0; y < 33; ++y)
+        for (int x = 0; x < M; ++x) {
+            a(x, y) = u(rng);
+            e(x, y) = u(rng);
+        }
+    for (int y = 0; y < N; ++y)
+        for (int x = 0; x < M; ++x) {
+            b(x, y) = u(rng);
+            d(x, y) = u(rng);
+        }
+    A.set(a);
+    B.set(b);
+    D.set(d);
+    E.set(e);
+    Buffer<float> out(N, M), want(N, M);
+    p.realize({out});
+    interpret(p, {want});
+    apps::Comparison c = apps::compare(out, want, 0);
+    INFO(c.first_mismatch);
+    CHECK(c.ok);
+}

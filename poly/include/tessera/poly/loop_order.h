@@ -29,6 +29,9 @@ struct LoopOrder {
     // Per member of the band in its new order: whether every statement's written element stays
     // the same along it (a reduction loop, such as matmul's k).
     std::vector<bool> write_invariant;
+    // Per member of the band in its new order: whether every statement writes consecutive
+    // elements along it (stride one), so that a vector loop over it stores whole vectors.
+    std::vector<bool> write_contiguous;
     int element_bytes = 1;  // the widest element the band's statements write
 };
 
