@@ -344,7 +344,8 @@ void lower_and_optimize(const poly::Program &program, const codegen::CodegenOpti
     codegen::prepare_module(module, tm);
     codegen::lower_program(program, module, options);
     report.phase_ms.emplace_back("LLVM IR", w.lap());
-    codegen::optimize_module(module, tm);
+    report.llvm_instructions = codegen::instruction_count(module);
+    report.llvm_optimization_level = codegen::optimize_module(module, tm);
     report.phase_ms.emplace_back("LLVM optimization", w.lap());
 }
 
@@ -427,7 +428,8 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
     if (cuda) cuda->set_code(report.ptx, codegen::kernel_names(*module));
     // The emulator runs the same kernels on the host, its device interface inlined.
     codegen::define_emulated_device(*module);
-    codegen::optimize_module(*module, *tm);
+    report.llvm_instructions = codegen::instruction_count(*module);
+    report.llvm_optimization_level = codegen::optimize_module(*module, *tm);
     report.phase_ms.emplace_back("LLVM optimization", w.lap());
     if (o.keep_assembly) {
         llvm::raw_string_ostream ir(report.llvm_ir);

@@ -282,3 +282,40 @@ TEST_CASE("a parallel loop's context carries only the values its body reads", "[
             REQUIRE(got_g(i, j) == data[1](i, j) * data[2](i, j) + data[3](i, j));
         }
 }
+
+TEST_CASE("a very large module gets LLVM's O1 pipeline, the apps' modules O3", "[codegen][report]") {
+    // The apps' largest module (bilateral_grid) is well below the threshold.
+    for (const char *name : {"blur_x_blur_y", "bilateral_grid"}) {
+        auto app = apps::make_app(name);
+        const CompileReport &r = app->pipeline().compile().report();
+        INFO(name << ": " << r.llvm_instructions << " instructions");
+        CHECK(r.llvm_instructions > 0);
+        CHECK(r.llvm_instructions < codegen::kLargeModuleInstructions / 2);
+        CHECK(r.llvm_optimization_level == 3);
+    }
+    CHECK(codegen::optimization_level_for(codegen::kLargeModuleInstructions) == 3);
+    CHECK(codegen::optimization_level_for(codegen::kLargeModuleInstructions + 1) == 1);
+
+    // One Func whose value is a chain of thousands of selects on a Param: past the threshold,
+    // optimized at O1, and still exact.
+    Var x("x");
+    Param<int> p("p");
+    Expr e = x;
+    for (int k = 0; k < 1050; ++k) e = select(p > k % 97, e * 3 + k, x - (k ^ 5));
+    Func f("f");
+    f(x) = e;
+    Pipeline pipeline(f);
+    p.set(40);
+    Callable c = pipeline.compile();
+    const CompileReport &r = c.report();
+    INFO(r.llvm_instructions << " instructions");
+    CHECK(r.llvm_instructions > codegen::kLargeModuleInstructions);
+    CHECK(r.llvm_optimization_level == 1);
+    for (int n : {1, 7, 67}) {
+        Buffer<int> got(n), want(n);
+        c.realize({got});
+        interpret(pipeline, {want});
+        INFO("extent " << n);
+        CHECK(apps::compare(got, want, 0).ok);
+    }
+}

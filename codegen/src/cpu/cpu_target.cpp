@@ -116,7 +116,15 @@ void prepare_module(llvm::Module &m, llvm::TargetMachine &tm) {
         nullptr);
 }
 
-void optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
+size_t instruction_count(const llvm::Module &m) {
+    size_t n = 0;
+    for (const llvm::Function &f : m) n += f.getInstructionCount();
+    return n;
+}
+
+int optimization_level_for(size_t instructions) { return instructions > kLargeModuleInstructions ? 1 : 3; }
+
+int optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -131,13 +139,19 @@ void optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
     // LLVM's O3 pipeline: its unrolling and scheduling of the explicitly vectorized loops pay
-    // off; TESSERA_LLVM_PIPELINE (a pass pipeline, or "O3") overrides it for experiments.
+    // off; O1 for very large modules (optimization_level_for). TESSERA_LLVM_PIPELINE (a pass
+    // pipeline, or "O3") overrides it for experiments.
     llvm::ModulePassManager mpm;
     const char *pipeline = std::getenv("TESSERA_LLVM_PIPELINE");
-    if (!pipeline || std::string(pipeline) == "O3") mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    int level = 0;
+    if (!pipeline) {
+        level = optimization_level_for(instruction_count(m));
+        mpm = pb.buildPerModuleDefaultPipeline(level == 1 ? llvm::OptimizationLevel::O1 : llvm::OptimizationLevel::O3);
+    } else if (std::string(pipeline) == "O3") mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     else if (auto err = pb.parsePassPipeline(mpm, pipeline))
         user_error("TESSERA_LLVM_PIPELINE is not a pass pipeline LLVM accepts: ", llvm::toString(std::move(err)));
     mpm.run(m, mam);
+    return level;
 }
 
 namespace {

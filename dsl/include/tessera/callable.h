@@ -69,6 +69,10 @@ struct CompileReport {
     std::string llvm_ir, assembly;  // with CompileOptions::keep_assembly
     std::string ptx;                // GPU targets, with CompileOptions::keep_assembly: the kernels' PTX
     int kernels = 0;                // GPU targets: kernels the pipeline launches (outside loops)
+    // The LLVM module's instructions before optimization, and the optimization level it got
+    // (3; 1 for very large modules, see codegen/cpu_target.h; 0 with TESSERA_LLVM_PIPELINE set).
+    size_t llvm_instructions = 0;
+    int llvm_optimization_level = 0;
 };
 
 // Values for a pipeline's InputBuffers and Params, passed explicitly to Callable::run.

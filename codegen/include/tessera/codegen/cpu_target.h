@@ -2,6 +2,7 @@
 // (new pass manager), and assembly / object emission.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -33,8 +34,21 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget &t, boo
 // Sets the module's triple and data layout from the TargetMachine.
 void prepare_module(llvm::Module &m, llvm::TargetMachine &tm);
 
-// Runs LLVM's default O3 pipeline for the TargetMachine over the module.
-void optimize_module(llvm::Module &m, llvm::TargetMachine &tm);
+// The instructions of every function of the module.
+size_t instruction_count(const llvm::Module &m);
+
+// The LLVM optimization level optimize_module uses for a module of `instructions`: 3 (O3), or 1
+// (O1) beyond kLargeModuleInstructions. The apps' modules have at most 7,700 instructions; the
+// fuzzer's largest (22,000 to 35,000) spent 1 to 2.5 s in O3 and in the code generation of
+// what O3 made of them (loop unswitching, unrolling, then loop strength reduction over the
+// copies), which O1 halves. Code that large is rarely one hot loop, and its compile time is
+// bounded first.
+constexpr size_t kLargeModuleInstructions = 20000;
+int optimization_level_for(size_t instructions);
+
+// Runs LLVM's default pipeline at optimization_level_for(the module's size) for the
+// TargetMachine over the module; returns that level (0: TESSERA_LLVM_PIPELINE chose the passes).
+int optimize_module(llvm::Module &m, llvm::TargetMachine &tm);
 
 // Machine code for the module as assembly text, or as an object file written to `path`.
 std::string emit_assembly(llvm::Module &m, llvm::TargetMachine &tm);
