@@ -1,9 +1,31 @@
 // Traversal, substitution, queries and constant folding over Exprs.
 #include <algorithm>
+#include <unordered_map>
 
+#include "tessera/error.h"
 #include "tessera/ir.h"
 
 namespace tessera::ir {
+
+namespace {
+uint64_t expanded_size(const Expr &e, uint64_t cap, std::unordered_map<const ExprNode *, uint64_t> &memo) {
+    if (!e.defined()) return 0;
+    auto it = memo.find(e.get());
+    if (it != memo.end()) return it->second;
+    uint64_t n = 1;
+    for (const Expr &a : e->args) {
+        uint64_t m = expanded_size(a, cap, memo);
+        n = m >= cap - n ? cap : n + m;  // saturating, without overflow
+    }
+    memo.emplace(e.get(), n);
+    return n;
+}
+} // namespace
+
+uint64_t expanded_size(const Expr &e, uint64_t cap) {
+    std::unordered_map<const ExprNode *, uint64_t> memo;
+    return expanded_size(e, cap, memo);
+}
 
 void visit(const Expr &e, const std::function<bool(const Expr &)> &fn) {
     if (!e.defined()) return;
@@ -124,3 +146,17 @@ Expr fold_constants(const Expr &e) {
 }
 
 } // namespace tessera::ir
+
+namespace tessera::detail {
+
+void check_expanded_size(const std::string &what, const Expr &e) {
+    uint64_t n = ir::expanded_size(e, kMaxExpandedNodes + 1);
+    if (n <= kMaxExpandedNodes) return;
+    user_error(what, " has an expression of more than ", kMaxExpandedNodes,
+               " nodes once each use of a shared sub-expression is counted (an Expr reused at every step of a C++ loop, "
+               "such as e = select(c, e * 3, e - 1), doubles at each step). Tessera walks expressions as trees, so it "
+               "would take exponential time. Compute the shared value in a Func of its own (e.g. g(x) = ...; then use "
+               "g(x) where it is needed): a Func is computed once per point, however often it is called.");
+}
+
+} // namespace tessera::detail

@@ -207,3 +207,36 @@ TEST_CASE("an output whose updates reach outside the output buffer is an error",
     f(r) = f(r + 1);
     REQUIRE_USER_ERROR(test_util::run_as(way, f, {5}), "Func f is an output", "[0, 5]", "covers [0, 4]");
 }
+
+TEST_CASE("an expression that doubles at each step of a C++ loop is an error, not an exponential compile",
+          "[dsl][errors]") {
+    // e is used twice in each step: 70 steps share 70 nodes but are 2^70 written out. Every
+    // pass walks expressions as trees, so before this check the definition itself never ended.
+    Var x("x");
+    Param<int> p("p");
+    Expr e = x;
+    for (int k = 0; k < 70; ++k) e = select(p > k, e * 3, e - 1);
+    CHECK(ir::expanded_size(e, UINT64_MAX) == UINT64_MAX);  // saturates
+    Func f("f");
+    REQUIRE_USER_ERROR(f(x) = e, "The definition of Func f", "more than 100000 nodes", "in a Func of its own");
+    f(x) = x;
+    REQUIRE_USER_ERROR(f(x) += e, "The definition of Func f", "more than 100000 nodes");
+    Func g("g");
+    g(x) = 0;
+    REQUIRE_USER_ERROR(g(e) = 1, "The definition of Func g", "more than 100000 nodes");
+    RDom r(0, 4, "r");
+    REQUIRE_USER_ERROR(r.where(e > 0), "RDom r", "where()", "more than 100000 nodes");
+
+    // Sharing that stays small is fine, and the shared value is computed as written: 12 steps
+    // (about 2^12 * 5 nodes written out) compile and match the interpreter.
+    Expr small = x;
+    for (int k = 0; k < 12; ++k) small = select(p > k, small * 3, small - 1);
+    CHECK(ir::expanded_size(small, UINT64_MAX) < detail::kMaxExpandedNodes);
+    Func h("h");
+    h(x) = small;
+    p.set(5);
+    Buffer<int> got(19), want(19);
+    Pipeline(h).realize({got});
+    interpret(Pipeline(h), {want});
+    for (int i = 0; i < 19; ++i) CHECK(got(i) == want(i));
+}

@@ -125,6 +125,13 @@ std::string to_string(const Expr &e);
 // float constant met with an integer Expr makes the result float32.
 
 namespace detail {
+// The most nodes an Expr given to a definition or an RDom predicate may have written out as a
+// tree (ir::expanded_size). Tessera's passes walk expressions as trees: an Expr reused at every
+// step of a loop in C++ doubles at each step, and would take them exponential time.
+constexpr uint64_t kMaxExpandedNodes = 100000;
+// Throws a UserError naming `what` (e.g. "the definition of Func f") when `e` has more.
+void check_expanded_size(const std::string &what, const Expr &e);
+
 Expr binary_op(Op op, Expr a, Expr b, const char *what);
 Expr binary_with_double(Op op, Expr a, double b, bool constant_on_left, const char *what);
 Expr binary_with_int(Op op, Expr a, int64_t b, bool constant_on_left, const char *what);

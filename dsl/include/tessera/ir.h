@@ -105,6 +105,11 @@ Expr const_of_value(Type t, Value v);                // a constant of type t hol
 bool is_comparison(Op op);
 bool is_arithmetic(Op op);
 
+// The number of nodes of e written out as a tree, saturating at `cap`: an Expr used as the
+// operand of several nodes counts once per use (`e = select(c, e * 3, e - 1)` ten times: about
+// 2^10 * 6), although e shares it. Linear in the distinct nodes.
+uint64_t expanded_size(const Expr &e, uint64_t cap);
+
 // Calls fn on e and, while fn returns true, on its operands (pre-order).
 void visit(const Expr &e, const std::function<bool(const Expr &)> &fn);
 // Rewrites bottom-up: fn receives each node with its operands already rewritten and returns
