@@ -122,7 +122,9 @@ size_t instruction_count(const llvm::Module &m) {
     return n;
 }
 
-int optimization_level_for(size_t instructions) { return instructions > kLargeModuleInstructions ? 1 : 3; }
+int optimization_level_for(size_t instructions) {
+    return instructions > kLargeModuleInstructions ? 1 : instructions > kO3ModuleInstructions ? 2 : 3;
+}
 
 int optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
     llvm::LoopAnalysisManager lam;
@@ -139,14 +141,16 @@ int optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
     // LLVM's O3 pipeline: its unrolling and scheduling of the explicitly vectorized loops pay
-    // off; O1 for very large modules (optimization_level_for). TESSERA_LLVM_PIPELINE (a pass
+    // off; O2 or O1 for very large modules (optimization_level_for). TESSERA_LLVM_PIPELINE (a pass
     // pipeline, or "O3") overrides it for experiments.
     llvm::ModulePassManager mpm;
     const char *pipeline = std::getenv("TESSERA_LLVM_PIPELINE");
     int level = 0;
     if (!pipeline) {
         level = optimization_level_for(instruction_count(m));
-        mpm = pb.buildPerModuleDefaultPipeline(level == 1 ? llvm::OptimizationLevel::O1 : llvm::OptimizationLevel::O3);
+        mpm = pb.buildPerModuleDefaultPipeline(level == 1   ? llvm::OptimizationLevel::O1
+                                               : level == 2 ? llvm::OptimizationLevel::O2
+                                                            : llvm::OptimizationLevel::O3);
     } else if (std::string(pipeline) == "O3") mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     else if (auto err = pb.parsePassPipeline(mpm, pipeline))
         user_error("TESSERA_LLVM_PIPELINE is not a pass pipeline LLVM accepts: ", llvm::toString(std::move(err)));

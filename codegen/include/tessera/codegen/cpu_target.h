@@ -37,12 +37,15 @@ void prepare_module(llvm::Module &m, llvm::TargetMachine &tm);
 // The instructions of every function of the module.
 size_t instruction_count(const llvm::Module &m);
 
-// The LLVM optimization level optimize_module uses for a module of `instructions`: 3 (O3), or 1
-// (O1) beyond kLargeModuleInstructions. The apps' modules have at most 7,700 instructions; the
-// fuzzer's largest (22,000 to 35,000) spent 1 to 2.5 s in O3 and in the code generation of
-// what O3 made of them (loop unswitching, unrolling, then loop strength reduction over the
-// copies), which O1 halves. Code that large is rarely one hot loop, and its compile time is
-// bounded first.
+// The LLVM optimization level optimize_module uses for a module of `instructions`: 3 (O3) up to
+// kO3ModuleInstructions, 2 (O2) up to kLargeModuleInstructions, 1 (O1) beyond. The apps' modules
+// have at most 7,700 instructions. In the fuzzer's largest, O3 and the code generation of its
+// output took seconds: its unrolling threshold (300 against O2's 150) left loops nested ten
+// deep with so many addresses that LLVM's loop strength reduction took 2.2 s (seed 2431208,
+// 19,500 instructions; 0.4 s after O2), and beyond 20,000 instructions (22,000 to 35,000) O3's
+// unswitching and unrolling doubled the time of optimization and code generation, which O1
+// halves again. Code that large is rarely one hot loop, and its compile time is bounded first.
+constexpr size_t kO3ModuleInstructions = 10000;
 constexpr size_t kLargeModuleInstructions = 20000;
 int optimization_level_for(size_t instructions);
 
