@@ -453,8 +453,7 @@ TEST_CASE("a Func that no consumer reads at run time is not computed, and its up
         f(x) += g(r.y);
         Pipeline p(f);
         Buffer<int> got({7}), want({7});
-        p.compile(Target::host(), {}).realize(got);
-        interpret(p, std::vector<Buffer<void>>{want});
+        realize_both(p, got, want);
         CHECK(same(got, want));
     }
     SECTION("a zero-dimensional reduction inside an update that never runs") {
@@ -466,8 +465,7 @@ TEST_CASE("a Func that no consumer reads at run time is not computed, and its up
         f(r.x) = f(r.x) + sum(in(s.x));  // the 0-D sum reads far outside the input
         Pipeline p(f);
         Buffer<int> got({7}), want({7});
-        p.compile(Target::host(), {}).realize(got);
-        interpret(p, std::vector<Buffer<void>>{want});
+        realize_both(p, got, want);
         CHECK(same(got, want));
     }
 }
@@ -493,8 +491,7 @@ TEST_CASE("an RDom predicate's exact conjuncts bound the region even when anothe
     f(r.x, y) = f(r.x - 1, y) * 3;
     Pipeline p(f);
     Buffer<int> got({7, 5}), want({7, 5});
-    p.compile(Target::host(), {}).realize(got);
-    interpret(p, std::vector<Buffer<void>>{want});
+    realize_both(p, got, want);
     CHECK(same(got, want));
     CHECK(got(1, 2) == 3 * 20);
 }
@@ -518,8 +515,7 @@ TEST_CASE("an RDom predicate on a pure Var narrows the instances whose reads the
     Buffer<int> got({12}), want({12});
     got.set_min({-8});
     want.set_min({-8});
-    p.compile(Target::host(), {}).realize(got);
-    interpret(p, std::vector<Buffer<void>>{want});
+    realize_both(p, got, want);
     CHECK(same(got, want));
     CHECK(got(-1) == 0);
 }
@@ -538,8 +534,7 @@ TEST_CASE("an RDom predicate whose int32 sum wraps runs exactly where the wrappe
     f(r.x + 10) += g(r.x) + 1;
     Pipeline p(f);
     Buffer<int> got({7}), want({7});  // writes 0..6; r.x in [-10, -4]
-    p.compile(Target::host(), {}).realize(got);
-    interpret(p, std::vector<Buffer<void>>{want});
+    realize_both(p, got, want);
     CHECK(same(got, want));
     CHECK(got(0) == -29);
     CHECK(got(6) == -11);
@@ -551,8 +546,7 @@ TEST_CASE("an RDom predicate whose int32 sum wraps runs exactly where the wrappe
     h(q.x + 10) += 1;  // would need h over [9, 11], outside the output
     Pipeline ph(h);
     Buffer<int> hgot({4}), hwant({4});
-    ph.compile(Target::host(), {}).realize(hgot);
-    interpret(ph, std::vector<Buffer<void>>{hwant});
+    realize_both(ph, hgot, hwant);
     CHECK(same(hgot, hwant));
     CHECK(hgot(3) == 5);
 }
@@ -573,8 +567,7 @@ TEST_CASE("a narrowing cast of a coordinate keeps its bounds where they fit the 
     Buffer<int> got({17}), want({17});
     got.set_min({-1});
     want.set_min({-1});
-    p.compile(Target::host(), {}).realize(got);
-    interpret(p, std::vector<Buffer<void>>{want});
+    realize_both(p, got, want);
     CHECK(same(got, want));
     CHECK(got(15) == 105);
     // Past int8's range the cast wraps: x = 200 reads in(clamp(-56, 1, 16)) = in(1), and the
@@ -600,8 +593,7 @@ TEST_CASE("a NaN constant in a clamped coordinate leaves the clamp's bounds to b
     Buffer<int> got({6}), want({6});
     got.set_min({-3});
     want.set_min({-3});
-    p.compile(Target::host(), {}).realize(got);
-    interpret(p, std::vector<Buffer<void>>{want});
+    realize_both(p, got, want);
     CHECK(same(got, want));
 }
 
@@ -622,8 +614,7 @@ TEST_CASE("an RDom predicate excluding an end of its range narrows the region an
             got.set_min({-1, -1});
             want.set_min({-1, -1});
         }
-        p.compile(Target::host(), {}).realize(got);
-        interpret(p, std::vector<Buffer<void>>{want});
+        realize_both(p, got, want);
         CHECK(same(got, want));
         CHECK(got(0, 0) == 10.0);
         CHECK(got(1, 1) == 11.0);
@@ -658,8 +649,7 @@ TEST_CASE("a reduction over no free Var is computed only where its reader is nee
         f(x) = maximum(g(x + e.x));
         Pipeline p(f);
         Buffer<int> got({4}), want({4});
-        p.compile(Target::host(), {}).realize(got);
-        interpret(p, std::vector<Buffer<void>>{want});
+        realize_both(p, got, want);
         INFO("extent " << extent);
         CHECK(same(got, want));
         if (extent == 8) CHECK(got(1) == 3 * 7 - 7 + 7);
