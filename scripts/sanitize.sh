@@ -24,6 +24,10 @@ case "$kind" in
     # The outside-project check links the installed static libraries without the sanitizer
     # runtime; it is covered by the ordinary test run.
     filter=(-E "install_find_package_outside_project")
+    # ASan's redzones make stack frames several times larger: the test that compiles an
+    # expression at the nesting limit (detail::kMaxExprDepth, sized for an 8 MiB stack
+    # uninstrumented) needs about 20 MiB.
+    ulimit -s 65536
     ;;
   thread)
     build="${TESSERA_BUILD_DIR:-build-tsan}"

@@ -69,6 +69,26 @@ const char *math_fn_name(MathFn f) {
     return "?";
 }
 
+// ---- Nodes ----------------------------------------------------------------------------------
+
+ExprNode::~ExprNode() {
+    // The default destructor would release the operands recursively, one stack frame per level
+    // of a chain. Instead, operands that this node alone keeps alive are moved to a work list and
+    // released there once their own operands have been taken from them.
+    std::vector<Expr> pending;
+    for (Expr &a : args)
+        if (a.ptr().use_count() == 1) pending.push_back(std::move(a));
+    while (!pending.empty()) {
+        Expr e = std::move(pending.back());
+        pending.pop_back();
+        // `e` holds the only reference, so nobody else can observe its operands being taken.
+        auto &operands = const_cast<std::vector<Expr> &>(e->args);
+        for (Expr &a : operands)
+            if (a.ptr().use_count() == 1) pending.push_back(std::move(a));
+        operands.clear();
+    }  // `e` is released here with no operands left to recurse into
+}
+
 // ---- Constants ------------------------------------------------------------------------------
 
 namespace {

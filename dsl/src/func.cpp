@@ -255,8 +255,8 @@ FuncRef &FuncRef::operator=(const Expr &value) {
     auto &c = *func_.contents();
     if (!value.defined()) user_error("Func ", c.name, " is being defined with an undefined Expr.");
     // First: every other check walks the expressions.
-    detail::check_expanded_size("The definition of Func " + c.name, value);
-    for (const Expr &a : args_) detail::check_expanded_size("The definition of Func " + c.name, a);
+    detail::check_expression_size("The definition of Func " + c.name, value);
+    for (const Expr &a : args_) detail::check_expression_size("The definition of Func " + c.name, a);
     if (!c.defined) define_pure(c, args_, value);
     else define_update(c, args_, value);
     return *this;
@@ -274,8 +274,8 @@ FuncRef &FuncRef::operator=(const FuncRef &value) {
 void FuncRef::update_with(Op op, const Expr &value, const char *what) {
     auto &c = *func_.contents();
     if (!value.defined()) user_error("Func ", c.name, ": ", what, " was given an undefined Expr.");
-    detail::check_expanded_size("The definition of Func " + c.name, value);
-    for (const Expr &a : args_) detail::check_expanded_size("The definition of Func " + c.name, a);
+    detail::check_expression_size("The definition of Func " + c.name, value);
+    for (const Expr &a : args_) detail::check_expression_size("The definition of Func " + c.name, a);
     if (!c.defined) {
         std::vector<Expr> vars;
         for (size_t i = 0; i < args_.size(); ++i) vars.push_back(Var(detail::unique_name(c.name + "_" + std::to_string(i))));

@@ -1,6 +1,7 @@
 // Traversal, substitution, queries and constant folding over Exprs.
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tessera/error.h"
 #include "tessera/ir.h"
@@ -8,23 +9,48 @@
 namespace tessera::ir {
 
 namespace {
-uint64_t expanded_size(const Expr &e, uint64_t cap, std::unordered_map<const ExprNode *, uint64_t> &memo) {
-    if (!e.defined()) return 0;
-    auto it = memo.find(e.get());
-    if (it != memo.end()) return it->second;
-    uint64_t n = 1;
-    for (const Expr &a : e->args) {
-        uint64_t m = expanded_size(a, cap, memo);
-        n = m >= cap - n ? cap : n + m;  // saturating, without overflow
+// Calls on_node(n) once for each distinct node reachable from e, after its operands, with an
+// explicit stack instead of recursion (the expressions checked here may be arbitrarily deep).
+template <typename OnNode>
+void for_each_node_post_order(const Expr &e, OnNode on_node) {
+    if (!e.defined()) return;
+    std::unordered_set<const ExprNode *> seen{e.get()};
+    std::vector<std::pair<const ExprNode *, size_t>> stack{{e.get(), 0}};  // node, next operand
+    while (!stack.empty()) {
+        auto &[node, next] = stack.back();
+        if (next < node->args.size()) {
+            const ExprNode *a = node->args[next++].get();
+            if (a && seen.insert(a).second) stack.emplace_back(a, 0);
+            continue;
+        }
+        on_node(node);
+        stack.pop_back();
     }
-    memo.emplace(e.get(), n);
-    return n;
 }
 } // namespace
 
 uint64_t expanded_size(const Expr &e, uint64_t cap) {
-    std::unordered_map<const ExprNode *, uint64_t> memo;
-    return expanded_size(e, cap, memo);
+    std::unordered_map<const ExprNode *, uint64_t> size;
+    for_each_node_post_order(e, [&](const ExprNode *n) {
+        uint64_t total = 1;
+        for (const Expr &a : n->args) {
+            uint64_t m = a.defined() ? size.at(a.get()) : 0;
+            total = m >= cap - total ? cap : total + m;  // saturating, without overflow
+        }
+        size.emplace(n, total);
+    });
+    return e.defined() ? size.at(e.get()) : 0;
+}
+
+uint64_t expression_depth(const Expr &e) {
+    std::unordered_map<const ExprNode *, uint64_t> depth;
+    for_each_node_post_order(e, [&](const ExprNode *n) {
+        uint64_t deepest = 0;
+        for (const Expr &a : n->args)
+            if (a.defined()) deepest = std::max(deepest, depth.at(a.get()));
+        depth.emplace(n, deepest + 1);
+    });
+    return e.defined() ? depth.at(e.get()) : 0;
 }
 
 void visit(const Expr &e, const std::function<bool(const Expr &)> &fn) {
@@ -149,14 +175,22 @@ Expr fold_constants(const Expr &e) {
 
 namespace tessera::detail {
 
-void check_expanded_size(const std::string &what, const Expr &e) {
+void check_expression_size(const std::string &what, const Expr &e) {
+    uint64_t depth = ir::expression_depth(e);
+    if (depth > kMaxExprDepth)
+        user_error(what, " has an expression nested ", depth, " levels deep; at most ", kMaxExprDepth,
+                   " are supported (the compiler recurses through operands, and deeper chains would overflow the "
+                   "stack). A chain such as e = e + in(x + i) built in a C++ loop grows one level per step: write "
+                   "it as a reduction (sum(in(x + r)) over an RDom r, or an update definition), add its terms as a "
+                   "balanced tree, or split it across Funcs.");
     uint64_t n = ir::expanded_size(e, kMaxExpandedNodes + 1);
-    if (n <= kMaxExpandedNodes) return;
-    user_error(what, " has an expression of more than ", kMaxExpandedNodes,
-               " nodes once each use of a shared sub-expression is counted (an Expr reused at every step of a C++ loop, "
-               "such as e = select(c, e * 3, e - 1), doubles at each step). Tessera walks expressions as trees, so it "
-               "would take exponential time. Compute the shared value in a Func of its own (e.g. g(x) = ...; then use "
-               "g(x) where it is needed): a Func is computed once per point, however often it is called.");
+    if (n > kMaxExpandedNodes)
+        user_error(what, " has an expression of more than ", kMaxExpandedNodes,
+                   " nodes once each use of a shared sub-expression is counted (an Expr reused at every step of a C++ "
+                   "loop, such as e = select(c, e * 3, e - 1), doubles at each step). Tessera walks expressions as "
+                   "trees, so it would take exponential time. Compute the shared value in a Func of its own (e.g. "
+                   "g(x) = ...; then use g(x) where it is needed): a Func is computed once per point, however often "
+                   "it is called.");
 }
 
 } // namespace tessera::detail

@@ -19,6 +19,7 @@ namespace {
 
 std::shared_ptr<RDomContents> the_rdom(const Expr &e, const std::string &what) {
     if (!e.defined()) user_error(what, ": the expression is undefined.");
+    detail::check_expression_size("The expression given to " + what, e);  // first: the rest walks it
     auto rdoms = ir::rdoms_in(e);
     if (rdoms.empty())
         user_error(what, "(", e, "): the expression uses no RDom variable, so there is nothing to reduce over. "

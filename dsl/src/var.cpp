@@ -120,7 +120,7 @@ RDom::RDom(const InputBuffer<void> &input) {
 RDom &RDom::where(Expr predicate) {
     if (!c_) user_error("RDom::where: the RDom is undefined (default-constructed).");
     if (!predicate.defined()) user_error("RDom ", c_->name, ": where() was given an undefined Expr.");
-    detail::check_expanded_size("The predicate given to RDom " + c_->name + "'s where()", predicate);
+    detail::check_expression_size("The predicate given to RDom " + c_->name + "'s where()", predicate);
     if (!predicate.type().is_bool())
         user_error("RDom ", c_->name, ": the predicate ", predicate, " given to where() has type ", predicate.type(),
                    "; it must be bool.");

@@ -131,9 +131,14 @@ int optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
     llvm::ModuleAnalysisManager mam;
+    const char *pipeline = std::getenv("TESSERA_LLVM_PIPELINE");
+    int level = pipeline ? 0 : optimization_level_for(instruction_count(m));
     llvm::PipelineTuningOptions pto;
     pto.LoopVectorization = true;
-    pto.SLPVectorization = true;
+    // Not for very large modules: the SLP vectorizer is quadratic in the size of a basic block
+    // (it renumbers the block's instructions whenever it compares two of them), and their blocks
+    // are huge: a 4,096-term expression of gathered loads spent minutes in it.
+    pto.SLPVectorization = level != 1;
     llvm::PassBuilder pb(&tm, pto);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
@@ -144,10 +149,7 @@ int optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
     // off; O2 or O1 for very large modules (optimization_level_for). TESSERA_LLVM_PIPELINE (a pass
     // pipeline, or "O3") overrides it for experiments.
     llvm::ModulePassManager mpm;
-    const char *pipeline = std::getenv("TESSERA_LLVM_PIPELINE");
-    int level = 0;
     if (!pipeline) {
-        level = optimization_level_for(instruction_count(m));
         mpm = pb.buildPerModuleDefaultPipeline(level == 1   ? llvm::OptimizationLevel::O1
                                                : level == 2 ? llvm::OptimizationLevel::O2
                                                             : llvm::OptimizationLevel::O3);

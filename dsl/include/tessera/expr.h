@@ -108,6 +108,13 @@ struct ExprNode {
     std::shared_ptr<InputContents> input;  // InputCall, BufferDim
     std::shared_ptr<ParamContents> param;  // Param
     std::shared_ptr<RDomContents> rdom;    // RVar
+
+    ExprNode() = default;
+    ExprNode(const ExprNode &) = default;
+    ExprNode &operator=(const ExprNode &) = default;
+    // Frees the operands without recursing, so that dropping a very deep chain cannot overflow
+    // the stack (see detail::kMaxExprDepth).
+    ~ExprNode();
 };
 
 inline Type Expr::type() const {
@@ -125,12 +132,19 @@ std::string to_string(const Expr &e);
 // float constant met with an integer Expr makes the result float32.
 
 namespace detail {
-// The most nodes an Expr given to a definition or an RDom predicate may have written out as a
-// tree (ir::expanded_size). Tessera's passes walk expressions as trees: an Expr reused at every
-// step of a loop in C++ doubles at each step, and would take them exponential time.
+// The most nodes an Expr given to a definition, an inline reduction or an RDom predicate may
+// have written out as a tree (ir::expanded_size). Tessera's passes walk expressions as trees:
+// an Expr reused at every step of a loop in C++ doubles at each step, and would take them
+// exponential time.
 constexpr uint64_t kMaxExpandedNodes = 100000;
-// Throws a UserError naming `what` (e.g. "the definition of Func f") when `e` has more.
-void check_expanded_size(const std::string &what, const Expr &e);
+// The deepest such an Expr may be nested (ir::expression_depth). Tessera's passes recurse
+// through operands, a few hundred bytes of stack per level: a chain like `e = e + in(x + i)`
+// repeated 30,000 times in C++ would overflow an 8 MiB stack. 4,096 levels stay under 2 MiB,
+// so a compile also fits the smaller stacks of worker threads.
+constexpr uint64_t kMaxExprDepth = 4096;
+// Throws a UserError naming `what` (e.g. "the definition of Func f") when `e` has more nodes
+// or levels than the limits above. It does not recurse, so it is safe on any Expr.
+void check_expression_size(const std::string &what, const Expr &e);
 
 Expr binary_op(Op op, Expr a, Expr b, const char *what);
 Expr binary_with_double(Op op, Expr a, double b, bool constant_on_left, const char *what);
