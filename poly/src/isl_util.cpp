@@ -4,6 +4,7 @@
 #include <chrono>
 #include <ctime>
 
+#include <isl/schedule.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
@@ -75,6 +76,16 @@ std::vector<isl::set> sets_of(const isl::union_set &u) {
         },
         &v);
     return v;
+}
+
+isl::schedule without_statements_empty_in(const isl::schedule &schedule, const isl::set &context) {
+    isl::union_set kept = isl::union_set::empty(context.ctx());
+    bool dropped = false;
+    for (const isl::set &s : sets_of(schedule.get_domain())) {
+        if (s.intersect_params(context).is_empty()) dropped = true;
+        else kept = kept.unite(isl::union_set(s));
+    }
+    return dropped ? isl::manage(isl_schedule_intersect_domain(schedule.copy(), kept.release())) : schedule;
 }
 
 std::vector<isl::set> pieces_of(const isl::set &s) {

@@ -68,11 +68,38 @@ TEST_CASE("a Func stepped in time keeps a ring of two planes, its initialization
     CHECK(ir::as_const_int(st.extent[2]) == 2);
     CHECK(p.groups.front().note.find("storage folded: J along dimension 2 to 2 planes") != std::string::npos);
     CHECK(has_mark(p.ast_c, "fold:F_J:2:2"));
+    // The AST is versioned: the case where the update never runs (no steps or no interior)
+    // leaves the update out rather than discovering in every piece of its loops that it is empty.
+    size_t rest = p.ast_c.find("} else {");
+    REQUIRE(rest != std::string::npos);
+    CHECK(p.ast_c.find("S_J_1(") < rest);
+    CHECK(p.ast_c.find("S_J_1(", rest) == std::string::npos);
+    CHECK(p.ast_c.find("S_J_0(", rest) != std::string::npos);
     poly_test::check_legal(p, "folded jacobi");
     // Awkward sizes: no interior, one step, an odd and a prime number of steps, around the
     // 32-wide tiles and smaller than them.
     for (auto [w, h, s] : std::vector<std::tuple<int, int, int>>{{3, 3, 1}, {2, 5, 3}, {5, 4, 0}, {11, 7, 2}, {33, 31, 7}, {37, 65, 33}})
         j.run_and_compare(p, w, h, s, "folded jacobi");
+}
+
+TEST_CASE("the AST where folded updates never run is built without them", "[poly][fold]") {
+    isl_ctx *raw = isl_ctx_alloc();
+    {
+        isl::ctx ctx(raw);
+        isl::union_set domain(ctx, "[n] -> { A[i] : 0 <= i < 8; B[i] : 0 <= i < n }");
+        isl::schedule s = isl::schedule::from_domain(domain);
+        auto statements = [](const isl::schedule &t) {
+            std::vector<std::string> names;
+            for (const isl::set &st : poly::sets_of(t.get_domain())) names.push_back(isl_set_get_tuple_name(st.get()));
+            std::sort(names.begin(), names.end());
+            return names;
+        };
+        CHECK(statements(poly::without_statements_empty_in(s, isl::set(ctx, "[n] -> { : n <= 0 }"))) ==
+              std::vector<std::string>{"A"});
+        CHECK(statements(poly::without_statements_empty_in(s, isl::set(ctx, "[n] -> { : n <= 1 }"))) ==
+              std::vector<std::string>{"A", "B"});
+    }
+    isl_ctx_free(raw);
 }
 
 TEST_CASE("time tiles of a folded stencil run in parallel wavefronts with a vector loop inside", "[poly][fold]") {

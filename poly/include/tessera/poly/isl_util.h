@@ -89,6 +89,12 @@ std::vector<isl::map> maps_of(const isl::union_map &u);
 // The disjuncts (basic sets) of a set, each as a set.
 std::vector<isl::set> pieces_of(const isl::set &s);
 
+// `schedule` restricted to the statements that have an instance for some parameter values in
+// `context`; the schedule itself when every one has. The AST of a schedule under a context
+// where a statement is empty still discovers so in every piece of its loops: e.g. under
+// `[n] -> { : n <= 0 }`, `{ A[i] : 0 <= i < 8; B[i] : 0 <= i < n }` keeps only A.
+isl::schedule without_statements_empty_in(const isl::schedule &schedule, const isl::set &context);
+
 // `context` (a set of parameter values) with every parameter that `params` lacks projected
 // out, aligned to `params`: it keeps every constraint the context implies on the parameters
 // left. Takes `params`.
