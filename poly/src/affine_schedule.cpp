@@ -5,6 +5,7 @@
 #include <isl/schedule.h>
 #include <isl/schedule_node.h>
 
+#include "tessera/poly/isl_util.h"
 #include "tessera/poly/loop_order.h"
 #include "tessera/poly/register_tiling.h"
 #include "tessera/poly/tree_transform.h"
@@ -228,6 +229,61 @@ public:
     }
 
 private:
+    // The pieces around the writers of a statement's own reads in its innermost loop, for
+    // distribute_innermost_member: the instances that write an element another instance of the
+    // same iteration of the outer loops reads (Floyd-Warshall's j == k in row i of step k,
+    // whose p(k, i) the whole row reads), those before them in the innermost dimension and
+    // those after. At most one writer per iteration of the outer loops; none: empty.
+    std::vector<isl::union_set> pieces_around_own_read_writers(const isl::schedule_node &band) {
+        isl::union_set domain = isl::manage(isl_schedule_node_get_domain(band.get()));
+        isl::union_set before = isl::union_set::empty(m_.ctx()), at = before, after = before;
+        bool found = false;
+        for (const isl::set &dom : sets_of(domain)) {
+            const char *name = isl_set_get_tuple_name(dom.get());
+            const Statement *s = nullptr;
+            for (const Statement &st : m_.statements)
+                if (name && st.name == name) s = &st;
+            isl_size n = isl_set_dim(dom.get(), isl_dim_set);
+            isl::set writers = isl::manage(isl_set_empty(isl_set_get_space(dom.get())));
+            if (s && n >= 2 && !s->write.relation.is_null() && s->write.exact) {
+                isl::space space = dom.space();
+                isl::map same_outer = isl::manage(isl_map_universe(isl_space_map_from_set(space.copy())));
+                for (isl_size d = 0; d + 1 < n; ++d)
+                    same_outer = isl::manage(isl_map_equate(same_outer.release(), isl_dim_in, int(d), isl_dim_out, int(d)));
+                isl::map identity = isl::manage(isl_map_identity(isl_space_map_from_set(space.copy())));
+                isl::map write = s->write.relation.intersect_domain(dom);
+                for (const Access &r : s->reads) {
+                    if (r.array != s->write.array || !r.exact) continue;
+                    // reader -> the other instance, in the same outer iteration, writing what it reads
+                    isl::map conflict = r.relation.intersect_domain(dom).apply_range(write.reverse());
+                    writers = writers.unite(conflict.intersect(same_outer).subtract(identity).range());
+                }
+                writers = writers.coalesce();
+                if (!writers.is_empty()) {
+                    // One writer per outer iteration: the outer coordinates determine it.
+                    isl::map by_outer = same_outer.intersect_range(writers);
+                    if (isl_map_is_single_valued(isl::map(same_outer.intersect_range(writers).intersect_domain(writers)).get()) !=
+                        isl_bool_true)
+                        return {};
+                    isl::map lt = isl::manage(isl_map_order_lt(by_outer.copy(), isl_dim_in, int(n - 1), isl_dim_out, int(n - 1)));
+                    isl::map gt = isl::manage(isl_map_order_gt(by_outer.copy(), isl_dim_in, int(n - 1), isl_dim_out, int(n - 1)));
+                    isl::set lo = lt.domain().intersect(dom), hi = gt.domain().intersect(dom);
+                    before = before.unite(isl::union_set(dom.subtract(writers).subtract(hi)));
+                    at = at.unite(isl::union_set(writers));
+                    after = after.unite(isl::union_set(hi));
+                    found = true;
+                    continue;
+                }
+            }
+            before = before.unite(isl::union_set(dom));
+        }
+        if (!found) return {};
+        std::vector<isl::union_set> pieces;
+        for (const isl::union_set &p : {before, at, after})
+            if (!p.is_empty()) pieces.push_back(p);
+        return pieces;
+    }
+
     // Register tiling (register_tiling.h) of the point band of an update whose innermost member
     // is the vector loop and whose written element stays the same along some other member (the
     // reduction loop): the coincident member just outside it whose tiles are a few rows (8)
@@ -291,6 +347,20 @@ private:
         int members = int(isl_schedule_node_band_n_member(point.get()));
         if (isl_schedule_node_band_member_get_coincident(point.get(), members - 1) == isl_bool_true)
             return mark_parallel_and_vector(point, false, true);
+        if (!o_.gpu) {
+            // Distributed around the writers of the statement's own reads, each piece's loop
+            // vectorizes (Floyd-Warshall).
+            std::vector<isl::union_set> pieces = pieces_around_own_read_writers(point);
+            Distribution d = pieces.empty() ? Distribution{} : distribute_innermost_member(point, order_, pieces);
+            if (d.node) {
+                isl::schedule_node seq = members > 1 ? d.node->child(0) : *d.node;
+                int n = int(isl_schedule_node_n_children(seq.get()));
+                for (int k = 0; k < n; ++k) seq = insert_mark(seq.child(k).child(0), Mark::vector()).parent().parent();
+                notes_.push_back("innermost loop distributed into " + std::to_string(n) +
+                                 " vector loops around the writers of the update's own reads");
+                return members > 1 ? seq.parent() : seq;
+            }
+        }
         isl::schedule_node inner = members > 1 ? split_band(point, members - 1).child(0) : point;
         if (carried_dependences(inner, order_).is_empty()) inner = insert_mark(inner, Mark::vector());
         return members > 1 ? inner.parent() : inner;

@@ -1,5 +1,7 @@
 #include "tessera/poly/tree_transform.h"
 
+#include "tessera/poly/isl_util.h"
+
 #include <isl/aff.h>
 #include <isl/map.h>
 #include <isl/schedule_node.h>
@@ -165,6 +167,67 @@ isl::union_map carried_dependences(const isl::schedule_node &node, const isl::un
         same_members = k == 0 ? same : same_members.intersect(same);
     }
     return carried.subtract(same_members);
+}
+
+Distribution distribute_innermost_member(const isl::schedule_node &node, const isl::union_map &deps,
+                                         const std::vector<isl::union_set> &pieces) {
+    Distribution d;
+    if (!is_band(node)) {
+        d.why_not = "not a band";
+        return d;
+    }
+    int members = int(isl_schedule_node_band_n_member(node.get()));
+    isl::union_set domain = isl::manage(isl_schedule_node_get_domain(node.get()));
+    size_t n = pieces.size();
+    if (n < 2 || n > 16) {
+        d.why_not = "fewer than two pieces (or more than 16)";
+        return d;
+    }
+    // The innermost member as a band of its own: its prefix is every loop around it.
+    isl::schedule_node inner = members > 1 ? split_band(node, members - 1).child(0) : node;
+    isl::union_map outer = isl::manage(isl_schedule_node_get_prefix_schedule_union_map(inner.get()));
+    isl::union_map here = deps.intersect_domain(domain).intersect_range(domain);
+    isl::union_map inside = here.intersect(outer.apply_range(outer.reverse()));
+    isl::union_map carried = carried_dependences(inner, here);
+    std::vector<std::vector<bool>> edge(n, std::vector<bool>(n, false));
+    for (size_t a = 0; a < n; ++a) {
+        if (!carried.intersect_domain(pieces[a]).intersect_range(pieces[a]).is_empty()) {
+            d.why_not = "the loop carries a dependence inside piece " + std::to_string(a);
+            return d;
+        }
+        for (size_t b = 0; b < n; ++b)
+            if (a != b) edge[a][b] = !inside.intersect_domain(pieces[a]).intersect_range(pieces[b]).is_empty();
+    }
+    // The pieces in an order where every dependence goes forward (Kahn's algorithm; the
+    // given position breaks ties).
+    std::vector<int> in_degree(n, 0), order;
+    for (size_t a = 0; a < n; ++a)
+        for (size_t b = 0; b < n; ++b) in_degree[b] += edge[a][b] ? 1 : 0;
+    std::vector<bool> placed(n, false);
+    while (order.size() < n) {
+        size_t next = n;
+        for (size_t a = 0; a < n && next == n; ++a)
+            if (!placed[a] && in_degree[a] == 0) next = a;
+        if (next == n) {
+            d.why_not = "the dependences between the pieces form a cycle inside the loop";
+            return d;
+        }
+        placed[next] = true;
+        order.push_back(int(next));
+        for (size_t b = 0; b < n; ++b) in_degree[b] -= edge[next][b] ? 1 : 0;
+    }
+    // A sequence above the innermost member, one filter per piece in that order; each copy of
+    // the member carries nothing now (no piece depends on itself across it).
+    isl_union_set_list *filters = isl_union_set_list_alloc(domain.ctx().get(), int(n));
+    for (int k : order) filters = isl_union_set_list_add(filters, pieces[size_t(k)].copy());
+    isl::schedule_node seq = isl::manage(isl_schedule_node_insert_sequence(inner.copy(), filters));
+    for (int k = 0; k < int(n); ++k) {
+        isl::schedule_node band = seq.child(k).child(0);
+        band = isl::manage(isl_schedule_node_band_member_set_coincident(band.release(), 0, 1));
+        seq = band.parent().parent();
+    }
+    d.node = members > 1 ? seq.parent() : seq;
+    return d;
 }
 
 } // namespace tessera::poly

@@ -70,6 +70,24 @@ Wavefront wavefront_band(const isl::schedule_node &node);
 // into one iteration space when there are several), or one loop as vector lanes.
 isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps, int members = 1);
 
+// Loop distribution of the innermost member of the band at `node` over `pieces`, sets of
+// statement instances that partition the band's domain (a piece may hold several statements,
+// or part of one). When that loop carries no dependence inside any one piece, and the pieces
+// can be ordered so that every dependence between them inside the loops around it goes
+// forward, the loop is split into one loop per piece, in that order: a sequence node above
+// the innermost member, which becomes a band of its own (the other members stay above), each
+// copy of it marked coincident. Example: Floyd-Warshall's step k, p(j, i) = min(p(j, i), p(k,
+// i) + p(j, k)), in row i: one j loop carries the dependences through p(k, i) from the
+// instances j < k to j == k, and from there to j > k; the pieces {j < k}, {j == k}, {j > k}
+// in that order carry none and vectorize. Returns the node at `node`'s position (the outer
+// band, or the sequence when the band had one member); the failure says why not.
+struct Distribution {
+    std::optional<isl::schedule_node> node;
+    std::string why_not;
+};
+Distribution distribute_innermost_member(const isl::schedule_node &node, const isl::union_map &deps,
+                                         const std::vector<isl::union_set> &pieces);
+
 // Whether a node is a band with at least one member.
 bool is_band(const isl::schedule_node &node);
 
