@@ -43,6 +43,11 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
 }
 
 namespace {
+// `first` then `second` (`second` alone when `first` is null).
+isl::schedule in_sequence(const isl::schedule &first, const isl::schedule &second) {
+    return first.is_null() ? second : isl::manage(isl_schedule_sequence(first.copy(), second.copy()));
+}
+
 // The automatic schedule: groups, their schedules, storage and the AST.
 Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOptions &o) {
     const Model &m = *model;
@@ -77,7 +82,7 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
     const std::string deps_over_quota = "dependence analysis exceeded its operation quota (max_operations)";
     if (o.verify && !need_deps()) return sequential(deps_over_quota);
     std::vector<Group> groups;
-    isl_schedule *full = nullptr;
+    isl::schedule full;  // owned: the early returns below (dependences over their quota) must not leak it
     bool folded = false;  // some group stores a Func folded (verified below)
     for (size_t k = 0; k < plans.size(); ++k) {
         const GroupPlan &plan = plans[k];
@@ -135,22 +140,22 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
             if (!need_deps()) return sequential(deps_over_quota);
             std::vector<int> pure, updates;
             for (int s : plan.statements) (m.statements[size_t(s)].definition == 0 ? pure : updates).push_back(s);
-            isl_schedule *seq = nullptr;
+            isl::schedule seq;
             g.kind = Group::Kind::Affine;
             for (const std::vector<int> *part : {&pure, &updates}) {
                 if (part->empty()) continue;
                 AffineGroupSchedule a = affine_group_schedule(m, *part, deps, o);
-                seq = seq ? isl_schedule_sequence(seq, a.schedule.release()) : a.schedule.release();
+                seq = in_sequence(seq, a.schedule);
                 if (!a.tile_sizes.empty()) g.tile_sizes = a.tile_sizes.back();
                 if (!a.note.empty()) g.note = a.note;
             }
-            sched = isl::manage(seq);
+            sched = seq;
             if (g.note.empty()) g.note = "isl scheduler";
         }
-        full = full ? isl_schedule_sequence(full, sched.release()) : sched.release();
+        full = in_sequence(full, sched);
         groups.push_back(g);
     }
-    isl::schedule tree = isl::manage(full);
+    isl::schedule tree = full;
     if (o.gpu) {
         tree = map_to_gpu(m, tree);
         // The schedule says which groups run as one block of a kernel, for want of parallelism.
