@@ -350,8 +350,13 @@ private:
         if (!o_.gpu) {
             // Distributed around the writers of the statement's own reads, each piece's loop
             // vectorizes (Floyd-Warshall).
-            std::vector<isl::union_set> pieces = pieces_around_own_read_writers(point);
-            Distribution d = pieces.empty() ? Distribution{} : distribute_innermost_member(point, order_, pieces);
+            // (Under the scheduler's quota, like every isl analysis here; out of it, no distribution.)
+            Distribution d;
+            if (!within_quota(m_.ctx(), o_.max_operations, [&] {
+                    std::vector<isl::union_set> pieces = pieces_around_own_read_writers(point);
+                    if (!pieces.empty()) d = distribute_innermost_member(point, order_, pieces);
+                }))
+                d = Distribution{};
             if (d.node) {
                 isl::schedule_node seq = members > 1 ? d.node->child(0) : *d.node;
                 int n = int(isl_schedule_node_n_children(seq.get()));
