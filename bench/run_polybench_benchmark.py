@@ -18,7 +18,8 @@ fatal). Tessera's app checks its own output against PolyBench's loops (bit-exact
 OK. Medians pool all timed runs of the C variants; the Tessera app prints only its median per
 process, so its figure is the median of those medians (with --repeats 1, its median). A process
 that runs longer than --timeout seconds (default 60) is killed and the variant marked timed out.
-The JSON goes to bench/results/polybench.json and a Markdown table to stdout.
+The JSON goes to bench/results/polybench.json (--output names another file there) and a
+Markdown table to stdout.
 
     python3 bench/run_polybench_benchmark.py [--build build] [--dataset MEDIUM] [--runs 5] [--repeats 1]
                                              [--kernels atax 2mm ...] [--timeout 60]
@@ -155,6 +156,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=1, help="processes per variant; medians pool all runs")
     ap.add_argument("--kernels", nargs="+", default=KERNELS, choices=KERNELS)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per process before it is killed")
+    ap.add_argument("--output", default="polybench.json",
+                    help="file name under bench/results/ for the JSON (a run of some kernels keeps the suite's)")
     args = ap.parse_args()
     out_dir = os.path.join(args.build, "bench", "polybench")
     os.makedirs(out_dir, exist_ok=True)
@@ -243,7 +246,7 @@ def main():
     if bad:
         print(f"\nChecksum disagreements among the C variants: {bad}")
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", "polybench.json"), "w") as f:
+    with open(os.path.join(ROOT, "bench", "results", args.output), "w") as f:
         json.dump(results, f, indent=2)
 
 
