@@ -1,5 +1,7 @@
 #include "tessera/poly/affine_schedule.h"
 
+#include <algorithm>
+
 #include <isl/aff.h>
 #include <isl/options.h>
 #include <isl/schedule.h>
@@ -76,6 +78,7 @@ public:
         }
         int members = int(isl_schedule_node_band_n_member(n.get()));
         bool permutable = isl_schedule_node_band_get_permutable(n.get()) == isl_bool_true;
+        if (std::optional<isl::schedule_node> rows = distribute_rows(n, allow_parallel)) return *rows;
         std::vector<int> model_sizes;  // tile sizes from the strides (loop_order.h), per member
         std::vector<int> point_order;  // a permutation of the point band alone
         LoopOrder order;
@@ -229,12 +232,15 @@ public:
     }
 
 private:
-    // The pieces around the writers of a statement's own reads in its innermost loop, for
-    // distribute_innermost_member: the instances that write an element another instance of the
-    // same iteration of the outer loops reads (Floyd-Warshall's j == k in row i of step k,
-    // whose p(k, i) the whole row reads), those before them in the innermost dimension and
-    // those after. At most one writer per iteration of the outer loops; none: empty.
-    std::vector<isl::union_set> pieces_around_own_read_writers(const isl::schedule_node &band) {
+    // The pieces around the writers of a statement's own reads, for distribute_innermost_member,
+    // along instance dimension `d` counted from the last (0: the innermost, 1: the one outside
+    // it): the instances that write an element another instance reads, one equal to it in
+    // every dimension before d and different in d; those before them in d; and those after.
+    // In Floyd-Warshall's step k, p(j, i) = min(p(j, i), p(k, i) + p(j, k)): along j (d = 0)
+    // row i's p(k, i) is written by its instance j == k, and along i (d = 1) row k, p(j, k), by
+    // the row i == k. The writers must sit at one position of d for each iteration of the
+    // dimensions before it; otherwise, or with none, empty.
+    std::vector<isl::union_set> pieces_around_own_read_writers(const isl::schedule_node &band, int d_from_last) {
         isl::union_set domain = isl::manage(isl_schedule_node_get_domain(band.get()));
         isl::union_set before = isl::union_set::empty(m_.ctx()), at = before, after = before;
         bool found = false;
@@ -243,45 +249,108 @@ private:
             const Statement *s = nullptr;
             for (const Statement &st : m_.statements)
                 if (name && st.name == name) s = &st;
-            isl_size n = isl_set_dim(dom.get(), isl_dim_set);
-            isl::set writers = isl::manage(isl_set_empty(isl_set_get_space(dom.get())));
-            if (s && n >= 2 && !s->write.relation.is_null() && s->write.exact) {
-                isl::space space = dom.space();
-                isl::map same_outer = isl::manage(isl_map_universe(isl_space_map_from_set(space.copy())));
-                for (isl_size d = 0; d + 1 < n; ++d)
-                    same_outer = isl::manage(isl_map_equate(same_outer.release(), isl_dim_in, int(d), isl_dim_out, int(d)));
-                isl::map identity = isl::manage(isl_map_identity(isl_space_map_from_set(space.copy())));
-                isl::map write = s->write.relation.intersect_domain(dom);
-                for (const Access &r : s->reads) {
-                    if (r.array != s->write.array || !r.exact) continue;
-                    // reader -> the other instance, in the same outer iteration, writing what it reads
-                    isl::map conflict = r.relation.intersect_domain(dom).apply_range(write.reverse());
-                    writers = writers.unite(conflict.intersect(same_outer).subtract(identity).range());
-                }
-                writers = writers.coalesce();
-                if (!writers.is_empty()) {
-                    // One writer per outer iteration: the outer coordinates determine it.
-                    isl::map by_outer = same_outer.intersect_range(writers);
-                    if (isl_map_is_single_valued(isl::map(same_outer.intersect_range(writers).intersect_domain(writers)).get()) !=
-                        isl_bool_true)
-                        return {};
-                    isl::map lt = isl::manage(isl_map_order_lt(by_outer.copy(), isl_dim_in, int(n - 1), isl_dim_out, int(n - 1)));
-                    isl::map gt = isl::manage(isl_map_order_gt(by_outer.copy(), isl_dim_in, int(n - 1), isl_dim_out, int(n - 1)));
-                    isl::set lo = lt.domain().intersect(dom), hi = gt.domain().intersect(dom);
-                    before = before.unite(isl::union_set(dom.subtract(writers).subtract(hi)));
-                    at = at.unite(isl::union_set(writers));
-                    after = after.unite(isl::union_set(hi));
-                    found = true;
-                    continue;
-                }
+            int n = int(isl_set_dim(dom.get(), isl_dim_set)), d = n - 1 - d_from_last;
+            if (!s || d < 1 || s->write.relation.is_null() || !s->write.exact) {
+                before = before.unite(isl::union_set(dom));
+                continue;
             }
-            before = before.unite(isl::union_set(dom));
+            isl::space space = dom.space();
+            // Pairs of instances equal in every dimension before d, and those also equal in d.
+            isl::map same_outer = isl::manage(isl_map_universe(isl_space_map_from_set(space.copy())));
+            for (int k = 0; k < d; ++k)
+                same_outer = isl::manage(isl_map_equate(same_outer.release(), isl_dim_in, k, isl_dim_out, k));
+            isl::map same_at_d = isl::manage(isl_map_equate(same_outer.copy(), isl_dim_in, d, isl_dim_out, d));
+            isl::map write = s->write.relation.intersect_domain(dom);
+            isl::set writers = isl::manage(isl_set_empty(space.copy()));
+            for (const Access &r : s->reads) {
+                if (r.array != s->write.array || !r.exact) continue;
+                // reader -> the instance writing what it reads, in the same outer iteration, elsewhere in d
+                isl::map conflict = r.relation.intersect_domain(dom).apply_range(write.reverse());
+                writers = writers.unite(conflict.intersect(same_outer).subtract(same_at_d).range());
+            }
+            writers = writers.coalesce();
+            if (writers.is_empty()) {
+                before = before.unite(isl::union_set(dom));
+                continue;
+            }
+            // One position of d per outer iteration.
+            isl::map writer_pairs = same_outer.intersect_domain(writers).intersect_range(writers);
+            if (!writer_pairs.is_subset(same_at_d)) return {};
+            isl::map to_writers = same_outer.intersect_range(writers);
+            isl::map lt = isl::manage(isl_map_order_lt(to_writers.copy(), isl_dim_in, d, isl_dim_out, d));
+            isl::map gt = isl::manage(isl_map_order_gt(to_writers.copy(), isl_dim_in, d, isl_dim_out, d));
+            isl::set on = to_writers.intersect(same_at_d).domain().intersect(dom);
+            isl::set hi = gt.domain().intersect(dom);
+            before = before.unite(isl::union_set(dom.subtract(on).subtract(hi)));
+            at = at.unite(isl::union_set(on));
+            after = after.unite(isl::union_set(hi));
+            found = true;
         }
         if (!found) return {};
         std::vector<isl::union_set> pieces;
         for (const isl::union_set &p : {before, at, after})
-            if (!p.is_empty()) pieces.push_back(p);
+            if (!p.is_empty()) pieces.push_back(p.coalesce());
         return pieces;
+    }
+
+    // Whether member `k` of the band iterates, in every statement, exactly the instance
+    // dimension `d_from_last` from the last.
+    static bool member_iterates(const isl::schedule_node &band, int k, int d_from_last) {
+        isl::multi_union_pw_aff mupa = isl::manage(isl_schedule_node_band_get_partial_schedule(band.get()));
+        isl_union_pw_aff *upa = isl_multi_union_pw_aff_get_at(mupa.get(), k);
+        struct Check {
+            int d_from_last;
+            bool ok = true;
+        } check{d_from_last};
+        isl_union_pw_aff_foreach_pw_aff(
+            upa,
+            [](isl_pw_aff *pa, void *user) {
+                auto *c = static_cast<Check *>(user);
+                int n = int(isl_pw_aff_dim(pa, isl_dim_in)), want = n - 1 - c->d_from_last;
+                for (int d = 0; d < n; ++d)
+                    if ((isl_pw_aff_involves_dims(pa, isl_dim_in, unsigned(d), 1) == isl_bool_true) != (d == want)) c->ok = false;
+                isl_pw_aff_free(pa);
+                return isl_stat_ok;
+            },
+            &check);
+        isl_union_pw_aff_free(upa);
+        return check.ok;
+    }
+
+    // A band none of whose loops is parallel, whose last two members iterate its statements'
+    // last two dimensions (rows, then the innermost loop), where one row per iteration of the
+    // loops around writes what the other rows read (Floyd-Warshall's row k in step k): its rows
+    // distributed into those before that row, the row, and those after
+    // (distribute_innermost_member), each a parallel loop of rows, and in each the innermost
+    // loop distributed or marked vector as in mark_innermost_vector. Nothing otherwise.
+    std::optional<isl::schedule_node> distribute_rows(const isl::schedule_node &band, bool allow_parallel) {
+        if (o_.gpu || !o_.tile_sizes.empty() || skewed(band)) return std::nullopt;
+        int members = int(isl_schedule_node_band_n_member(band.get()));
+        if (members < 2) return std::nullopt;
+        for (int k = 0; k < members; ++k)
+            if (isl_schedule_node_band_member_get_coincident(band.get(), k) == isl_bool_true) return std::nullopt;
+        if (!member_iterates(band, members - 2, 1) || !member_iterates(band, members - 1, 0)) return std::nullopt;
+        Distribution d;
+        // (Under the scheduler's quota, like every isl analysis here; out of it, nothing.)
+        if (!within_quota(m_.ctx(), o_.max_operations, [&] {
+                std::vector<isl::union_set> pieces = pieces_around_own_read_writers(band, 1);
+                if (!pieces.empty()) d = distribute_innermost_member(split_band(band, members - 1), order_, pieces);
+            }) || !d.node)
+            return std::nullopt;
+        isl::schedule_node seq = members > 2 ? d.node->child(0) : *d.node;
+        int pieces = int(isl_schedule_node_n_children(seq.get()));
+        bool parallel = allow_parallel && o_.parallel;
+        for (int k = 0; k < pieces; ++k) {
+            isl::schedule_node rows = seq.child(k).child(0);
+            if (parallel) rows = insert_mark(rows, Mark::parallel(1)).child(0);
+            isl::schedule_node inner = mark_innermost_vector(rows.child(0));
+            rows = inner.parent();
+            if (parallel) rows = rows.parent();
+            seq = rows.parent().parent();
+        }
+        notes_.push_back("rows distributed into " + std::to_string(pieces) +
+                         (parallel ? " parallel loops" : " loops") + " around the row the others read");
+        return members > 2 ? seq.parent() : seq;
     }
 
     // Register tiling (register_tiling.h) of the point band of an update whose innermost member
@@ -353,7 +422,7 @@ private:
             // (Under the scheduler's quota, like every isl analysis here; out of it, no distribution.)
             Distribution d;
             if (!within_quota(m_.ctx(), o_.max_operations, [&] {
-                    std::vector<isl::union_set> pieces = pieces_around_own_read_writers(point);
+                    std::vector<isl::union_set> pieces = pieces_around_own_read_writers(point, 0);
                     if (!pieces.empty()) d = distribute_innermost_member(point, order_, pieces);
                 }))
                 d = Distribution{};
@@ -361,8 +430,9 @@ private:
                 isl::schedule_node seq = members > 1 ? d.node->child(0) : *d.node;
                 int n = int(isl_schedule_node_n_children(seq.get()));
                 for (int k = 0; k < n; ++k) seq = insert_mark(seq.child(k).child(0), Mark::vector()).parent().parent();
-                notes_.push_back("innermost loop distributed into " + std::to_string(n) +
-                                 " vector loops around the writers of the update's own reads");
+                std::string note = "innermost loop distributed into " + std::to_string(n) +
+                                   " vector loops around the writers of the update's own reads";
+                if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
                 return members > 1 ? seq.parent() : seq;
             }
         }

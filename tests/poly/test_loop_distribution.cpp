@@ -31,20 +31,31 @@ struct ShortestPaths {
         p(r.x, r.y) = select(p(r.x, r.y) < through_k, p(r.x, r.y), through_k);
         pipeline = Pipeline(p);
     }
-    void compare(int n, const CompileOptions &options) {
+    // Compiled, and the schedule `p` run by the AST interpreter with its parallel loops
+    // backwards, against the reference interpreter.
+    void compare(int n, const CompileOptions &options, const poly::Program *p = nullptr) {
         Buffer<int> data(n, n);
         std::mt19937 rng{uint32_t(n)};
         for (int y = 0; y < n; ++y)
             for (int x = 0; x < n; ++x) data(x, y) = rng() % 5 == 0 ? 999 : int(rng() % 20) - (x == y ? 0 : 3);
         lengths.set(data);
-        Buffer<int> got(n, n), want(n, n);
+        Buffer<int> got(n, n), want(n, n), backwards(n, n);
         pipeline.compile(Target::host(), options).realize(got);
         interpret(pipeline, {want});
-        bool same = true;
+        if (p) {
+            poly::ExecuteOptions eo;
+            eo.reverse_parallel_loops = true;
+            poly::execute(*p, {backwards}, eo);
+        }
+        bool same = true, same_backwards = true;
         for (int y = 0; y < n; ++y)
-            for (int x = 0; x < n; ++x) same = same && got(x, y) == want(x, y);
+            for (int x = 0; x < n; ++x) {
+                same = same && got(x, y) == want(x, y);
+                same_backwards = same_backwards && (!p || backwards(x, y) == want(x, y));
+            }
         INFO("n = " << n);
         CHECK(same);
+        CHECK(same_backwards);
     }
 };
 
@@ -56,15 +67,19 @@ int count(const std::string &text, const std::string &what) {
 
 } // namespace
 
-TEST_CASE("a step reading the column it updates runs each row in three vector loops around that column",
+TEST_CASE("a step reading the row and column it updates runs the other rows in parallel and each row in "
+          "three vector loops around that column",
           "[poly][distribution]") {
     ShortestPaths sp;
     json j = json::parse(sp.pipeline.schedule_json());
-    std::string nest = j["loop_nest"];
-    CHECK(j["groups"][0]["note"].get<std::string>().find("distributed into 3 vector loops") != std::string::npos);
-    // The pure definition's vector loop, then the update's three pieces, in the order j < k,
-    // j == k, j > k.
-    CHECK(count(nest, "// vector") == 4);
+    std::string nest = j["loop_nest"], note = j["groups"][0]["note"];
+    // Rows i < k, row k, rows i > k; in each row, j < k, j == k, j > k.
+    CHECK(note.find("rows distributed into 3 parallel loops around the row the others read") != std::string::npos);
+    CHECK(note.find("innermost loop distributed into 3 vector loops") != std::string::npos);
+    size_t step = nest.find("for (int c0 = 0;");  // the update's step loop (after the pure definition's)
+    REQUIRE(step != std::string::npos);
+    CHECK(count(nest.substr(step), "// parallel") == 3);
+    CHECK(count(nest.substr(step), "// vector") >= 9);
     std::shared_ptr<const poly::Model> m = poly::build_model(sp.pipeline);
     poly::ScheduleOptions o;
     o.verify = true;
@@ -72,7 +87,7 @@ TEST_CASE("a step reading the column it updates runs each row in three vector lo
     poly_test::check_legal(prog, "distributed shortest paths");
     // Negative lengths too (the diagonal may change within a step), sizes of one, two and
     // three, odd and prime ones.
-    for (int n : {1, 2, 3, 8, 17, 40}) sp.compare(n, {});
+    for (int n : {1, 2, 3, 8, 17, 40}) sp.compare(n, {}, &prog);
     // Small tiles (j in tiles of 4): the column k falls at each position of a tile, and at
     // tile boundaries.
     poly::ScheduleOptions small_tiles = o;
@@ -82,7 +97,7 @@ TEST_CASE("a step reading the column it updates runs each row in three vector lo
     poly_test::check_legal(small, "distributed shortest paths in small tiles");
     CompileOptions small_options;
     small_options.tile_sizes = {4, 3};
-    for (int n : {5, 9, 13}) sp.compare(n, small_options);
+    for (int n : {5, 9, 13}) sp.compare(n, small_options, &small);
 }
 
 TEST_CASE("an innermost loop whose dependences stay inside one piece is not distributed", "[poly][distribution]") {
