@@ -2,6 +2,7 @@
 
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <tessera/eval.h>
 #include <tessera/pipeline.h>
@@ -196,7 +197,11 @@ private:
             int64_t lo = l.min.eval(slots_.data()).i, hi = l.max.eval(slots_.data()).i;
             if (hi < lo) return;
             int64_t step = n->step;
-            if (options_.reverse_parallel_loops && n->parallel) {
+            // A loop collapsed into a parallel one runs on threads too: backwards as well.
+            if (options_.reverse_parallel_loops && n->parallel && n->collapse >= 2 && n->body &&
+                n->body->kind == LoopNode::Kind::For)
+                collapsed_inner_.insert(n->body.get());
+            if (options_.reverse_parallel_loops && (n->parallel || collapsed_inner_.count(n.get()))) {
                 int64_t last = lo + (hi - lo) / step * step;
                 for (int64_t v = last; v >= lo; v -= step) {
                     slots_[size_t(l.slot)].i = v;
@@ -247,6 +252,7 @@ private:
     std::unordered_map<const LoopNode *, CompiledExpr> conditions_;
     std::unordered_map<const LoopNode *, CompiledLoop> loops_;
     std::unordered_map<const LoopNode *, CompiledCall> calls_;
+    std::unordered_set<const LoopNode *> collapsed_inner_;  // loops collapsed into a parallel one
 };
 
 } // namespace

@@ -171,6 +171,17 @@ private:
         isl_ast_node *body = isl_ast_node_for_get_body(n);
         r->body = convert(body, parallel, vectorize);
         isl_ast_node_free(body);
+        // The loop collapsed with this one is the next schedule dimension's, c<depth + 1>. isl
+        // drops a loop that runs once: the loop directly inside is then a deeper dimension's
+        // (a reduction, say), which the mark never made parallel (fuzzer seed 2442233: a
+        // reduction's loop ran on threads, a race).
+        if (r->collapse > 1) {
+            const LoopNodePtr &inner = r->body;
+            std::string digits = r->var.size() > 2 && r->var.compare(0, 2, "$c") == 0 ? r->var.substr(2) : "";
+            bool numbered = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+            std::string next = numbered ? "$c" + std::to_string(std::stoi(digits) + 1) : "";
+            if (!numbered || !inner || inner->kind != LoopNode::Kind::For || inner->var != next) r->collapse = 1;
+        }
         return r;
     }
 

@@ -6,7 +6,9 @@
 
 #include <climits>
 
+#include <tessera/poly/ast_interpreter.h>
 #include <tessera/poly/model.h>
+#include <tessera/poly/scheduler.h>
 #include <tessera/runtime/compiled_pipeline.h>
 
 #include <nlohmann/json.hpp>
@@ -653,6 +655,76 @@ TEST_CASE("a reduction over no free Var is computed only where its reader is nee
         INFO("extent " << extent);
         CHECK(same(got, want));
         if (extent == 8) CHECK(got(1) == 3 * 7 - 7 + 7);
+    }
+}
+
+namespace {
+// Whether every parallel loop that collapses two loops has, directly inside, the loop of the
+// next schedule dimension (its iterator c<d + 1>): the only one the mark made parallel.
+bool collapses_only_its_band(const poly::LoopNodePtr &n) {
+    if (!n) return true;
+    if (n->kind == poly::LoopNode::Kind::For && n->parallel && n->collapse >= 2) {
+        std::string next = "$c" + std::to_string(std::stoi(n->var.substr(2)) + 1);
+        if (!n->body || n->body->kind != poly::LoopNode::Kind::For || n->body->var != next) return false;
+    }
+    for (const auto &c : n->children)
+        if (!collapses_only_its_band(c)) return false;
+    return collapses_only_its_band(n->body) && collapses_only_its_band(n->then_case) &&
+           collapses_only_its_band(n->else_case);
+}
+} // namespace
+
+TEST_CASE("a parallel mark collapsing two loops never collapses a reduction loop when isl drops the second",
+          "[reliability]") {
+    // Fuzzer seed 2442233, wrong in about half the runs on two threads: an inline sum's update
+    // (x tiles, y tiles, r) was marked to run its two outer loops on threads. Its y range fit one
+    // tile, so isl dropped that loop, and the loop directly inside, the sum's r, was collapsed
+    // with the x tiles instead: two threads added into one element.
+    Var x("x"), y("y"), z("z");
+    Buffer<uint32_t> in0_data(std::vector<int>{8, 3}, "in0_data");
+    in0_data.set_min({2, 0});
+    fuzz::fill_buffer(in0_data, 356524460);
+    InputBuffer<uint32_t> in0("in0", 2);
+    in0.set(in0_data);
+    Func in0_constant_exterior = BoundaryConditions::constant_exterior(in0, Expr(uint32_t(3u)));
+    Buffer<int64_t> in1_data(std::vector<int>{5, 2}, "in1_data");
+    in1_data.set_min({-1, -3});
+    fuzz::fill_buffer(in1_data, 751933398);
+    InputBuffer<int64_t> in1("in1", 2);
+    in1.set(in1_data);
+    Func in1_constant_exterior = BoundaryConditions::constant_exterior(in1, Expr(int64_t(-3)));
+    Func in1_mirror_image = BoundaryConditions::mirror_image(in1);
+    Func f0("f0"), f1("f1");
+    RDom r0(-1, 2, "r0");
+    f0(x, y, z) = sum(max(cast<float16_t>(in1_constant_exterior(r0.x - 1, y - 3)),
+                          cast<float16_t>(in0_constant_exterior(x + 1, x - 1))));
+    f1(x, y, z) = ~clamp(cast<uint16_t>(in1_mirror_image(z * 2, y - 3)), Expr(uint16_t(8)), Expr(uint16_t(9)));
+    RDom r1(0, 9, "r1");
+    r1.where(((r1.x + r1.x) % Expr(2)) == Expr(0));
+    f1(x, y, z) += cast<uint16_t>(f0(x + 1, r1.x, z + 2));
+    Pipeline pipeline(f1);
+    CompileOptions options;
+    options.tile_sizes = {5, 5, 8};
+    options.vectorize = false;
+    options.threads = 2;
+    poly::Program p = poly::schedule_pipeline(pipeline, runtime::schedule_options(options));
+    INFO(p.ast_c);
+    CHECK(p.ast_c.find("parallel:2") != std::string::npos);
+    CHECK(collapses_only_its_band(p.nest));
+    Buffer<uint16_t> want(std::vector<int>{13, 11, 9}, "want"), backwards(std::vector<int>{13, 11, 9}, "backwards");
+    want.set_min({0, -3, 0});
+    backwards.set_min({0, -3, 0});
+    interpret(pipeline, {want});
+    poly::ExecuteOptions eo;
+    eo.reverse_parallel_loops = true;  // a collapsed inner loop backwards too
+    poly::execute(p, {backwards}, eo);
+    CHECK(same(backwards, want));
+    Callable c = pipeline.compile(Target::host(), options);
+    for (int run = 0; run < 20; ++run) {
+        Buffer<uint16_t> got(std::vector<int>{13, 11, 9}, "got");
+        got.set_min({0, -3, 0});
+        c.realize(got);
+        CHECK(same(got, want));
     }
 }
 
