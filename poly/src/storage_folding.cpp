@@ -78,35 +78,41 @@ std::string fold_reader_violation(const Model &m, const StorageFold &fold) {
     unsigned q = unsigned(a.dimensions - 1 - fold.dimension);
     for (const Statement &reader : m.statements) {
         if (reader.func == a.func) continue;
+        // Every plane the reader reads, through all of its accesses together: reads of planes
+        // 0 and 1 and, elsewhere in the reader, of plane 3 need 4 planes, not 2 and 1 (fuzzer
+        // seed 2440428: a ring of 3 planes where 3 overwrote 0 before the reader read it).
+        isl_set *read = nullptr;
         for (const Access &r : reader.reads) {
             if (r.array != fold.array) continue;
-            // The planes one reader instance reads at once must fit in the ring ...
-            isl_set *read = planes_of(reader, r, q);
-            auto width = largest_difference(isl_set_copy(read), isl_set_copy(read));
-            if (!width || *width >= fold.planes) {
-                isl_set_free(read);
-                return width ? detail::str_cat(reader.name, " reads more planes of ", a.func->name, " at once than the ring keeps")
-                             : detail::str_cat(reader.name, " reads an unbounded range of planes of ", a.func->name);
-            }
-            // ... and be among the last ones: the Func's region ends at the last plane its
-            // consumers read or its updates access, so no plane past the read one and
-            // sharing its slot may be accessed by an update.
-            for (const Statement &u : m.statements) {
-                if (u.func != a.func || u.definition == 0) continue;
-                std::vector<const Access *> accesses{&u.write};
-                for (const Access &ur : u.reads)
-                    if (ur.array == fold.array) accesses.push_back(&ur);
-                for (const Access *ua : accesses) {
-                    auto ahead = largest_difference(isl_set_copy(read), planes_of(u, *ua, q));
-                    if (!ahead || *ahead >= fold.planes) {
-                        isl_set_free(read);
-                        return detail::str_cat(reader.name, " reads a plane of ", a.func->name, " that ", u.name,
-                                               " overwrites in the ring later (it reads an early plane, not the last ones)");
-                    }
+            isl_set *planes = planes_of(reader, r, q);
+            read = read ? isl_set_union(read, planes) : planes;
+        }
+        if (!read) continue;
+        // The planes the reader reads must fit in the ring ...
+        auto width = largest_difference(isl_set_copy(read), isl_set_copy(read));
+        if (!width || *width >= fold.planes) {
+            isl_set_free(read);
+            return width ? detail::str_cat(reader.name, " reads more planes of ", a.func->name, " at once than the ring keeps")
+                         : detail::str_cat(reader.name, " reads an unbounded range of planes of ", a.func->name);
+        }
+        // ... and be among the last ones: the Func's region ends at the last plane its
+        // consumers read or its updates access, so no plane past the read one and
+        // sharing its slot may be accessed by an update.
+        for (const Statement &u : m.statements) {
+            if (u.func != a.func || u.definition == 0) continue;
+            std::vector<const Access *> accesses{&u.write};
+            for (const Access &ur : u.reads)
+                if (ur.array == fold.array) accesses.push_back(&ur);
+            for (const Access *ua : accesses) {
+                auto ahead = largest_difference(isl_set_copy(read), planes_of(u, *ua, q));
+                if (!ahead || *ahead >= fold.planes) {
+                    isl_set_free(read);
+                    return detail::str_cat(reader.name, " reads a plane of ", a.func->name, " that ", u.name,
+                                           " overwrites in the ring later (it reads an early plane, not the last ones)");
                 }
             }
-            isl_set_free(read);
         }
+        isl_set_free(read);
     }
     return "";
 }
