@@ -277,7 +277,6 @@ private:
             isl::map writer_pairs = same_outer.intersect_domain(writers).intersect_range(writers);
             if (!writer_pairs.is_subset(same_at_d)) return {};
             isl::map to_writers = same_outer.intersect_range(writers);
-            isl::map lt = isl::manage(isl_map_order_lt(to_writers.copy(), isl_dim_in, d, isl_dim_out, d));
             isl::map gt = isl::manage(isl_map_order_gt(to_writers.copy(), isl_dim_in, d, isl_dim_out, d));
             isl::set on = to_writers.intersect(same_at_d).domain().intersect(dom);
             isl::set hi = gt.domain().intersect(dom);
@@ -291,6 +290,21 @@ private:
         for (const isl::union_set &p : {before, at, after})
             if (!p.is_empty()) pieces.push_back(p.coalesce());
         return pieces;
+    }
+
+    // distribute_innermost_member of `band`'s innermost member over the pieces around the
+    // writers along dimension `d_from_last` of the statements at `analysed` (the same band,
+    // or it before a split). Under the scheduler's quota, like every isl analysis here; out of
+    // it, or with no such writers, no distribution.
+    Distribution distribute_around_writers(const isl::schedule_node &analysed, const isl::schedule_node &band,
+                                           int d_from_last) {
+        Distribution d;
+        if (!within_quota(m_.ctx(), o_.max_operations, [&] {
+                std::vector<isl::union_set> pieces = pieces_around_own_read_writers(analysed, d_from_last);
+                if (!pieces.empty()) d = distribute_innermost_member(band, order_, pieces);
+            }))
+            return Distribution{};
+        return d;
     }
 
     // Whether member `k` of the band iterates, in every statement, exactly the instance
@@ -330,13 +344,8 @@ private:
         for (int k = 0; k < members; ++k)
             if (isl_schedule_node_band_member_get_coincident(band.get(), k) == isl_bool_true) return std::nullopt;
         if (!member_iterates(band, members - 2, 1) || !member_iterates(band, members - 1, 0)) return std::nullopt;
-        Distribution d;
-        // (Under the scheduler's quota, like every isl analysis here; out of it, nothing.)
-        if (!within_quota(m_.ctx(), o_.max_operations, [&] {
-                std::vector<isl::union_set> pieces = pieces_around_own_read_writers(band, 1);
-                if (!pieces.empty()) d = distribute_innermost_member(split_band(band, members - 1), order_, pieces);
-            }) || !d.node)
-            return std::nullopt;
+        Distribution d = distribute_around_writers(band, split_band(band, members - 1), 1);
+        if (!d.node) return std::nullopt;
         isl::schedule_node seq = members > 2 ? d.node->child(0) : *d.node;
         int pieces = int(isl_schedule_node_n_children(seq.get()));
         bool parallel = allow_parallel && o_.parallel;
@@ -419,13 +428,7 @@ private:
         if (!o_.gpu) {
             // Distributed around the writers of the statement's own reads, each piece's loop
             // vectorizes (Floyd-Warshall).
-            // (Under the scheduler's quota, like every isl analysis here; out of it, no distribution.)
-            Distribution d;
-            if (!within_quota(m_.ctx(), o_.max_operations, [&] {
-                    std::vector<isl::union_set> pieces = pieces_around_own_read_writers(point, 0);
-                    if (!pieces.empty()) d = distribute_innermost_member(point, order_, pieces);
-                }))
-                d = Distribution{};
+            Distribution d = distribute_around_writers(point, point, 0);
             if (d.node) {
                 isl::schedule_node seq = members > 1 ? d.node->child(0) : *d.node;
                 int n = int(isl_schedule_node_n_children(seq.get()));

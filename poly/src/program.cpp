@@ -122,7 +122,10 @@ public:
             // vectorized: inside a kernel mark, the GPU code generator reads them so.
             bool blocks = mark && mark->marks_loop() && (mark->kind == Mark::Kind::Parallel || mark->kind == Mark::Kind::Kernel);
             std::string par = blocks ? marked : parallel;
-            if (blocks && !marked.empty()) collapse_[marked] = mark->collapse;
+            if (blocks && !marked.empty()) {
+                collapse_[marked] = mark->collapse;
+                collapsed_with_[marked] = "$c" + std::to_string(mark->loop_depth + 1);
+            }
             std::string vec = mark && (mark->kind == Mark::Kind::Vector || mark->kind == Mark::Kind::Thread) ? marked : vectorize;
             r->body = convert(c, par, vec);
             isl_ast_node_free(c);
@@ -177,10 +180,7 @@ private:
         // reduction's loop ran on threads, a race).
         if (r->collapse > 1) {
             const LoopNodePtr &inner = r->body;
-            std::string digits = r->var.size() > 2 && r->var.compare(0, 2, "$c") == 0 ? r->var.substr(2) : "";
-            bool numbered = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
-            std::string next = numbered ? "$c" + std::to_string(std::stoi(digits) + 1) : "";
-            if (!numbered || !inner || inner->kind != LoopNode::Kind::For || inner->var != next) r->collapse = 1;
+            if (!inner || inner->kind != LoopNode::Kind::For || inner->var != collapsed_with_.at(r->var)) r->collapse = 1;
         }
         return r;
     }
@@ -209,6 +209,7 @@ private:
 
     const Program &p_;
     std::map<std::string, int> collapse_;  // loops collapsed from a parallel loop (by its iterator)
+    std::map<std::string, std::string> collapsed_with_;  // the iterator of the loop it collapses with
 };
 
 // Gives each parallel and vector mark of a copy of the schedule the schedule depth below it
