@@ -9,23 +9,15 @@
 namespace tessera::poly {
 namespace {
 
-isl::union_map flow_between(const isl::union_map &sinks, const isl::union_map &must_sources,
-                            const isl::union_map &may_sources, const isl::union_map &order) {
-    isl::union_access_info info(sinks);
-    info = info.set_must_source(must_sources).set_may_source(may_sources).set_schedule_map(order);
-    return info.compute_flow().may_dependence();
-}
-
-// Memory-based dependences: every `sources` instance → every later `sinks` instance that
-// accesses the same element. What compute_flow gives with may-sources only, computed as one
-// join and one lexicographic-order intersection: compute_flow goes through the accesses
-// depth by depth with a subtraction at each, which isl's operation quota does not bound
-// (fuzzer seed 2448215: over 4 s for one array before the quota stopped it; this way 0.15 s).
+// Memory-based dependences: every `sources` instance → every later (`earlier_to_later`)
+// `sinks` instance that accesses the same element. What isl's compute_flow gives with
+// may-sources only, computed as one join and one intersection: compute_flow goes through the
+// accesses depth by depth with a subtraction at each, which isl's operation quota does not
+// bound (fuzzer seed 2448215: over 4 s for one array before the quota stopped it; this way
+// 0.15 s).
 isl::union_map all_earlier_accesses(const isl::union_map &sinks, const isl::union_map &sources,
-                                    const isl::union_map &order) {
-    isl::union_map same_element = sources.apply_range(sinks.reverse());
-    isl::union_map earlier = isl::manage(isl_union_map_lex_lt_union_map(order.copy(), order.copy()));
-    return same_element.intersect(earlier);
+                                    const isl::union_map &earlier_to_later) {
+    return sources.apply_range(sinks.reverse()).intersect(earlier_to_later);
 }
 
 // `u` with each map over only the parameters it involves (the union over those of its maps).
@@ -66,15 +58,16 @@ std::map<std::string, isl::union_map> by_array(const isl::union_map &accesses) {
 
 Dependences compute_dependences(const Model &m, long max_operations) {
     isl::union_set dom = m.domains();
-    isl::union_map reads = m.reads(), must = m.must_writes(), may = m.may_writes();
+    isl::union_map reads = m.reads(), may = m.may_writes();
     isl::union_map none = isl::union_map::empty(m.ctx());
     // isl's C++ objects cannot be copied while null: start from empty relations.
     Dependences d{none, none, none, false};
     // (Over the quota, isl's C calls return null and the C++ ones throw: within_quota takes both.)
     bool finished = within_quota(m.ctx(), max_operations, [&] {
-        // Flow dependences are memory-based (every earlier write of an element, not only the
-        // last): a superset of the value-based ones, as safe for scheduling, and much cheaper
-        // for isl than finding the last writer.
+        // All three are memory-based (every earlier access of an element, not only the last
+        // write): a superset of the value-based ones whose transitive closure is the same, as
+        // safe for scheduling and legality, and much cheaper for isl than finding the last
+        // writer, which takes subtractions that its operation quota does not bound.
         //
         // Array by array, each over the parameters its accesses and their statements' order
         // involve: dependences only relate accesses of one array, and every constraint isl
@@ -82,27 +75,23 @@ Dependences compute_dependences(const Model &m, long max_operations) {
         // parameters, of which one array's accesses use a few (fuzzer seed 30457: 3.1 s of
         // dependence analysis over all 73 at once).
         isl::union_map order = isl::manage(isl_schedule_get_map(m.original.get()));
-        std::map<std::string, isl::union_map> reads_of = by_array(reads), may_of = by_array(may), must_of = by_array(must);
+        std::map<std::string, isl::union_map> reads_of = by_array(reads), may_of = by_array(may);
         for (const auto &[array, array_may] : may_of) {
-            auto find = [&](const std::map<std::string, isl::union_map> &of) {
-                auto it = of.find(array);
-                return it == of.end() ? none : it->second;
-            };
-            isl::union_map array_reads = find(reads_of), array_must = find(must_of);
-            isl::union_map r = over_used_parameters(array_reads.copy()), w = over_used_parameters(array_may.copy());
-            isl::union_map mw = over_used_parameters(array_must.copy());
+            auto array_reads = reads_of.find(array);
+            isl::union_map r = over_used_parameters((array_reads == reads_of.end() ? none : array_reads->second).copy());
+            isl::union_map w = over_used_parameters(array_may.copy());
             isl::union_set statements = r.domain().unite(w.domain());
             isl::union_map o = over_used_parameters(order.intersect_domain(statements).release());
-            // Their domains, to simplify the dependences against; a statement instance does not
-            // depend on itself (a read-modify-write of one element).
+            isl::union_map earlier_to_later = isl::manage(isl_union_map_lex_lt_union_map(o.copy(), o.copy()));
+            // Their domains, to simplify the dependences against. (The order is strict: a
+            // statement instance does not depend on itself, a read-modify-write of one element.)
             isl::union_set domains = dom.intersect(statements.universe());
-            isl::union_map identity = domains.identity();
             auto simplified = [&](const isl::union_map &deps) {
                 return deps.gist_domain(domains).gist_range(domains).coalesce();
             };
-            d.flow = d.flow.unite(simplified(all_earlier_accesses(r, w, o)));
-            d.anti = d.anti.unite(simplified(all_earlier_accesses(w, r, o).subtract(identity)));
-            d.output = d.output.unite(simplified(flow_between(w, mw, w.subtract(mw), o).subtract(identity)));
+            d.flow = d.flow.unite(simplified(all_earlier_accesses(r, w, earlier_to_later)));
+            d.anti = d.anti.unite(simplified(all_earlier_accesses(w, r, earlier_to_later)));
+            d.output = d.output.unite(simplified(all_earlier_accesses(w, w, earlier_to_later)));
         }
         // Dependences through several arrays between two statements are one relation.
         d.flow = d.flow.coalesce();

@@ -16,8 +16,8 @@ struct Dependences {
     isl::union_map all() const { return flow.unite(anti).unite(output); }
 };
 
-// Computes the dependences with isl's compute_flow. Over `max_operations` isl operations it
-// returns {computed = false}; callers then keep the original order (see schedule.h).
+// Computes the (memory-based) dependences, array by array. Over `max_operations` isl
+// operations it returns {computed = false}; callers then keep the original order (see schedule.h).
 Dependences compute_dependences(const Model &m, long max_operations);
 
 } // namespace tessera::poly
