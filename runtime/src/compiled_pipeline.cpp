@@ -1,5 +1,7 @@
 #include "tessera/runtime/compiled_pipeline.h"
 
+#include "tessera/runtime/buffer_pool.h"
+
 #include <atomic>
 #include <cstring>
 #include <fstream>
@@ -368,6 +370,8 @@ std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, 
     poly::Stopwatch w;
     auto [name, context, module, tm] = new_jit_module();
     codegen::CodegenOptions co = codegen_options(p, o, name);
+    co.buffer_alloc = buffer_pool_alloc;
+    co.buffer_free = buffer_pool_free;
     lower_and_optimize(*program, co, *module, *tm, report, w);
     if (o.keep_assembly) {
         llvm::raw_string_ostream ir(report.llvm_ir);

@@ -8,6 +8,7 @@
 
 #include <tessera/codegen/cpu_target.h>
 #include <tessera/runtime/aot.h>
+#include <tessera/runtime/buffer_pool.h>
 #include <tessera/runtime/compiled_pipeline.h>
 
 #include "tessera_apps/app.h"
@@ -328,4 +329,56 @@ TEST_CASE("a very large module gets LLVM's O1 pipeline, a large one O2, the apps
         INFO("extent " << n);
         CHECK(apps::compare(got, want, 0).ok);
     }
+}
+
+TEST_CASE("a second call reuses the first call's large buffers instead of mapping new ones", "[codegen][buffers]") {
+    // gemver's A_hat is a full buffer of 600 x 600 doubles (2.9 MB): allocated by the first call,
+    // then taken from the pool by the others, which compute the same values in it.
+    auto app = apps::make_app("pb_gemver");
+    app->prepare({600}, 5);
+    Callable c = app->pipeline().compile();
+    std::vector<Buffer<void>> want = app->make_outputs();
+    app->reference(want);
+    runtime::buffer_pool_release();
+    for (int call = 0; call < 3; ++call) {
+        runtime::BufferPoolStats before = runtime::buffer_pool_stats();
+        std::vector<Buffer<void>> got = app->make_outputs();
+        c.realize(got);
+        runtime::BufferPoolStats after = runtime::buffer_pool_stats();
+        INFO("call " << call);
+        if (call == 0) {
+            CHECK(after.allocated > before.allocated);
+        } else {
+            CHECK(after.reused > before.reused);
+            CHECK(after.allocated == before.allocated);
+        }
+        CHECK(after.cached_bytes >= int64_t(600 * 600 * sizeof(double)));  // given back on return
+        for (size_t i = 0; i < got.size(); ++i) CHECK(apps::compare(got[i], want[i], 0).ok);
+    }
+    runtime::buffer_pool_release();
+    CHECK(runtime::buffer_pool_stats().cached_bytes == 0);
+}
+
+TEST_CASE("the buffer pool serves a freed buffer again only for the same size", "[codegen][buffers]") {
+    runtime::buffer_pool_release();
+    const int64_t mib = int64_t(1) << 20;
+    runtime::BufferPoolStats start = runtime::buffer_pool_stats();
+    void *a = runtime::buffer_pool_alloc(2 * mib);
+    void *small = runtime::buffer_pool_alloc(4096);  // below kPooledBytes: malloc's, not pooled
+    REQUIRE(a);
+    REQUIRE(small);
+    CHECK(reinterpret_cast<uintptr_t>(a) % 64 == 0);
+    runtime::buffer_pool_free(a, 2 * mib);
+    runtime::buffer_pool_free(small, 4096);
+    CHECK(runtime::buffer_pool_stats().cached_bytes == 2 * mib);
+    void *other = runtime::buffer_pool_alloc(3 * mib);  // another size: a new buffer
+    CHECK(runtime::buffer_pool_stats().reused == start.reused);
+    void *again = runtime::buffer_pool_alloc(2 * mib);
+    CHECK(again == a);
+    CHECK(runtime::buffer_pool_stats().reused == start.reused + 1);
+    CHECK(runtime::buffer_pool_stats().cached_bytes == 0);
+    runtime::buffer_pool_free(again, 2 * mib);
+    runtime::buffer_pool_free(other, 3 * mib);
+    runtime::buffer_pool_release();
+    CHECK(runtime::buffer_pool_stats().cached_bytes == 0);
 }

@@ -47,6 +47,10 @@ struct CodegenOptions {
     // in this process); else the entry's `<function_name>_gpu_runtime` global starts null and
     // the loader sets it.
     const void *gpu_runtime = nullptr;
+    // Where the entry takes and returns its buffers over Funcs' full regions, when set (a JIT
+    // in this process: runtime/buffer_pool.h); else aligned_alloc and free.
+    void *(*buffer_alloc)(int64_t bytes) = nullptr;
+    void (*buffer_free)(void *buffer, int64_t bytes) = nullptr;
 };
 
 // Emits the program's function into `module` (whose context and data layout are used).
