@@ -246,9 +246,8 @@ private:
         bool found = false;
         for (const isl::set &dom : sets_of(domain)) {
             const char *name = isl_set_get_tuple_name(dom.get());
-            const Statement *s = nullptr;
-            for (const Statement &st : m_.statements)
-                if (name && st.name == name) s = &st;
+            int index = name ? m_.statement_index(name) : -1;
+            const Statement *s = index >= 0 ? &m_.statements[size_t(index)] : nullptr;
             int n = int(isl_set_dim(dom.get(), isl_dim_set)), d = n - 1 - d_from_last;
             if (!s || d < 1 || s->write.relation.is_null() || !s->write.exact) {
                 before = before.unite(isl::union_set(dom));

@@ -171,6 +171,7 @@ private:
     struct CompiledLoop {
         int slot;
         CompiledExpr min, max;
+        bool backwards;  // ExecuteOptions::reverse_parallel_loops, and the loop runs on threads
     };
 
     void run_node(const LoopNodePtr &n) {
@@ -190,18 +191,19 @@ private:
         case LoopNode::Kind::For: {
             auto it = loops_.find(n.get());
             if (it == loops_.end()) {
+                // A loop collapsed into a parallel one runs on threads too: backwards as well.
+                // (A parallel loop is compiled before the loop inside it first runs.)
+                if (n->parallel && n->collapse >= 2 && n->body && n->body->kind == LoopNode::Kind::For)
+                    collapsed_inner_.insert(n->body.get());
+                bool backwards = options_.reverse_parallel_loops && (n->parallel || collapsed_inner_.count(n.get()));
                 EvalBindings b = bindings();
-                it = loops_.emplace(n.get(), CompiledLoop{slot(n->var), CompiledExpr(n->min, b), CompiledExpr(n->max, b)}).first;
+                it = loops_.emplace(n.get(), CompiledLoop{slot(n->var), CompiledExpr(n->min, b), CompiledExpr(n->max, b), backwards}).first;
             }
             const CompiledLoop &l = it->second;
             int64_t lo = l.min.eval(slots_.data()).i, hi = l.max.eval(slots_.data()).i;
             if (hi < lo) return;
             int64_t step = n->step;
-            // A loop collapsed into a parallel one runs on threads too: backwards as well.
-            if (options_.reverse_parallel_loops && n->parallel && n->collapse >= 2 && n->body &&
-                n->body->kind == LoopNode::Kind::For)
-                collapsed_inner_.insert(n->body.get());
-            if (options_.reverse_parallel_loops && (n->parallel || collapsed_inner_.count(n.get()))) {
+            if (l.backwards) {
                 int64_t last = lo + (hi - lo) / step * step;
                 for (int64_t v = last; v >= lo; v -= step) {
                     slots_[size_t(l.slot)].i = v;
