@@ -123,7 +123,7 @@ size_t instruction_count(const llvm::Module &m) {
 }
 
 int optimization_level_for(size_t instructions) {
-    return instructions > kLargeModuleInstructions ? 1 : instructions > kO3ModuleInstructions ? 2 : 3;
+    return instructions > kLargeModuleInstructions ? 1 : 2;
 }
 
 int optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
@@ -145,14 +145,11 @@ int optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    // LLVM's O3 pipeline: its unrolling and scheduling of the explicitly vectorized loops pay
-    // off; O2 or O1 for very large modules (optimization_level_for). TESSERA_LLVM_PIPELINE (a pass
-    // pipeline, or "O3") overrides it for experiments.
+    // LLVM's O2 pipeline, O1 for very large modules (optimization_level_for).
+    // TESSERA_LLVM_PIPELINE (a pass pipeline, or "O3") overrides it for experiments.
     llvm::ModulePassManager mpm;
     if (!pipeline) {
-        mpm = pb.buildPerModuleDefaultPipeline(level == 1   ? llvm::OptimizationLevel::O1
-                                               : level == 2 ? llvm::OptimizationLevel::O2
-                                                            : llvm::OptimizationLevel::O3);
+        mpm = pb.buildPerModuleDefaultPipeline(level == 1 ? llvm::OptimizationLevel::O1 : llvm::OptimizationLevel::O2);
     } else if (std::string(pipeline) == "O3") mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     else if (auto err = pb.parsePassPipeline(mpm, pipeline))
         user_error("TESSERA_LLVM_PIPELINE is not a pass pipeline LLVM accepts: ", llvm::toString(std::move(err)));

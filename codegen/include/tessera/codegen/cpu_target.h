@@ -28,7 +28,8 @@ CpuTarget host_cpu();
 // sysfs; the defaults of TargetInfo where it says nothing), computed once.
 const TargetInfo &host_target_info();
 
-// A TargetMachine at optimization level O3. Throws an InternalError if LLVM lacks the target.
+// A TargetMachine whose code generation (instruction selection, scheduling, register allocation)
+// runs at O3. Throws an InternalError if LLVM lacks the target.
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget &t, bool fast_math);
 
 // Sets the module's triple and data layout from the TargetMachine.
@@ -37,15 +38,17 @@ void prepare_module(llvm::Module &m, llvm::TargetMachine &tm);
 // The instructions of every function of the module.
 size_t instruction_count(const llvm::Module &m);
 
-// The LLVM optimization level optimize_module uses for a module of `instructions`: 3 (O3) up to
-// kO3ModuleInstructions, 2 (O2) up to kLargeModuleInstructions, 1 (O1) beyond. The apps' modules
-// have at most 7,700 instructions. In the fuzzer's largest, O3 and the code generation of its
-// output took seconds: its unrolling threshold (300 against O2's 150) left loops nested ten
-// deep with so many addresses that LLVM's loop strength reduction took 2.2 s (seed 2431208,
-// 19,500 instructions; 0.4 s after O2), and beyond 20,000 instructions (22,000 to 35,000) O3's
-// unswitching and unrolling doubled the time of optimization and code generation, which O1
-// halves again. Code that large is rarely one hot loop, and its compile time is bounded first.
-constexpr size_t kO3ModuleInstructions = 10000;
+// The LLVM optimization level optimize_module uses for a module of `instructions`: 2 (O2) up to
+// kLargeModuleInstructions, 1 (O1) beyond.
+// - Not O3: on the 23 PolyBench kernels and the apps, O3 ran no faster than O2 (within 2%; heat-3d
+//   5% faster, from O3's non-trivial loop unswitching) and took 1.2-4x as long in LLVM. Its
+//   unswitching copies every loop nest on each of isl's loop-invariant guards, and its full
+//   unrolling (threshold 300 against 150) unrolls tile loops of up to 8 iterations: trmm spent
+//   790 ms compiling at O3 and 440 ms at O2, cholesky 1,090 against 610, covariance 940 against
+//   690 (docs/benchmarks.md, "LLVM's O2 pipeline").
+// - O1 beyond 20,000 instructions (22,000 to 35,000 in the fuzzer's largest): O2's unrolling and
+//   loop strength reduction there took seconds. Code that large is rarely one hot loop, and its
+//   compile time is bounded first.
 constexpr size_t kLargeModuleInstructions = 20000;
 int optimization_level_for(size_t instructions);
 
