@@ -16,6 +16,7 @@
 
 #include "tessera/poly/affine.h"
 #include "tessera/poly/isl_expr.h"
+#include "tessera/poly/transposed_operands.h"
 
 namespace tessera::poly {
 
@@ -116,6 +117,8 @@ public:
 
     void build() {
         m_.graph = build_pipeline_graph(m_.pipeline.outputs());
+        transposed_ = transposed_operands(m_.graph);
+        add_transposed_operands(m_.graph, transposed_);
         make_parameters();
         make_arrays();
         make_context();
@@ -682,7 +685,8 @@ private:
         }
         s.domain = dom.coalesce();
         for (const Expr &a : u.args) s.store.push_back(lower(a));
-        s.value = lower(u.value);
+        auto rewritten = transposed_.update_values.find({&f, k});
+        s.value = lower(rewritten != transposed_.update_values.end() ? rewritten->second : u.value);
         if (!s.domain.is_empty()) s.write = access(s, sp, s.store, m_.array_of(&f), f.name, &written);
     }
 
@@ -824,6 +828,7 @@ private:
     ThreadCpuClock cpu_;  // since the model was started (check_time_budget)
     std::set<std::string> used_names_;
     std::map<const FuncContents *, std::vector<Statement>> by_func_;
+    TransposedOperands transposed_;  // copies added to the graph, and the updates that read them
     // Per array, what the accesses that read it touch (its region is their box hull).
     std::vector<std::vector<RegionPart>> read_parts_;
 };
