@@ -137,3 +137,45 @@ TEST_CASE("an innermost loop whose dependences stay inside one piece is not dist
     for (int y = 0; y < 3; ++y)
         for (int x = 0; x < 7; ++x) CHECK(got(x, y) == want(x, y));
 }
+
+TEST_CASE("a statement isl fuses into a reduction's band at one position of its loop gets a band of its own after it",
+          "[poly][loop_distribution]") {
+    // Covariance's upper triangle: the division runs once per element after the reduction; isl
+    // places it in the reduction's band (i, j, k) at k = extent. Distributed, the reduction's
+    // tiled band holds no tile with the division in it.
+    Var j("j"), i("i");
+    InputBuffer<double> d("d", 2);
+    RDom k(0, d.height(), "k");
+    k.where(j >= i);
+    Func upper("upper");
+    upper(j, i) = 0.0;
+    upper(j, i) += d(i, k) * d(j, k);
+    upper(j, i) = upper(j, i) / 3.0;
+    Pipeline p(upper);
+    json s = json::parse(p.schedule_json());
+    std::string notes;
+    for (const json &g : s["groups"]) notes += g.value("note", "") + "\n";
+    INFO(notes << s["loop_nest"].get<std::string>());
+    CHECK(notes.find("distributed into bands of their own") != std::string::npos);
+    // The division's statement is outside every loop of the reduction's band: it follows the
+    // reduction's last statement call, not inside the same innermost loop.
+    std::string nest = s["loop_nest"];
+    CHECK(nest.find("S_upper_2(") > nest.rfind("S_upper_1("));
+
+    std::shared_ptr<const poly::Model> m = poly::build_model(p);
+    poly_test::check_legal(poly::schedule_model(m, {}), "upper");
+    for (auto [n, rows] : std::vector<std::array<int, 2>>{{1, 1}, {9, 5}, {33, 70}, {130, 3}}) {
+        Buffer<double> data(n, rows);
+        std::mt19937 rng(uint32_t(n * 31 + rows));
+        std::uniform_real_distribution<double> u(-1, 1);
+        for (int y = 0; y < rows; ++y)
+            for (int x = 0; x < n; ++x) data(x, y) = u(rng);
+        d.set(data);
+        Buffer<double> got(n, n), want(n, n);
+        p.realize({got});
+        interpret(p, {want});
+        apps::Comparison c = apps::compare(got, want, 0);
+        INFO("n " << n << " rows " << rows << ": " << c.first_mismatch);
+        CHECK(c.ok);
+    }
+}

@@ -88,6 +88,16 @@ struct Distribution {
 Distribution distribute_innermost_member(const isl::schedule_node &node, const isl::union_map &deps,
                                          const std::vector<isl::union_set> &pieces);
 
+// Loop distribution of the whole band at `node` over `pieces`, sets of statement instances
+// that partition its domain: when the pieces can be ordered so that every dependence between
+// them inside the loops around the band goes forward, a sequence replaces the band, one child
+// per piece in that order, each over a copy of the band restricted to it. Example:
+// covariance's division cov(j, i) /= N - 1 runs after the reduction cov(j, i) += ... and isl
+// fuses it into the reduction's band (i, j, k) at the constant k = N: its own band after the
+// reduction's keeps the AST of the tiled band free of the cases where a tile holds the last k
+// (covariance's AST: 408 ms -> 96 ms). Returns the sequence; the failure says why not.
+Distribution distribute_band(const isl::schedule_node &node, const isl::union_map &deps, const std::vector<isl::union_set> &pieces);
+
 // Whether a node is a band with at least one member.
 bool is_band(const isl::schedule_node &node);
 
