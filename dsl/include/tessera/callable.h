@@ -70,7 +70,7 @@ struct CompileReport {
     std::string ptx;                // GPU targets, with CompileOptions::keep_assembly: the kernels' PTX
     int kernels = 0;                // GPU targets: kernels the pipeline launches (outside loops)
     // The LLVM module's instructions before optimization, and the optimization level it got
-    // (3; 2 or 1 for very large modules, see codegen/cpu_target.h; 0 with TESSERA_LLVM_PIPELINE set).
+    // (2; 1 for very large modules, see codegen/cpu_target.h; 0 with TESSERA_LLVM_PIPELINE set).
     size_t llvm_instructions = 0;
     int llvm_optimization_level = 0;
 };
