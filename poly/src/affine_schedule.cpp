@@ -304,36 +304,14 @@ private:
     std::optional<isl::schedule_node> distribute_statements_fixed_along_members(const isl::schedule_node &band) {
         std::optional<isl::schedule_node> result;
         within_quota(m_.ctx(), o_.max_operations, [&] {
-            isl::multi_union_pw_aff schedule = isl::manage(isl_schedule_node_band_get_partial_schedule(band.get()));
-            int members = int(isl_multi_union_pw_aff_size(schedule.get()));
+            int members = int(isl_schedule_node_band_n_member(band.get()));
             isl::union_set domain = isl::manage(isl_schedule_node_get_domain(band.get()));
-            // Per statement (by tuple name), whether each member is constant on it.
-            std::map<std::string, std::vector<bool>> fixed;
-            for (const isl::set &s : sets_of(domain)) fixed[isl_set_get_tuple_name(s.get())].assign(size_t(members), false);
-            for (int k = 0; k < members; ++k) {
-                std::pair<std::map<std::string, std::vector<bool>> *, int> user{&fixed, k};
-                isl_union_pw_aff *upa = isl_multi_union_pw_aff_get_at(schedule.get(), k);
-                isl_union_pw_aff_foreach_pw_aff(
-                    upa,
-                    [](isl_pw_aff *pa, void *u) {
-                        auto *user = static_cast<std::pair<std::map<std::string, std::vector<bool>> *, int> *>(u);
-                        int in = int(isl_pw_aff_dim(pa, isl_dim_in));
-                        isl_space *space = isl_pw_aff_get_domain_space(pa);
-                        const char *name = isl_space_get_tuple_name(space, isl_dim_set);
-                        auto it = user->first->find(name ? name : "");
-                        isl_space_free(space);
-                        if (it != user->first->end())
-                            it->second[size_t(user->second)] =
-                                in > 0 && isl_pw_aff_involves_dims(pa, isl_dim_in, 0, unsigned(in)) == isl_bool_false;
-                        isl_pw_aff_free(pa);
-                        return isl_stat_ok;
-                    },
-                    &user);
-                isl_union_pw_aff_free(upa);
-            }
+            std::map<std::string, std::vector<int>> dims = member_dims(band, members);
             std::vector<std::pair<std::vector<bool>, isl::union_set>> groups;
             for (const isl::set &s : sets_of(domain)) {
-                const std::vector<bool> &f = fixed[isl_set_get_tuple_name(s.get())];
+                bool has_dims = isl_set_dim(s.get(), isl_dim_set) > 0;
+                std::vector<bool> f;
+                for (int d : dims[isl_set_get_tuple_name(s.get())]) f.push_back(has_dims && d == kConstantMember);
                 auto it = std::find_if(groups.begin(), groups.end(), [&](const auto &g) { return g.first == f; });
                 if (it == groups.end()) groups.emplace_back(f, isl::union_set(s));
                 else it->second = it->second.unite(isl::union_set(s));

@@ -15,14 +15,8 @@ namespace {
 // How consecutive iterations of one loop move through an array.
 enum class Stride { Invariant, One, Other, Unknown };
 
-// For each statement under the band, the statement dimension each member follows (-1 when a
-// member combines dimensions, scales one, or has several pieces).
-// A band member that is constant for a statement (covariance's division after the reduction
-// sits at one value of the reduction member): the statement's accesses do not move along it.
-constexpr int kConstantMember = -3;
+} // namespace
 
-// Per statement of the band, the statement dimension each member is (its coefficient 1, the
-// only one), kConstantMember, or -1 (any other function: a skewed band).
 std::map<std::string, std::vector<int>> member_dims(const isl::schedule_node &band, int members) {
     std::map<std::string, std::vector<int>> dims;
     isl_multi_union_pw_aff *mupa = isl_schedule_node_band_get_partial_schedule(band.get());
@@ -76,6 +70,8 @@ std::map<std::string, std::vector<int>> member_dims(const isl::schedule_node &ba
     isl_multi_union_pw_aff_free(mupa);
     return dims;
 }
+
+namespace {
 
 // The stride of `access` (a relation from the statement's instances) along dimension `dim`:
 // the set of differences between the elements touched by instances one apart in `dim`.

@@ -171,111 +171,87 @@ isl::union_map carried_dependences(const isl::schedule_node &node, const isl::un
 
 namespace {
 
-// The pieces in an order where every edge (a dependence from piece a to piece b) goes forward
-// (Kahn's algorithm; the given position breaks ties); empty when the edges form a cycle.
-std::vector<int> forward_order(const std::vector<std::vector<bool>> &edge) {
-    size_t n = edge.size();
+// Why `pieces` cannot distribute the band at `node`, or empty.
+std::string unusable_pieces(const isl::schedule_node &node, const std::vector<isl::union_set> &pieces) {
+    if (!is_band(node)) return "not a band";
+    if (pieces.size() < 2 || pieces.size() > 16) return "fewer than two pieces (or more than 16)";
+    return "";
+}
+
+// A sequence inserted at `node`, one filter per piece (isl_schedule_node_insert_sequence copies
+// the subtree under every filter), in an order where every dependence of `deps` between two
+// pieces inside the loops around `node` goes forward (Kahn's algorithm; the given position
+// breaks ties). None when those dependences form a cycle.
+std::optional<isl::schedule_node> sequence_in_dependence_order(const isl::schedule_node &node, const isl::union_map &deps,
+                                                               const std::vector<isl::union_set> &pieces) {
+    size_t n = pieces.size();
+    isl::union_set domain = isl::manage(isl_schedule_node_get_domain(node.get()));
+    isl::union_map outer = isl::manage(isl_schedule_node_get_prefix_schedule_union_map(node.get()));
+    isl::union_map inside = deps.intersect_domain(domain).intersect_range(domain).intersect(outer.apply_range(outer.reverse()));
     std::vector<int> in_degree(n, 0), order;
+    std::vector<std::vector<bool>> edge(n, std::vector<bool>(n, false));
     for (size_t a = 0; a < n; ++a)
-        for (size_t b = 0; b < n; ++b) in_degree[b] += edge[a][b] ? 1 : 0;
+        for (size_t b = 0; b < n; ++b)
+            if (a != b && !inside.intersect_domain(pieces[a]).intersect_range(pieces[b]).is_empty()) {
+                edge[a][b] = true;
+                ++in_degree[b];
+            }
     std::vector<bool> placed(n, false);
     while (order.size() < n) {
         size_t next = n;
         for (size_t a = 0; a < n && next == n; ++a)
             if (!placed[a] && in_degree[a] == 0) next = a;
-        if (next == n) return {};
+        if (next == n) return std::nullopt;
         placed[next] = true;
         order.push_back(int(next));
         for (size_t b = 0; b < n; ++b) in_degree[b] -= edge[next][b] ? 1 : 0;
     }
-    return order;
-}
-
-// Dependences of `deps` between instances of `domain` that the loops around `node` do not
-// order: both run in the same iteration of every one of them.
-isl::union_map dependences_inside(const isl::schedule_node &node, const isl::union_map &deps, const isl::union_set &domain) {
-    isl::union_map outer = isl::manage(isl_schedule_node_get_prefix_schedule_union_map(node.get()));
-    return deps.intersect_domain(domain).intersect_range(domain).intersect(outer.apply_range(outer.reverse()));
+    isl_union_set_list *filters = isl_union_set_list_alloc(domain.ctx().get(), int(n));
+    for (int k : order) filters = isl_union_set_list_add(filters, pieces[size_t(k)].copy());
+    return isl::manage(isl_schedule_node_insert_sequence(node.copy(), filters));
 }
 
 } // namespace
 
 Distribution distribute_band(const isl::schedule_node &node, const isl::union_map &deps, const std::vector<isl::union_set> &pieces) {
     Distribution d;
-    if (!is_band(node)) {
-        d.why_not = "not a band";
-        return d;
-    }
-    size_t n = pieces.size();
-    if (n < 2 || n > 16) {
-        d.why_not = "fewer than two pieces (or more than 16)";
-        return d;
-    }
-    isl::union_set domain = isl::manage(isl_schedule_node_get_domain(node.get()));
-    isl::union_map inside = dependences_inside(node, deps, domain);
-    std::vector<std::vector<bool>> edge(n, std::vector<bool>(n, false));
-    for (size_t a = 0; a < n; ++a)
-        for (size_t b = 0; b < n; ++b)
-            if (a != b) edge[a][b] = !inside.intersect_domain(pieces[a]).intersect_range(pieces[b]).is_empty();
-    std::vector<int> order = forward_order(edge);
-    if (order.empty()) {
-        d.why_not = "the dependences between the pieces form a cycle inside the loops around the band";
-        return d;
-    }
-    // A sequence at the band, one filter per piece in that order, each over a copy of the band
-    // (isl_schedule_node_insert_sequence copies the subtree under every filter). Each copy keeps
-    // its members' permutability and coincidence: the dependences inside one piece are those
-    // the band already had.
-    isl_union_set_list *filters = isl_union_set_list_alloc(domain.ctx().get(), int(n));
-    for (int k : order) filters = isl_union_set_list_add(filters, pieces[size_t(k)].copy());
-    d.node = isl::manage(isl_schedule_node_insert_sequence(node.copy(), filters));
+    d.why_not = unusable_pieces(node, pieces);
+    if (!d.why_not.empty()) return d;
+    // Each copy of the band keeps its members' permutability and coincidence: the dependences
+    // inside one piece are those the band already had.
+    d.node = sequence_in_dependence_order(node, deps, pieces);
+    if (!d.node) d.why_not = "the dependences between the pieces form a cycle inside the loops around the band";
     return d;
 }
 
 Distribution distribute_innermost_member(const isl::schedule_node &node, const isl::union_map &deps,
                                          const std::vector<isl::union_set> &pieces) {
     Distribution d;
-    if (!is_band(node)) {
-        d.why_not = "not a band";
-        return d;
-    }
+    d.why_not = unusable_pieces(node, pieces);
+    if (!d.why_not.empty()) return d;
     int members = int(isl_schedule_node_band_n_member(node.get()));
     isl::union_set domain = isl::manage(isl_schedule_node_get_domain(node.get()));
-    size_t n = pieces.size();
-    if (n < 2 || n > 16) {
-        d.why_not = "fewer than two pieces (or more than 16)";
-        return d;
-    }
     // The innermost member as a band of its own: its prefix is every loop around it.
     isl::schedule_node inner = members > 1 ? split_band(node, members - 1).child(0) : node;
-    isl::union_map here = deps.intersect_domain(domain).intersect_range(domain);
-    isl::union_map inside = dependences_inside(inner, deps, domain);
-    isl::union_map carried = carried_dependences(inner, here);
-    std::vector<std::vector<bool>> edge(n, std::vector<bool>(n, false));
-    for (size_t a = 0; a < n; ++a) {
+    isl::union_map carried = carried_dependences(inner, deps.intersect_domain(domain).intersect_range(domain));
+    for (size_t a = 0; a < pieces.size(); ++a)
         if (!carried.intersect_domain(pieces[a]).intersect_range(pieces[a]).is_empty()) {
             d.why_not = "the loop carries a dependence inside piece " + std::to_string(a);
             return d;
         }
-        for (size_t b = 0; b < n; ++b)
-            if (a != b) edge[a][b] = !inside.intersect_domain(pieces[a]).intersect_range(pieces[b]).is_empty();
-    }
-    std::vector<int> order = forward_order(edge);
-    if (order.empty()) {
+    // A sequence above the innermost member; each copy of the member carries nothing now (no
+    // piece depends on itself across it).
+    std::optional<isl::schedule_node> seq = sequence_in_dependence_order(inner, deps, pieces);
+    if (!seq) {
         d.why_not = "the dependences between the pieces form a cycle inside the loop";
         return d;
     }
-    // A sequence above the innermost member, one filter per piece in that order; each copy of
-    // the member carries nothing now (no piece depends on itself across it).
-    isl_union_set_list *filters = isl_union_set_list_alloc(domain.ctx().get(), int(n));
-    for (int k : order) filters = isl_union_set_list_add(filters, pieces[size_t(k)].copy());
-    isl::schedule_node seq = isl::manage(isl_schedule_node_insert_sequence(inner.copy(), filters));
-    for (int k = 0; k < int(n); ++k) {
-        isl::schedule_node band = seq.child(k).child(0);
+    for (int k = 0; k < int(pieces.size()); ++k) {
+        isl::schedule_node band = seq->child(k).child(0);
         band = isl::manage(isl_schedule_node_band_member_set_coincident(band.release(), 0, 1));
         seq = band.parent().parent();
     }
-    d.node = members > 1 ? seq.parent() : seq;
+    d.node = members > 1 ? seq->parent() : *seq;
     return d;
 }
 

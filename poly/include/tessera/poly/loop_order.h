@@ -10,6 +10,7 @@
 // out and j, a pure dimension of the update, becomes the vector loop.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,15 @@ struct LoopOrder {
     std::vector<bool> write_contiguous;
     int element_bytes = 1;  // the widest element the band's statements write
 };
+
+// A band member that is constant for a statement (covariance's division after the reduction
+// sits at one value of the reduction member): the statement's accesses do not move along it.
+constexpr int kConstantMember = -3;
+
+// Per statement of the band at `band` (by name), the statement dimension each of its `members`
+// members is (its coefficient 1, the only one), kConstantMember, or -1 (any other function,
+// as in a skewed band, or several pieces).
+std::map<std::string, std::vector<int>> member_dims(const isl::schedule_node &band, int members);
 
 // Chooses an order for the permutable band at `band` (statements of `m`). Fails (an empty
 // `members` and no tile sizes, with the reason) when a member is neither a single statement
