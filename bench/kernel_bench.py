@@ -46,13 +46,15 @@ def print_table(title, medians, flops, compile_ms):
     return rows
 
 
-def time_variants(kernel, exes, tessera_cmd, runs, repeats, env):
+def time_variants(kernel, exes, tessera_cmd, runs, repeats, env, tessera_variants=None):
     """Runs each C variant (`exes`: {name: executable}, each printing run_ms and a checksum) and
-    Tessera (`tessera_cmd(check)`: the app_tessera command line) interleaved, `repeats` times;
-    Tessera checks itself in the first process only. Exits when Tessera's check fails or the C
-    variants' checksums disagree (OpenBLAS within 1e-3). Returns ({variant: median ms},
-    Tessera's compile time by phase)."""
-    times = {name: [] for name in list(exes) + ["Tessera"]}
+    Tessera (`tessera_cmd(check)`: the app_tessera command line), and Tessera's other variants
+    (`tessera_variants`: {name: command function}, e.g. with fast math), interleaved, `repeats`
+    times; Tessera checks itself in the first process only. Exits when a Tessera check fails or the
+    C variants' checksums disagree (OpenBLAS within 1e-3). Returns ({variant: median ms}, Tessera's
+    compile time by phase)."""
+    tessera = {"Tessera": tessera_cmd, **(tessera_variants or {})}
+    times = {name: [] for name in list(exes) + list(tessera)}
     checksums = {}
     compile_ms = []
     for rep in range(repeats):
@@ -60,11 +62,13 @@ def time_variants(kernel, exes, tessera_cmd, runs, repeats, env):
             r = run_json([exe, str(runs)], env)
             times[name] += r["run_ms"]
             checksums.setdefault(name, r["checksum"])
-        r = run_json(tessera_cmd("check" if rep == 0 else "nocheck"), env)
-        if r["check"] not in ("ok", "skipped"):
-            sys.exit(f"Tessera's {kernel} does not match its reference loops")
-        times["Tessera"] += r["run_ms"]
-        compile_ms.append(r["compile"])
+        for name, cmd in tessera.items():
+            r = run_json(cmd("check" if rep == 0 else "nocheck"), env)
+            if r["check"] not in ("ok", "skipped"):
+                sys.exit(f"{name}'s {kernel} does not match its reference loops")
+            times[name] += r["run_ms"]
+            if name == "Tessera":
+                compile_ms.append(r["compile"])
     loops = [v for k, v in checksums.items() if not k.startswith("OpenBLAS")]
     for name, c in checksums.items():
         tol = 1e-3 if name.startswith("OpenBLAS") else 1e-6
