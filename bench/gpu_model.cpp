@@ -2,7 +2,10 @@
 // Target::cuda(80).emulated(), runs it once with the emulator's profiling on, checks the output
 // against the app's plain loops, and prints one JSON object per kernel and the totals.
 //
-//   bench_gpu_model <app> [sizes...]
+//   bench_gpu_model [--shared-opt-in] <app> [sizes...]
+//
+// --shared-opt-in: Target::cuda(80).with_shared_memory_opt_in(), blocks of up to 163 KiB of
+// shared memory instead of 48 KiB.
 //
 // With TESSERA_PTX_OUT set, the kernels' PTX (sm_80) is written to that file too.
 #include <chrono>
@@ -19,18 +22,22 @@ using namespace tessera;
 
 int main(int argc, char **argv) {
     try {
-        if (argc < 2) {
-            std::fprintf(stderr, "usage: %s <app> [sizes...]\n", argv[0]);
+        bool opt_in = argc > 1 && std::string(argv[1]) == "--shared-opt-in";
+        int first = opt_in ? 2 : 1;
+        if (argc <= first) {
+            std::fprintf(stderr, "usage: %s [--shared-opt-in] <app> [sizes...]\n", argv[0]);
             return 2;
         }
-        auto app = apps::make_app(argv[1]);
+        auto app = apps::make_app(argv[first]);
         std::vector<int> sizes;
-        for (int i = 2; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+        for (int i = first + 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
         if (sizes.empty()) sizes = app->default_sizes();
         app->prepare(sizes, 1);
         CompileOptions o;
         o.keep_assembly = true;
-        Callable c = app->pipeline().compile(Target::cuda(80).emulated(), o);
+        Target target = Target::cuda(80).emulated();
+        if (opt_in) target = target.with_shared_memory_opt_in();
+        Callable c = app->pipeline().compile(target, o);
         std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
         runtime::set_emulator_profiling(true);
         auto t0 = std::chrono::steady_clock::now();
@@ -41,7 +48,7 @@ int main(int argc, char **argv) {
         app->reference(want);
         bool ok = true;
         for (size_t i = 0; i < got.size(); ++i) ok = ok && apps::compare(got[i], want[i], app->tolerance()).ok;
-        std::printf("{\"app\": \"%s\", \"sizes\": [", argv[1]);
+        std::printf("{\"app\": \"%s\", \"shared_opt_in\": %s, \"sizes\": [", argv[first], opt_in ? "true" : "false");
         for (size_t i = 0; i < sizes.size(); ++i) std::printf("%s%d", i ? ", " : "", sizes[i]);
         std::printf("], \"correct\": %s, \"emulated_seconds\": %.3f, \"minimum_bytes\": %.0f, \"kernels\": [", ok ? "true" : "false",
                     seconds, app->minimum_bytes());

@@ -87,9 +87,53 @@ int64_t Buffer<void>::number_of_elements() const {
     return n;
 }
 
+uint8_t *BufferImpl::host_for_read() {
+    BufferResidency &r = *residency;
+    if (r.device_dirty) {
+        r.device->copy_to_host(host + r.device->span_lo);
+        r.device_dirty = false;
+    }
+    return host;
+}
+
+uint8_t *BufferImpl::host_for_write() {
+    host_for_read();
+    if (residency->device) residency->host_dirty = true;
+    return host;
+}
+
 uint8_t *Buffer<void>::raw_data() const {
     check_defined("data");
-    return impl_->host;
+    return impl_->host_for_write();
+}
+
+bool Buffer<void>::has_device_allocation() const { return impl_ && impl_->residency->device; }
+bool Buffer<void>::host_dirty() const { return impl_ && impl_->residency->host_dirty; }
+bool Buffer<void>::device_dirty() const { return impl_ && impl_->residency->device_dirty; }
+
+void Buffer<void>::set_host_dirty(bool dirty) const {
+    check_defined("set_host_dirty");
+    if (dirty && impl_->residency->device_dirty)
+        user_error("Buffer ", impl_->name, ": set_host_dirty() while a GPU's copy is newer would lose what the GPU "
+                   "computed. Call copy_to_host() (or any host access) first.");
+    impl_->residency->host_dirty = dirty && impl_->residency->device;
+}
+
+void Buffer<void>::copy_to_host() const {
+    check_defined("copy_to_host");
+    impl_->host_for_read();
+}
+
+void Buffer<void>::device_free() const {
+    check_defined("device_free");
+    impl_->host_for_read();
+    *impl_->residency = BufferResidency{};
+}
+
+uint64_t Buffer<void>::device_handle() const {
+    if (!impl_ || !impl_->residency->device) return 0;
+    const DeviceCopy &d = *impl_->residency->device;
+    return d.address() - uint64_t(d.span_lo);
 }
 
 const std::string &Buffer<void>::name() const {
@@ -120,7 +164,7 @@ bool Buffer<void>::contains(const std::vector<int64_t> &coords) const {
     return true;
 }
 
-void *Buffer<void>::address_of(const std::vector<int64_t> &coords) const {
+int64_t Buffer<void>::byte_offset_of(const std::vector<int64_t> &coords) const {
     check_defined("element access");
     if (int(coords.size()) != dimensions())
         user_error("Buffer ", impl_->name, ": accessed with ", coords.size(), " coordinates, but it has ",
@@ -133,7 +177,12 @@ void *Buffer<void>::address_of(const std::vector<int64_t> &coords) const {
                        " is outside the buffer [", d.min, ", ", d.min + d.extent - 1, "].");
         offset += (coords[i] - d.min) * d.stride;
     }
-    return impl_->host + offset * impl_->type.bytes();
+    return offset * impl_->type.bytes();
+}
+
+void *Buffer<void>::address_of(const std::vector<int64_t> &coords) const {
+    int64_t offset = byte_offset_of(coords);
+    return impl_->host_for_write() + offset;
 }
 
 Buffer<void> Buffer<void>::copy() const {
@@ -152,7 +201,10 @@ void Buffer<void>::copy_from(const Buffer<void> &from) const {
     check_defined("copy_from");
     TESSERA_INTERNAL_ASSERT(from.type() == type(), "copy_from between buffers of different types");
     size_t bytes = size_t(type().bytes());
-    from.for_each_coordinate([&](const std::vector<int64_t> &c) { std::memcpy(address_of(c), from.address_of(c), bytes); });
+    const uint8_t *src = from.impl_->host_for_read();  // the source keeps its device copy
+    uint8_t *dst = impl_->host_for_write();
+    from.for_each_coordinate(
+        [&](const std::vector<int64_t> &c) { std::memcpy(dst + byte_offset_of(c), src + from.byte_offset_of(c), bytes); });
 }
 
 std::shared_ptr<InputContents> Buffer<void>::as_input() const {

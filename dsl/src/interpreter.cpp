@@ -196,11 +196,13 @@ private:
         }
     }
 
-    static Accessor accessor_of(const std::string &name, const BufferImpl &b) {
+    // `for_write`: the interpreter writes the buffer (an output, a Func's storage), so a GPU's
+    // copy of it becomes stale; inputs are only read.
+    static Accessor accessor_of(const std::string &name, BufferImpl &b, bool for_write) {
         Accessor a;
         a.name = name;
         a.type = b.type;
-        a.base = b.host;
+        a.base = for_write ? b.host_for_write() : b.host_for_read();
         a.dims = int(b.dims.size());
         if (a.dims > kMaxDimensions) user_error("Buffer ", name, " has ", a.dims, " dimensions; at most ", kMaxDimensions, " are supported.");
         for (int i = 0; i < a.dims; ++i) {
@@ -213,13 +215,13 @@ private:
 
     void make_accessors() {
         for (const auto &in : g_.inputs)
-            if (in->bound) input_accessor_[in.get()] = accessor_of(in->name, *in->bound);
+            if (in->bound) input_accessor_[in.get()] = accessor_of(in->name, *in->bound, false);
         for (const auto &fp : g_.funcs) {
             const FuncContents &f = *fp;
             FuncState &s = state_[&f];
             if (!s.computed) continue;
             if (output_buffer_.count(&f)) {
-                s.accessor = accessor_of(f.name, *output_buffer_.at(&f)->impl());
+                s.accessor = accessor_of(f.name, *output_buffer_.at(&f)->impl(), true);
                 continue;
             }
             std::vector<int> sizes;
@@ -230,7 +232,7 @@ private:
             }
             s.storage = Buffer<void>(f.type, sizes, f.name);
             s.storage.set_min(mins);
-            s.accessor = accessor_of(f.name, *s.storage.impl());
+            s.accessor = accessor_of(f.name, *s.storage.impl(), true);
         }
     }
 

@@ -37,7 +37,7 @@ public:
                 if (b.extent(d) <= 0) return;  // nothing to compute
         bind_parameters();
         for (const auto &in : m_.graph.inputs)
-            input_acc_[in.get()] = accessor_of(in->name, in->type, in->bound->host, in->bound->dims);
+            input_acc_[in.get()] = accessor_of(in->name, in->type, in->bound->host_for_read(), in->bound->dims);
         check_inputs();
         allocate_storage();
         statements_.resize(p_.statements.size());

@@ -145,6 +145,7 @@ public:
         std::vector<tessera_buffer_t> desc(arguments_.size());
         std::vector<ScalarSlot> scalars(arguments_.size());
         std::vector<void *> argv(arguments_.size());
+        std::vector<BufferImpl *> buffer_of(arguments_.size(), nullptr);  // what each descriptor describes
         std::vector<Buffer<void>> keep;                             // dense copies of inputs
         std::vector<std::pair<Buffer<void>, Buffer<void>>> copy_back;  // dense output → user's
         for (size_t i = 0; i < arguments_.size(); ++i) {
@@ -156,7 +157,11 @@ public:
                     b = b.copy();
                     keep.push_back(b);
                 }
+                // On the host the current elements must be there; a GPU run copies them to the
+                // device only when it has no current copy (run_on_gpu).
+                if (!cuda_) b.impl()->host_for_read();
                 desc[i] = descriptor(*b.impl());
+                buffer_of[i] = b.impl().get();
                 argv[i] = &desc[i];
                 break;
             }
@@ -182,7 +187,9 @@ public:
                     copy_back.emplace_back(dense, b);
                     b = dense;
                 }
+                if (!cuda_) b.impl()->host_for_write();
                 desc[i] = descriptor(*b.impl());
+                buffer_of[i] = b.impl().get();
                 argv[i] = &desc[i];
                 break;
             }
@@ -191,7 +198,7 @@ public:
         tessera_error_t err{};
         auto fn = reinterpret_cast<int32_t (*)(void **, tessera_error_t *)>(code_->address());
         if (cuda_) {
-            run_on_gpu(fn, argv, desc);
+            run_on_gpu(fn, argv, desc, buffer_of);
         } else if (emulated_) {
             std::vector<std::pair<const void *, int64_t>> spans;
             for (size_t i = 0; i < arguments_.size(); ++i) {
@@ -221,39 +228,40 @@ private:
         return {lo * element_bytes, (hi + 1) * element_bytes};
     }
 
-    // Runs the entry with every buffer in the GPU's memory: inputs copied there first, outputs
-    // copied back after.
-    void run_on_gpu(int32_t (*fn)(void **, tessera_error_t *), std::vector<void *> &argv, std::vector<tessera_buffer_t> &desc) const {
+    // Runs the entry with every buffer in the GPU's memory, Halide-style: a buffer keeps its
+    // device copy (BufferResidency) between calls, an input is copied to the device only when
+    // the host's elements are newer, and outputs stay on the device, newer than the host's
+    // elements until something reads them on the host.
+    void run_on_gpu(int32_t (*fn)(void **, tessera_error_t *), std::vector<void *> &argv, std::vector<tessera_buffer_t> &desc,
+                    const std::vector<BufferImpl *> &buffer_of) const {
         cuda_->prepare();
-        struct Copy {
-            void *device;
-            uint8_t *host;
-            int64_t lo, bytes;
-            bool output;
-        };
-        std::vector<Copy> copies;
-        struct Release {
-            CudaProgram &cuda;
-            std::vector<Copy> &copies;
-            ~Release() {
-                for (const Copy &c : copies) cuda.release(c.device);
-            }
-        } release{*cuda_, copies};
         for (size_t i = 0; i < arguments_.size(); ++i) {
             const codegen::Argument &a = arguments_[i];
             if (a.kind == codegen::Argument::Kind::Param) continue;
+            BufferImpl &b = *buffer_of[i];
+            BufferResidency &r = *b.residency;
             auto [lo, hi] = span(desc[i], a.type.bytes());
-            auto *host = static_cast<uint8_t *>(desc[i].host);
-            void *device = cuda_->allocate(hi - lo);
-            copies.push_back(Copy{device, host, lo, hi - lo, a.kind == codegen::Argument::Kind::Output});
-            if (a.kind == codegen::Argument::Kind::Input && host) cuda_->to_device(device, host + lo, hi - lo);
-            desc[i].host = static_cast<uint8_t *>(device) - lo;
+            if (!r.device || r.device->api != CudaProgram::api() || r.device->span_lo != lo || r.device->span_bytes != hi - lo) {
+                b.host_for_read();  // the elements an old copy holds come back first
+                r.device = CudaProgram::make_device_copy(lo, hi - lo);
+                r.host_dirty = true;  // the new copy holds nothing yet
+                r.device_dirty = false;
+            }
+            if (a.kind == codegen::Argument::Kind::Input && r.host_dirty) {
+                r.device->copy_to_device(b.host + lo);
+                r.host_dirty = false;
+            }
+            desc[i].host = reinterpret_cast<uint8_t *>(uintptr_t(r.device->address())) - lo;
         }
         tessera_error_t err{};
         int32_t rc = fn(argv.data(), &err);
         if (rc != TESSERA_OK) report_error(err);
-        for (const Copy &c : copies)
-            if (c.output && c.host) cuda_->to_host(c.host + c.lo, c.device, c.bytes);
+        // The outputs were written in full on the device.
+        for (size_t i = 0; i < arguments_.size(); ++i)
+            if (arguments_[i].kind == codegen::Argument::Kind::Output) {
+                buffer_of[i]->residency->host_dirty = false;
+                buffer_of[i]->residency->device_dirty = true;
+            }
     }
 
     Buffer<void> bound(const codegen::Argument &a, const Bindings *bindings) const {
@@ -357,6 +365,9 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
     if (t.arch == Target::Arch::CUDA) return compile_for_cuda(p, t, o);
     if (!t.cpu.empty() || !t.features.empty())
         user_error("Target: only the host CPU is supported for now; leave Target::cpu and features empty.");
+    if (t.emulate || t.shared_memory_opt_in)
+        user_error("Target::", t.emulate ? "emulated()" : "with_shared_memory_opt_in()",
+                   " applies to GPU targets: use it on Target::cuda(sm), not on Target::host().");
     poly::Stopwatch total;
     CompileReport report;
     std::shared_ptr<const poly::Program> program = program_for(p, o, report);
@@ -403,14 +414,14 @@ std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Ta
         user_error("Target::cuda(", t.sm, "): the compute capability must be 50 to 120 (80 for sm_80, 90 for sm_90).");
     poly::Stopwatch total;
     CompileReport report;
-    std::shared_ptr<const poly::Program> program = program_for(p, gpu_schedule_options(o, TargetInfo::nvidia_gpu(t.sm)), report);
+    std::shared_ptr<const poly::Program> program = program_for(p, gpu_schedule_options(o, TargetInfo::nvidia_gpu(t.sm, t.shared_memory_opt_in)), report);
     report.total_ms = total.lap();
     return compile_program_for_cuda(p, std::move(program), t, o, std::move(report));
 }
 
 std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, std::shared_ptr<const poly::Program> program,
                                                              const Target &t, const CompileOptions &o, CompileReport report) {
-    TargetInfo device = TargetInfo::nvidia_gpu(t.sm);
+    TargetInfo device = TargetInfo::nvidia_gpu(t.sm, t.shared_memory_opt_in);
     poly::Stopwatch total;
     report.kernels = poly::count_kernels(program->schedule);
     poly::Stopwatch w;

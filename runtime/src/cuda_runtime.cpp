@@ -23,6 +23,8 @@ using CUfunction = void *;
 using CUstream = void *;
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr int64_t kDefaultSharedBytes = 48 * 1024;  // a block's dynamic shared memory without opt-in
 
 // libcuda.so.1, opened once per process and never closed; NVTX when it is installed too.
 struct Driver {
@@ -35,6 +37,7 @@ struct Driver {
     CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
     CUresult (*cuModuleUnload)(CUmodule);
     CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
     CUresult (*cuMemAlloc_v2)(CUdeviceptr *, size_t);
     CUresult (*cuMemFree_v2)(CUdeviceptr);
     CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void *, size_t);
@@ -84,6 +87,7 @@ private:
         sym(d.cuModuleLoadDataEx, "cuModuleLoadDataEx");
         sym(d.cuModuleUnload, "cuModuleUnload");
         sym(d.cuModuleGetFunction, "cuModuleGetFunction");
+        sym(d.cuFuncSetAttribute, "cuFuncSetAttribute");
         sym(d.cuMemAlloc_v2, "cuMemAlloc_v2");
         sym(d.cuMemFree_v2, "cuMemFree_v2");
         sym(d.cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2");
@@ -108,6 +112,9 @@ private:
         return d;
     }
 };
+
+CUcontext g_primary_context = nullptr;  // device 0's, retained once (under g_context_mutex)
+std::mutex g_context_mutex;
 
 } // namespace
 
@@ -139,10 +146,16 @@ void CudaProgram::prepare() {
                    "or with Target::host() for the CPU.");
     std::lock_guard<std::mutex> lock(mutex_);
     if (!context_) {
-        CUdevice device = 0;
-        if (CUresult r = d.cuDeviceGet(&device, 0)) user_error("The CUDA driver gives no device 0: ", d.error(r), ".");
-        if (CUresult r = d.cuDevicePrimaryCtxRetain(&context_, device))
-            user_error("The CUDA driver gives no context for device 0: ", d.error(r), ".");
+        // Every program shares device 0's primary context, so that a buffer's device copy made
+        // for one pipeline serves the next.
+        std::lock_guard<std::mutex> context_lock(g_context_mutex);
+        if (!g_primary_context) {
+            CUdevice device = 0;
+            if (CUresult r = d.cuDeviceGet(&device, 0)) user_error("The CUDA driver gives no device 0: ", d.error(r), ".");
+            if (CUresult r = d.cuDevicePrimaryCtxRetain(&g_primary_context, device))
+                user_error("The CUDA driver gives no context for device 0: ", d.error(r), ".");
+        }
+        context_ = g_primary_context;
     }
     if (CUresult r = d.cuCtxSetCurrent(context_)) user_error("The CUDA context cannot be made current: ", d.error(r), ".");
     if (module_) return;
@@ -154,35 +167,70 @@ void CudaProgram::prepare() {
         user_error("The CUDA driver rejected the pipeline's PTX (", d.error(r), "): ", log.data());
     }
     functions_.assign(kernels_.size(), nullptr);
+    shared_opted_in_.assign(kernels_.size(), kDefaultSharedBytes);
     for (size_t k = 0; k < kernels_.size(); ++k)
         if (CUresult r = d.cuModuleGetFunction(&functions_[k], module_, kernels_[k].function.c_str()))
             internal_error("the PTX module has no kernel ", kernels_[k].function, ": ", d.error(r));
 }
 
-void *CudaProgram::allocate(int64_t bytes) {
+namespace {
+
+// A buffer's copy in the GPU's memory (cuMemAlloc), freed with the buffer. The context is made
+// current for each call: a buffer may be read or freed on any thread.
+class CudaDeviceCopy final : public DeviceCopy {
+public:
+    CudaDeviceCopy(CUcontext context, CUdeviceptr memory, int64_t span_lo, int64_t span_bytes)
+        : DeviceCopy(CudaProgram::api(), span_lo, span_bytes), context_(context), memory_(memory) {}
+    ~CudaDeviceCopy() override {
+        Driver &d = Driver::get();
+        d.cuCtxSetCurrent(context_);
+        d.cuMemFree_v2(memory_);
+    }
+    uint64_t address() const override { return memory_; }
+    void copy_to_host(uint8_t *span) const override {
+        Driver &d = Driver::get();
+        if (span_bytes <= 0) return;
+        CUresult r = d.cuCtxSetCurrent(context_);
+        if (r == 0) r = d.cuMemcpyDtoH_v2(span, memory_, size_t(span_bytes));
+        if (r) user_error("Copying ", span_bytes, " bytes from the GPU failed (", d.error(r), ").");
+    }
+    void copy_to_device(const uint8_t *span) const override {
+        Driver &d = Driver::get();
+        if (span_bytes <= 0) return;
+        CUresult r = d.cuCtxSetCurrent(context_);
+        if (r == 0) r = d.cuMemcpyHtoD_v2(memory_, span, size_t(span_bytes));
+        if (r) user_error("Copying ", span_bytes, " bytes to the GPU failed (", d.error(r), ").");
+    }
+
+private:
+    CUcontext context_;
+    CUdeviceptr memory_;
+};
+
+} // namespace
+
+const void *CudaProgram::api() {
+    static const char tag = 0;
+    return &tag;
+}
+
+std::shared_ptr<DeviceCopy> CudaProgram::make_device_copy(int64_t span_lo, int64_t span_bytes) {
     Driver &d = Driver::get();
+    CUcontext context = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(g_context_mutex);
+        context = g_primary_context;
+    }
+    TESSERA_INTERNAL_ASSERT(context, "a device copy before the CUDA context exists");
     CUdeviceptr p = 0;
-    if (CUresult r = d.cuMemAlloc_v2(&p, size_t(std::max<int64_t>(bytes, 1))))
-        user_error("The GPU could not allocate ", bytes, " bytes (", d.error(r), ").");
-    return reinterpret_cast<void *>(uintptr_t(p));
+    if (CUresult r = d.cuMemAlloc_v2(&p, size_t(std::max<int64_t>(span_bytes, 1))))
+        user_error("The GPU could not allocate ", span_bytes, " bytes for a buffer (", d.error(r),
+                   "). Free buffers' device copies (Buffer::device_free) or use smaller buffers.");
+    return std::make_shared<CudaDeviceCopy>(context, p, span_lo, span_bytes);
 }
 
 void CudaProgram::release(void *device) {
     if (device) Driver::get().cuMemFree_v2(CUdeviceptr(reinterpret_cast<uintptr_t>(device)));
-}
-
-void CudaProgram::to_device(void *device, const void *host, int64_t bytes) {
-    Driver &d = Driver::get();
-    if (bytes <= 0) return;
-    if (CUresult r = d.cuMemcpyHtoD_v2(CUdeviceptr(reinterpret_cast<uintptr_t>(device)), host, size_t(bytes)))
-        user_error("Copying ", bytes, " bytes to the GPU failed (", d.error(r), ").");
-}
-
-void CudaProgram::to_host(void *host, const void *device, int64_t bytes) {
-    Driver &d = Driver::get();
-    if (bytes <= 0) return;
-    if (CUresult r = d.cuMemcpyDtoH_v2(host, CUdeviceptr(reinterpret_cast<uintptr_t>(device)), size_t(bytes)))
-        user_error("Copying ", bytes, " bytes from the GPU failed (", d.error(r), ").");
 }
 
 void *CudaProgram::alloc(void *, int64_t bytes) {
@@ -210,6 +258,17 @@ int32_t CudaProgram::launch(void *state, int32_t kernel, void (*)(int64_t *, voi
     if (CUresult r = d.cuMemcpyHtoD_v2(words, context, size_t(bytes))) {
         d.cuMemFree_v2(words);
         return fail("copying its context: " + d.error(r));
+    }
+    // More than 48 KiB of dynamic shared memory needs the kernel's opt-in (compiled with
+    // Target::with_shared_memory_opt_in, within the architecture's maximum).
+    int64_t &opted_in = self->shared_opted_in_[size_t(kernel)];
+    if (shared_bytes > opted_in) {
+        if (CUresult r = d.cuFuncSetAttribute(self->functions_[size_t(kernel)], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                              int(shared_bytes))) {
+            d.cuMemFree_v2(words);
+            return fail("opting in to " + std::to_string(shared_bytes) + " bytes of shared memory: " + d.error(r));
+        }
+        opted_in = shared_bytes;
     }
     void *device = nullptr;
     void *params[] = {&words, &device};

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <tessera/buffer.h>
 #include <tessera/codegen/abi.h>
 #include <tessera/codegen/gpu_target.h>
 
@@ -29,17 +30,19 @@ public:
     // the driver rejects the PTX (with its JIT log).
     void prepare();
 
-    // Device memory, and copies between it and the host (UserErrors on failure).
-    void *allocate(int64_t bytes);
-    void release(void *device);
-    void to_device(void *device, const void *host, int64_t bytes);
-    void to_host(void *host, const void *device, int64_t bytes);
+    // A device copy of a buffer's host bytes [host + span_lo, host + span_lo + span_bytes), its
+    // contents undefined until copied (a UserError when the GPU has no room). It stays valid
+    // after this program is gone: the context is the device's primary one.
+    static std::shared_ptr<DeviceCopy> make_device_copy(int64_t span_lo, int64_t span_bytes);
+    // What DeviceCopy::api is for the copies made here.
+    static const void *api();
 
 private:
     static int32_t launch(void *state, int32_t kernel, void (*fn)(int64_t *, void *), int64_t blocks, int32_t threads,
                           int64_t shared_bytes, int64_t *context, int64_t context_words);
     static void *alloc(void *state, int64_t bytes);
     static void free_memory(void *state, void *device);
+    static void release(void *device);
 
     std::string ptx_;
     std::vector<codegen::KernelName> kernels_;
@@ -48,6 +51,7 @@ private:
     void *context_ = nullptr;             // CUcontext (the device's primary context)
     void *module_ = nullptr;              // CUmodule
     std::vector<void *> functions_;       // CUfunction per kernel
+    std::vector<int64_t> shared_opted_in_;  // the dynamic shared memory each kernel may use so far
 };
 
 } // namespace tessera::runtime

@@ -217,6 +217,12 @@ TEST_CASE("one TargetInfo carries the hardware facts that scheduling and code ge
     CHECK(a100.shared_bytes_per_block == 48 * 1024);
     CHECK(a100.max_shared_bytes_per_block == 163 * 1024);
     CHECK(h100.max_shared_bytes_per_block == 227 * 1024);
+    // The opt-in maximum differs within a generation: sm_86 and sm_89 have 99 KiB.
+    CHECK(TargetInfo::nvidia_gpu(86).max_shared_bytes_per_block == 99 * 1024);
+    CHECK(TargetInfo::nvidia_gpu(75).max_shared_bytes_per_block == 64 * 1024);
+    CHECK(TargetInfo::nvidia_gpu(80, true).shared_bytes_per_block == 163 * 1024);
+    CHECK(TargetInfo::nvidia_gpu(90, true).shared_bytes_per_block == 227 * 1024);
+    REQUIRE_USER_ERROR(TargetInfo::nvidia_gpu(61, true), "sm_61", "48 KiB");
     CHECK(TargetInfo::amd_gpu("gfx90a").warp_size == 64);
     CHECK_THROWS_AS(TargetInfo::nvidia_gpu(35), UserError);
     CHECK_THROWS_AS(TargetInfo::amd_gpu("sm_80"), UserError);

@@ -48,6 +48,26 @@ TEST_CASE("emulated GPU bilateral_grid matches plain loops", "[gpu][apps]") {
     check_emulated("bilateral_grid", {{1, 1}, {9, 17}, {40, 29}});
 }
 
+TEST_CASE("with the shared-memory opt-in, harris's blocks use more than 48 KiB and still match plain loops", "[gpu][apps]") {
+    auto app = apps::make_app("harris");
+    Target opted_in = emulated_gpu().with_shared_memory_opt_in();
+    Callable c = app->pipeline().compile(opted_in);
+    compiled_app_check::check_callable(*app, c, {{23, 19}, {300, 70}}, 5, "on the emulated GPU with the shared-memory opt-in");
+    // Bigger tiles: the scratchpads of a block exceed the default 48 KiB, within sm_80's 163 KiB.
+    app->prepare({1024, 256}, 1);
+    std::vector<Buffer<void>> out = app->make_outputs();
+    runtime::set_emulator_profiling(true);
+    c.realize(out);
+    std::vector<runtime::GpuKernelProfile> kernels = runtime::take_emulator_profile();
+    runtime::set_emulator_profiling(false);
+    REQUIRE(kernels.size() == 1);
+    CHECK(kernels[0].shared_bytes > 48 * 1024);
+    CHECK(kernels[0].shared_bytes <= 163 * 1024);
+    // Only GPU targets take it.
+    REQUIRE_USER_ERROR(app->pipeline().compile(Target::host().with_shared_memory_opt_in()), "with_shared_memory_opt_in",
+                       "Target::cuda");
+}
+
 TEST_CASE("blur_x_blur_y and harris compile to one GPU kernel each", "[gpu]") {
     for (const char *name : {"blur_x_blur_y", "harris"}) {
         auto app = apps::make_app(name);

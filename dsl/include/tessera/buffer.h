@@ -29,6 +29,34 @@ struct BufferDim {
     int64_t stride = 0;  // in elements
 };
 
+// A copy of a buffer's elements in a GPU's memory. The runtime makes one per device API (CUDA:
+// runtime/src/cuda_runtime.cpp); the buffer frees it, and its device memory, when it goes.
+class DeviceCopy {
+public:
+    DeviceCopy(const void *api, int64_t span_lo, int64_t span_bytes) : api(api), span_lo(span_lo), span_bytes(span_bytes) {}
+    virtual ~DeviceCopy() = default;
+    DeviceCopy(const DeviceCopy &) = delete;
+    DeviceCopy &operator=(const DeviceCopy &) = delete;
+    // The device address of the first byte of the span.
+    virtual uint64_t address() const = 0;
+    // Copies the span between the device and the host (`span` is the host's first byte of it).
+    virtual void copy_to_host(uint8_t *span) const = 0;
+    virtual void copy_to_device(const uint8_t *span) const = 0;
+
+    const void *api;          // the device API that made it: a copy is used only by its own
+    const int64_t span_lo;    // it mirrors the host bytes [host + span_lo, host + span_lo + span_bytes)
+    const int64_t span_bytes;
+};
+
+// Where a buffer's current elements are, when it has a copy on a GPU: which side is newer.
+// Shared by every handle of the same elements (a Buffer read in a definition is bound through a
+// handle of its own), so that a write through one is seen through all.
+struct BufferResidency {
+    std::shared_ptr<DeviceCopy> device;  // null: the elements live on the host only
+    bool host_dirty = false;             // the host's elements are newer than the device's
+    bool device_dirty = false;           // the device's elements are newer than the host's
+};
+
 struct BufferImpl {
     Type type;
     std::vector<BufferDim> dims;
@@ -36,6 +64,13 @@ struct BufferImpl {
     std::shared_ptr<uint8_t> allocation; // null when wrapping external memory
     std::string name;
     std::shared_ptr<InputContents> input; // identity of this buffer inside Exprs (made on use)
+    std::shared_ptr<BufferResidency> residency = std::make_shared<BufferResidency>();
+
+    // `host`, holding the current elements: those of the device copy are copied back first when
+    // they are newer. For code that only reads them.
+    uint8_t *host_for_read();
+    // The same for code that may write them: the device copy, if any, becomes stale.
+    uint8_t *host_for_write();
 };
 
 template <typename T = void>
@@ -64,6 +99,8 @@ public:
     int height() const;
     int channels() const;
     int64_t number_of_elements() const;
+    // The host's elements. Like every host access below (data(), operator(), address_of, fill,
+    // copy, copy_from), it first brings back elements a GPU computed (see "GPU residency").
     uint8_t *raw_data() const;
     const std::string &name() const;
     void set_name(const std::string &name);
@@ -97,6 +134,24 @@ public:
         }
     }
 
+    // GPU residency (Target::cuda, docs/gpu.md), as Halide's buffers have it. A pipeline run on a
+    // GPU leaves its outputs in the GPU's memory (device_dirty) and copies an input there only
+    // when the device has no current copy of it, so that pipelines called one after another keep
+    // their data on the GPU. A host access copies a GPU's newer elements back first and, as it
+    // may write, makes the host's elements the newer ones (host_dirty): the next GPU run copies
+    // them again. Two Buffers that wrap the same memory do not know about each other's copies.
+    bool has_device_allocation() const;
+    bool host_dirty() const;
+    bool device_dirty() const;
+    // For writes the buffer cannot see: through a pointer kept from an earlier raw_data().
+    void set_host_dirty(bool dirty = true) const;
+    // Copies the device's elements back when they are newer (nothing to do otherwise).
+    void copy_to_host() const;
+    // Copies newer device elements back, then frees the device copy.
+    void device_free() const;
+    // The device address of the element at the mins (a CUdeviceptr), 0 without a device copy.
+    uint64_t device_handle() const;
+
     // An expression reading this buffer at the given coordinates, for use in definitions.
     Expr operator()(std::vector<Expr> args) const;
     template <typename... Args,
@@ -111,6 +166,8 @@ public:
 protected:
     explicit Buffer(std::shared_ptr<BufferImpl> impl) : impl_(std::move(impl)) {}
     void check_defined(const char *what) const;
+    // The byte offset from the element at the mins to the one at `coords` (checked).
+    int64_t byte_offset_of(const std::vector<int64_t> &coords) const;
     std::shared_ptr<BufferImpl> impl_;
 };
 

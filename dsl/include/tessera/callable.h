@@ -30,6 +30,9 @@ class Realization;
 //   Target::cuda(80)               an NVIDIA GPU of compute capability 8.0 (sm_80): PTX kernels
 //   Target::cuda(80).emulated()    the same kernels run by Tessera's GPU emulator on the host
 //                                  (docs/gpu.md): blocks, threads, barriers, shared memory
+//   Target::cuda(80).with_shared_memory_opt_in()
+//                                  blocks may use more than 48 KiB of shared memory (163 KiB on
+//                                  sm_80, 227 KiB on sm_90): bigger tiles, fewer blocks per SM
 struct Target {
     enum class Arch { Host, CUDA };
     Arch arch = Arch::Host;
@@ -37,6 +40,7 @@ struct Target {
     std::string features;  // empty: the host CPU's features
     int sm = 0;            // CUDA: the compute capability times 10
     bool emulate = false;  // CUDA: run the kernels in the emulator
+    bool shared_memory_opt_in = false;  // CUDA: blocks may use the architecture's maximum shared memory
     static Target host() { return Target{}; }
     static Target cuda(int sm) {
         Target t;
@@ -47,6 +51,11 @@ struct Target {
     Target emulated() const {
         Target t = *this;
         t.emulate = true;
+        return t;
+    }
+    Target with_shared_memory_opt_in() const {
+        Target t = *this;
+        t.shared_memory_opt_in = true;
         return t;
     }
 };

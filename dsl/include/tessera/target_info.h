@@ -24,16 +24,18 @@ struct TargetInfo {
     // GPUs (0 on CPUs).
     int warp_size = 0;                    // threads that execute together: 32 (NVIDIA), 64 (AMD wavefront)
     int max_threads_per_block = 0;
-    int64_t shared_bytes_per_block = 0;   // without opt-in
+    int64_t shared_bytes_per_block = 0;   // what a block may use: the default, or the opt-in maximum when opted in
     int64_t max_shared_bytes_per_block = 0;  // with the opt-in of newer architectures
 
     // Elements of `bytes` each that one vector register holds (16 floats with AVX-512).
     int lanes(int bytes) const { return vector_bits / (8 * bytes); }
 
     // NVIDIA compute capability `sm` (80 for A100, 90 for H100): warps of 32, 1024 threads per
-    // block, 48 KiB of shared memory per block by default and 163 KiB (sm_80) or 227 KiB
-    // (sm_90) by opt-in (CUDA C Programming Guide, "Compute Capabilities").
-    static TargetInfo nvidia_gpu(int sm);
+    // block, 48 KiB of shared memory per block by default and, by opt-in, 96 KiB (sm_70, 72),
+    // 64 KiB (75), 163 KiB (80, 87), 99 KiB (86, 89, 12x) or 227 KiB (90, 10x, 110) (CUDA C
+    // Programming Guide, "Compute Capabilities"). `shared_memory_opt_in`: blocks may use the
+    // maximum (Target::with_shared_memory_opt_in); a UserError before sm_70, which has none.
+    static TargetInfo nvidia_gpu(int sm, bool shared_memory_opt_in = false);
     // AMD GCN/CDNA `gfx` architecture (e.g. "gfx90a"): wavefronts of 64, 1024 threads per block,
     // 64 KiB of LDS per workgroup.
     static TargetInfo amd_gpu(const std::string &gfx);

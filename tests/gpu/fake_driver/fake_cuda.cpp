@@ -15,7 +15,7 @@
 namespace {
 
 struct Record {
-    int modules_loaded = 0, functions = 0, launches = 0;
+    int modules_loaded = 0, functions = 0, launches = 0, shared_opt_ins = 0;
     long long allocations = 0, frees = 0, bytes_to_device = 0, bytes_to_host = 0;
     unsigned last_grid = 0, last_block = 0, last_shared = 0;
     long long last_context_words = 0;
@@ -24,6 +24,7 @@ struct Record {
 Record g_record;
 std::map<uintptr_t, size_t> g_allocations;
 std::map<uintptr_t, std::string> g_functions;
+std::map<uintptr_t, int> g_max_dynamic_shared;  // per function, by cuFuncSetAttribute
 std::vector<std::unique_ptr<char>> g_function_handles;  // what CUfunction handles point at
 
 } // namespace
@@ -31,7 +32,7 @@ std::vector<std::unique_ptr<char>> g_function_handles;  // what CUfunction handl
 extern "C" {
 
 FakeCudaRecord fakeCudaRecord() {
-    return FakeCudaRecord{g_record.modules_loaded, g_record.functions, g_record.launches, g_record.allocations, g_record.frees,
+    return FakeCudaRecord{g_record.modules_loaded, g_record.functions, g_record.launches, g_record.shared_opt_ins, g_record.allocations, g_record.frees,
                           (long long)g_allocations.size(), g_record.bytes_to_device, g_record.bytes_to_host, g_record.last_grid,
                           g_record.last_block, g_record.last_shared, g_record.last_context_words, g_record.last_function.c_str()};
 }
@@ -78,6 +79,14 @@ int cuModuleGetFunction(void **f, void *, const char *name) {
     return 0;
 }
 
+// Only the attribute Tessera sets: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8), up to
+// an sm_90's 227 KiB.
+int cuFuncSetAttribute(void *f, int attribute, int value) {
+    if (!g_functions.count(uintptr_t(f)) || attribute != 8 || value < 0 || value > 227 * 1024) return 1;
+    g_max_dynamic_shared[uintptr_t(f)] = value;
+    ++g_record.shared_opt_ins;
+    return 0;
+}
 int cuMemAlloc_v2(unsigned long long *p, size_t bytes) {
     void *m = std::malloc(bytes);
     if (!m) return 2;  // CUDA_ERROR_OUT_OF_MEMORY
@@ -116,8 +125,10 @@ int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t bytes) {
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared, void *,
                    void **params, void **) {
     auto it = g_functions.find(uintptr_t(f));
-    if (it == g_functions.end() || gx == 0 || gy != 1 || gz != 1 || bx == 0 || bx > 1024 || by != 1 || bz != 1 || shared > 48 * 1024)
-        return 1;
+    if (it == g_functions.end() || gx == 0 || gy != 1 || gz != 1 || bx == 0 || bx > 1024 || by != 1 || bz != 1) return 1;
+    // Beyond 48 KiB a kernel must have opted in (CUDA_ERROR_INVALID_VALUE otherwise).
+    auto opt_in = g_max_dynamic_shared.find(uintptr_t(f));
+    if (shared > 48 * 1024 && (opt_in == g_max_dynamic_shared.end() || shared > unsigned(opt_in->second))) return 1;
     // The first parameter is the device address of the kernel's context array.
     unsigned long long context = *static_cast<unsigned long long *>(params[0]);
     auto a = g_allocations.find(uintptr_t(context));

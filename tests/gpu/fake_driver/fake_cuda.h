@@ -3,7 +3,7 @@
 
 extern "C" {
 struct FakeCudaRecord {
-    int modules_loaded, functions, launches;
+    int modules_loaded, functions, launches, shared_opt_ins;
     long long allocations, frees, live_allocations, bytes_to_device, bytes_to_host;
     unsigned last_grid, last_block, last_shared;
     long long last_context_words;
