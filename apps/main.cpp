@@ -7,14 +7,17 @@
 // --schedule prints the schedule JSON the pipeline runs with and exits. --gpu compiles for
 // Target::cuda(80) instead and runs the kernels in the GPU emulator (docs/gpu.md): it prints the
 // kernels, their blocks, threads, shared memory and barriers, the emulator's traffic model, and
-// the check against the plain loops (sizes default to at most 512: emulation is slow).
+// the check against the plain loops (sizes default to at most 512: emulation is slow); then, on
+// a machine with a CUDA GPU, the same on device 0 (Target::cuda(its sm)), timed and checked.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string>
 
+#include <tessera/runtime/cuda_device.h>
 #include <tessera/runtime/executor.h>
 #include <tessera/runtime/gpu_emulator.h>
 
@@ -86,6 +89,41 @@ bool run_on_emulated_gpu(apps::App &app, const std::vector<int> &sizes, uint32_t
     return ok;
 }
 
+// When this machine has a CUDA GPU, compiles the app for it, runs it `runs` times (its buffers
+// stay on the GPU between calls) and checks the outputs; otherwise says why not.
+bool run_on_cuda_gpu_if_present(apps::App &app, const std::vector<int> &sizes, uint32_t seed, int runs,
+                                const CompileOptions &options) {
+    std::string why;
+    int sm = runtime::cuda_device_capability(&why);
+    if (sm == 0) {
+        std::printf("no CUDA GPU to run on (%s): the emulator's run above stands in for it\n", why.c_str());
+        return true;
+    }
+    Callable c = app.pipeline().compile(Target::cuda(sm), options);
+    app.prepare(sizes, seed);
+    std::vector<Buffer<void>> outputs = app.make_outputs(), expected = app.make_outputs();
+    std::vector<double> times;
+    for (int k = 0; k < runs + 1; ++k) {  // the first call loads the module and copies the inputs
+        auto t0 = std::chrono::steady_clock::now();
+        c.realize(outputs);
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (k > 0) times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("GPU (Target::cuda(%d), device 0): median %.3f ms over %d runs, buffers resident on the GPU\n", sm,
+                times[times.size() / 2], runs);
+    app.reference(expected);
+    bool ok = true;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        apps::Comparison cmp = apps::compare(outputs[i], expected[i], app.tolerance());
+        std::printf("check of the GPU against plain C++ loops, output %s: %s (max relative error %g)%s%s\n",
+                    app.pipeline().outputs()[i].name().c_str(), cmp.ok ? "OK" : "MISMATCH", cmp.max_error,
+                    cmp.ok ? "" : ", first mismatch ", cmp.first_mismatch.c_str());
+        ok &= cmp.ok;
+    }
+    return ok;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -138,7 +176,11 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < sizes.size(); ++i) std::printf("%s%s=%d", i ? ", " : "", names[i].c_str(), sizes[i]);
         std::printf(")\n");
 
-        if (gpu) return run_on_emulated_gpu(*app, sizes, seed, options) ? 0 : 1;
+        if (gpu) {
+            bool ok = run_on_emulated_gpu(*app, sizes, seed, options);
+            ok = run_on_cuda_gpu_if_present(*app, sizes, seed, runs, options) && ok;
+            return ok ? 0 : 1;
+        }
 
         Callable compiled = app->pipeline().compile(Target::host(), options);
         const CompileReport &r = compiled.report();

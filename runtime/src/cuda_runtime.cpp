@@ -7,6 +7,7 @@
 
 #include <tessera/error.h>
 
+#include "tessera/runtime/cuda_device.h"
 #include "tessera/runtime/gpu_emulator.h"
 
 namespace tessera::runtime {
@@ -31,6 +32,7 @@ struct Driver {
     CUresult (*cuInit)(unsigned);
     CUresult (*cuDeviceGetCount)(int *);
     CUresult (*cuDeviceGet)(CUdevice *, int);
+    CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
     CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
     CUresult (*cuCtxSetCurrent)(CUcontext);
     CUresult (*cuCtxSynchronize)();
@@ -81,6 +83,7 @@ private:
         sym(d.cuInit, "cuInit");
         sym(d.cuDeviceGetCount, "cuDeviceGetCount");
         sym(d.cuDeviceGet, "cuDeviceGet");
+        sym(d.cuDeviceGetAttribute, "cuDeviceGetAttribute");
         sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
         sym(d.cuCtxSetCurrent, "cuCtxSetCurrent");
         sym(d.cuCtxSynchronize, "cuCtxSynchronize");
@@ -117,6 +120,24 @@ CUcontext g_primary_context = nullptr;  // device 0's, retained once (under g_co
 std::mutex g_context_mutex;
 
 } // namespace
+
+int cuda_device_capability(std::string *why) {
+    Driver &d = Driver::get();
+    std::string missing = d.missing;
+    int major = 0, minor = 0;
+    if (missing.empty()) {
+        CUdevice device = 0;
+        constexpr int kMajor = 75, kMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, _MINOR
+        if (CUresult r = d.cuDeviceGet(&device, 0)) missing = "the CUDA driver gives no device 0 (" + d.error(r) + ")";
+        else if (CUresult r2 = d.cuDeviceGetAttribute(&major, kMajor, device); r2 || d.cuDeviceGetAttribute(&minor, kMinor, device))
+            missing = "the CUDA driver does not tell device 0's compute capability";
+    }
+    if (!missing.empty()) {
+        if (why) *why = missing;
+        return 0;
+    }
+    return major * 10 + minor;
+}
 
 CudaProgram::CudaProgram() {
     runtime_.launch = launch;

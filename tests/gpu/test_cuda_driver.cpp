@@ -9,6 +9,8 @@
 
 #include "../test_util.h"
 
+#include <tessera/runtime/cuda_device.h>
+
 #include "tessera_apps/app.h"
 
 #include "fake_driver/fake_cuda.h"
@@ -189,6 +191,12 @@ TEST_CASE("a kernel given more than 48 KiB of shared memory opts in to it before
     CHECK(after.shared_opt_ins - before.shared_opt_ins == 1);
     c.realize(out);
     CHECK(record().shared_opt_ins - before.shared_opt_ins == 1);  // once per kernel
+}
+
+TEST_CASE("the compute capability of device 0 comes from the driver", "[cuda]") {
+    std::string why = "unchanged";
+    CHECK(runtime::cuda_device_capability(&why) == 80);  // the stand-in is an sm_80
+    CHECK(why == "unchanged");
 }
 
 TEST_CASE("the driver's JIT log is in the error when it rejects the PTX", "[cuda]") {

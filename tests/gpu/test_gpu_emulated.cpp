@@ -9,6 +9,7 @@
 #include <tessera/poly/gpu_mapping.h>
 #include <tessera/poly/schedule_json.h>
 #include <tessera/runtime/compiled_pipeline.h>
+#include <tessera/runtime/cuda_device.h>
 #include <tessera/runtime/gpu_emulator.h>
 
 #include <isl/schedule.h>
@@ -166,6 +167,10 @@ TEST_CASE("without the NVIDIA driver, running a pipeline compiled for a CUDA GPU
     app->prepare({9, 7}, 1);
     std::vector<Buffer<void>> out = app->make_outputs();
     REQUIRE_USER_ERROR(c.realize(out), "libcuda.so.1", "Target::cuda(sm).emulated()");
+    // Asking first is how a program (the main job) decides: no device, and why.
+    std::string why;
+    CHECK(runtime::cuda_device_capability(&why) == 0);
+    CHECK_THAT(why, Catch::Matchers::Contains("libcuda.so.1"));
 }
 
 TEST_CASE("Target::cuda rejects a compute capability it does not know", "[gpu][errors]") {

@@ -46,6 +46,13 @@ int cuDeviceGet(int *d, int) {
     *d = 0;
     return 0;
 }
+// An sm_80 device (CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75, _MINOR 76).
+int cuDeviceGetAttribute(int *value, int attribute, int) {
+    if (attribute == 75) *value = 8;
+    else if (attribute == 76) *value = 0;
+    else return 1;
+    return 0;
+}
 int cuDevicePrimaryCtxRetain(void **ctx, int) {
     static int context;
     *ctx = &context;
