@@ -13,6 +13,7 @@
 #include "tessera/param.h"
 #include "tessera/pipeline.h"
 #include "tessera/reduction.h"
+#include "tessera/runtime/cuda_device.h"
 #include "tessera/runtime/executor.h"
 #include "tessera/target_info.h"
 #include "tessera/type.h"
