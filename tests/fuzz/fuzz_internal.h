@@ -91,6 +91,7 @@ struct GeneratedPipeline {
     Pipeline pipeline;
     std::vector<OutputShape> outputs;
     CompileOptions options;
+    Target target;  // the host, or with --gpu the emulated GPU (with or without the shared-memory opt-in)
 };
 
 // Generates the pipeline that `choices` draw. `reproduction` receives the C++ source that rebuilds

@@ -59,7 +59,8 @@ void usage() {
            "              failure of its seed and the run goes on\n"
            "  --shrink    after the run, look for a smaller pipeline that fails like each failure (each\n"
            "              attempt in a child process; implies --isolate; hangs are not shrunk)\n"
-           "  --gpu       compile for the emulated GPU (Target::cuda(80).emulated()) instead of the host\n"
+           "  --gpu       compile for the emulated GPU (Target::cuda(80).emulated(), 30% of seeds with\n"
+           "              with_shared_memory_opt_in()) instead of the host\n"
            "  --max-funcs, --max-points, --max-dims, --slow-ms: FuzzSettings (pipeline_fuzzer.h)\n";
 }
 

@@ -179,7 +179,7 @@ FuzzResult run(uint64_t seed, Choices &choices, const FuzzSettings &settings) {
     bool compiled_once = false;
     std::string phases;  // compile time by phase
     Thrown compiled = attempt([&] {
-        Callable callable = g.pipeline.compile(settings.gpu ? Target::cuda(80).emulated() : Target::host(), g.options);
+        Callable callable = g.pipeline.compile(g.target, g.options);
         r.compile_ms = elapsed_ms();
         compiled_once = true;
         for (const auto &[phase, ms] : callable.report().phase_ms)

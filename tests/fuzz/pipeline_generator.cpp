@@ -571,8 +571,15 @@ void Generator::make_outputs(const std::vector<FuncInfo> &funcs) {
         line("std::memset(out" + std::to_string(k) + ".raw_data(), 0xa5, out" + std::to_string(k) +
              ".number_of_elements() * sizeof(" + cpp_type(shape.type) + "));  // unwritten elements then differ");
     }
-    line(std::string("pipeline.compile(") + (settings_.gpu ? "Target::cuda(80).emulated()" : "Target::host()") +
-         ", options).realize(std::vector<Buffer<void>>{" + join(got) + "});");
+    // Drawn last, so that the choices before it (and the pipelines of earlier seeds) stay as they were.
+    if (settings_.gpu) {
+        result_.target = Target::cuda(80).emulated();
+        if (choices_.percent(30)) result_.target = result_.target.with_shared_memory_opt_in();
+    }
+    std::string target = !settings_.gpu ? "Target::host()"
+                         : result_.target.shared_memory_opt_in ? "Target::cuda(80).emulated().with_shared_memory_opt_in()"
+                                                                : "Target::cuda(80).emulated()";
+    line("pipeline.compile(" + target + ", options).realize(std::vector<Buffer<void>>{" + join(got) + "});");
     line("interpret(pipeline, std::vector<Buffer<void>>{" + join(want) + "});");
     line("// Compare " + join(got) + " with " + join(want) + " bit for bit (NaN equals NaN).");
     realization_ = s;
