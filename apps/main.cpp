@@ -49,6 +49,22 @@ std::string schedule_summary(const poly::Program &p) {
     return s.str();
 }
 
+// Computes the app's plain C++ loops into `expected`, compares each output with them and prints
+// one line per output, starting with `label` ("check against plain C++ loops, output ...: OK").
+bool check_outputs(apps::App &app, const std::vector<Buffer<void>> &outputs, std::vector<Buffer<void>> &expected,
+                   const char *label) {
+    app.reference(expected);
+    bool ok = true;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        apps::Comparison cmp = apps::compare(outputs[i], expected[i], app.tolerance());
+        std::printf("%s against plain C++ loops, output %s: %s (max relative error %g)%s%s\n", label,
+                    app.pipeline().outputs()[i].name().c_str(), cmp.ok ? "OK" : "MISMATCH", cmp.max_error,
+                    cmp.ok ? "" : ", first mismatch ", cmp.first_mismatch.c_str());
+        ok &= cmp.ok;
+    }
+    return ok;
+}
+
 // Compiles the app for the emulated GPU, runs it once at `sizes`, prints the kernels and the
 // traffic model, and checks the outputs.
 bool run_on_emulated_gpu(apps::App &app, const std::vector<int> &sizes, uint32_t seed, const CompileOptions &options) {
@@ -77,16 +93,7 @@ bool run_on_emulated_gpu(apps::App &app, const std::vector<int> &sizes, uint32_t
     if (app.minimum_bytes() > 0)
         std::printf("  global memory traffic: %.2f MB, %.3f times the %.2f MB that must move; emulated in %.1f s\n", moved / 1e6,
                     moved / app.minimum_bytes(), app.minimum_bytes() / 1e6, seconds);
-    app.reference(expected);
-    bool ok = true;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-        apps::Comparison cmp = apps::compare(outputs[i], expected[i], app.tolerance());
-        std::printf("check of the emulated GPU against plain C++ loops, output %s: %s (max relative error %g)%s%s\n",
-                    app.pipeline().outputs()[i].name().c_str(), cmp.ok ? "OK" : "MISMATCH", cmp.max_error,
-                    cmp.ok ? "" : ", first mismatch ", cmp.first_mismatch.c_str());
-        ok &= cmp.ok;
-    }
-    return ok;
+    return check_outputs(app, outputs, expected, "check of the emulated GPU");
 }
 
 // When this machine has a CUDA GPU, compiles the app for it, runs it `runs` times (its buffers
@@ -112,16 +119,7 @@ bool run_on_cuda_gpu_if_present(apps::App &app, const std::vector<int> &sizes, u
     std::sort(times.begin(), times.end());
     std::printf("GPU (Target::cuda(%d), device 0): median %.3f ms over %d runs, buffers resident on the GPU\n", sm,
                 times[times.size() / 2], runs);
-    app.reference(expected);
-    bool ok = true;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-        apps::Comparison cmp = apps::compare(outputs[i], expected[i], app.tolerance());
-        std::printf("check of the GPU against plain C++ loops, output %s: %s (max relative error %g)%s%s\n",
-                    app.pipeline().outputs()[i].name().c_str(), cmp.ok ? "OK" : "MISMATCH", cmp.max_error,
-                    cmp.ok ? "" : ", first mismatch ", cmp.first_mismatch.c_str());
-        ok &= cmp.ok;
-    }
-    return ok;
+    return check_outputs(app, outputs, expected, "check of the GPU");
 }
 
 } // namespace
@@ -206,16 +204,7 @@ int main(int argc, char **argv) {
         std::printf("\n");
 
         std::vector<Buffer<void>> expected = app->make_outputs();
-        app->reference(expected);
-        bool ok = true;
-        for (size_t i = 0; i < outputs.size(); ++i) {
-            apps::Comparison c = apps::compare(outputs[i], expected[i], app->tolerance());
-            std::printf("check against plain C++ loops, output %s: %s (max relative error %g)%s%s\n",
-                        app->pipeline().outputs()[i].name().c_str(), c.ok ? "OK" : "MISMATCH", c.max_error,
-                        c.ok ? "" : ", first mismatch ", c.first_mismatch.c_str());
-            ok &= c.ok;
-        }
-        return ok ? 0 : 1;
+        return check_outputs(*app, outputs, expected, "check") ? 0 : 1;
     } catch (const Error &e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;

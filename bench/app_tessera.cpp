@@ -5,7 +5,8 @@
 //   app_tessera <app> <runs> <check|nocheck> [--fast-math] <size>...
 //
 // --fast-math compiles with CompileOptions::fast_math (reassociation and fused multiply-add, as
-// OpenBLAS's kernels use) and checks within a relative error of 1e-4 instead of exactly. e.g. `app_tessera matmul 5 check 2048 2048 2048` (M N K), `app_tessera conv2d 5 nocheck 56 56
+// OpenBLAS's kernels use) and checks within a relative error of 1e-4 instead of exactly.
+// e.g. `app_tessera matmul 5 check 2048 2048 2048` (M N K), `app_tessera conv2d 5 nocheck 56 56
 // 64 64`. The check runs the app's plain loops (a minute at matmul 2048^3), so the drivers ask
 // for it in the first process of each kernel only.
 #include <algorithm>
@@ -54,7 +55,8 @@ int main(int argc, char **argv) {
     if (check) {
         std::vector<Buffer<void>> want = app->make_outputs();
         app->reference(want);
-        for (size_t i = 0; i < out.size(); ++i) ok = ok && apps::compare(out[i], want[i], options.fast_math ? std::max(1e-4, app->tolerance()) : app->tolerance()).ok;
+        double tolerance = options.fast_math ? std::max(1e-4, app->tolerance()) : app->tolerance();
+        for (size_t i = 0; i < out.size(); ++i) ok = ok && apps::compare(out[i], want[i], tolerance).ok;
     }
     std::printf("{\n  \"check\": \"%s\",\n  \"compile\": {\"total_ms\": %.3f", !check ? "skipped" : ok ? "ok" : "MISMATCH", c.report().total_ms);
     for (const auto &[phase, ms] : c.report().phase_ms) std::printf(", \"%s\": %.3f", phase.c_str(), ms);

@@ -116,8 +116,28 @@ private:
     }
 };
 
-CUcontext g_primary_context = nullptr;  // device 0's, retained once (under g_context_mutex)
-std::mutex g_context_mutex;
+// Device 0's primary context, retained on first use and shared by every program, so that a
+// buffer's device copy made for one pipeline serves the next. A UserError when there is none.
+CUcontext primary_context() {
+    static std::mutex mutex;
+    static CUcontext context = nullptr;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!context) {
+        Driver &d = Driver::get();
+        CUdevice device = 0;
+        if (CUresult r = d.cuDeviceGet(&device, 0)) user_error("The CUDA driver gives no device 0: ", d.error(r), ".");
+        if (CUresult r = d.cuDevicePrimaryCtxRetain(&context, device))
+            user_error("The CUDA driver gives no context for device 0: ", d.error(r), ".");
+    }
+    return context;
+}
+
+// cuMemAlloc of at least one byte (the driver refuses zero); 0 when it fails, with its result.
+CUdeviceptr device_alloc(int64_t bytes, CUresult &result) {
+    CUdeviceptr p = 0;
+    result = Driver::get().cuMemAlloc_v2(&p, size_t(std::max<int64_t>(bytes, 1)));
+    return result ? 0 : p;
+}
 
 } // namespace
 
@@ -154,7 +174,7 @@ void CudaProgram::set_code(std::string ptx, std::vector<codegen::KernelName> ker
 CudaProgram::~CudaProgram() {
     if (module_) {
         Driver &d = Driver::get();
-        d.cuCtxSetCurrent(context_);
+        d.cuCtxSetCurrent(primary_context());
         d.cuModuleUnload(module_);
     }
 }
@@ -166,19 +186,7 @@ void CudaProgram::prepare() {
                    ". Compile it with Target::cuda(sm).emulated() to run the same kernels in Tessera's GPU emulator, "
                    "or with Target::host() for the CPU.");
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!context_) {
-        // Every program shares device 0's primary context, so that a buffer's device copy made
-        // for one pipeline serves the next.
-        std::lock_guard<std::mutex> context_lock(g_context_mutex);
-        if (!g_primary_context) {
-            CUdevice device = 0;
-            if (CUresult r = d.cuDeviceGet(&device, 0)) user_error("The CUDA driver gives no device 0: ", d.error(r), ".");
-            if (CUresult r = d.cuDevicePrimaryCtxRetain(&g_primary_context, device))
-                user_error("The CUDA driver gives no context for device 0: ", d.error(r), ".");
-        }
-        context_ = g_primary_context;
-    }
-    if (CUresult r = d.cuCtxSetCurrent(context_)) user_error("The CUDA context cannot be made current: ", d.error(r), ".");
+    if (CUresult r = d.cuCtxSetCurrent(primary_context())) user_error("The CUDA context cannot be made current: ", d.error(r), ".");
     if (module_) return;
     std::vector<char> log(16384, 0);
     int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -209,21 +217,23 @@ public:
     }
     uint64_t address() const override { return memory_; }
     void copy_to_host(uint8_t *span) const override {
-        Driver &d = Driver::get();
-        if (span_bytes <= 0) return;
-        CUresult r = d.cuCtxSetCurrent(context_);
-        if (r == 0) r = d.cuMemcpyDtoH_v2(span, memory_, size_t(span_bytes));
-        if (r) user_error("Copying ", span_bytes, " bytes from the GPU failed (", d.error(r), ").");
+        copy("from", [&](Driver &d) { return d.cuMemcpyDtoH_v2(span, memory_, size_t(span_bytes)); });
     }
     void copy_to_device(const uint8_t *span) const override {
-        Driver &d = Driver::get();
-        if (span_bytes <= 0) return;
-        CUresult r = d.cuCtxSetCurrent(context_);
-        if (r == 0) r = d.cuMemcpyHtoD_v2(memory_, span, size_t(span_bytes));
-        if (r) user_error("Copying ", span_bytes, " bytes to the GPU failed (", d.error(r), ").");
+        copy("to", [&](Driver &d) { return d.cuMemcpyHtoD_v2(memory_, span, size_t(span_bytes)); });
     }
 
 private:
+    // Runs `memcpy` (a cuMemcpy of the span) with the context current; a UserError if it fails.
+    template <typename Memcpy>
+    void copy(const char *direction, Memcpy &&memcpy) const {
+        if (span_bytes <= 0) return;
+        Driver &d = Driver::get();
+        CUresult r = d.cuCtxSetCurrent(context_);
+        if (r == 0) r = memcpy(d);
+        if (r) user_error("Copying ", span_bytes, " bytes ", direction, " the GPU failed (", d.error(r), ").");
+    }
+
     CUcontext context_;
     CUdeviceptr memory_;
 };
@@ -237,17 +247,12 @@ const void *CudaProgram::api() {
 
 std::shared_ptr<DeviceCopy> CudaProgram::make_device_copy(int64_t span_lo, int64_t span_bytes) {
     Driver &d = Driver::get();
-    CUcontext context = nullptr;
-    {
-        std::lock_guard<std::mutex> lock(g_context_mutex);
-        context = g_primary_context;
-    }
-    TESSERA_INTERNAL_ASSERT(context, "a device copy before the CUDA context exists");
-    CUdeviceptr p = 0;
-    if (CUresult r = d.cuMemAlloc_v2(&p, size_t(std::max<int64_t>(span_bytes, 1))))
+    CUresult r = 0;
+    CUdeviceptr p = device_alloc(span_bytes, r);
+    if (r)
         user_error("The GPU could not allocate ", span_bytes, " bytes for a buffer (", d.error(r),
                    "). Free buffers' device copies (Buffer::device_free) or use smaller buffers.");
-    return std::make_shared<CudaDeviceCopy>(context, p, span_lo, span_bytes);
+    return std::make_shared<CudaDeviceCopy>(primary_context(), p, span_lo, span_bytes);
 }
 
 void CudaProgram::release(void *device) {
@@ -255,9 +260,8 @@ void CudaProgram::release(void *device) {
 }
 
 void *CudaProgram::alloc(void *, int64_t bytes) {
-    CUdeviceptr p = 0;
-    if (Driver::get().cuMemAlloc_v2(&p, size_t(std::max<int64_t>(bytes, 1)))) return nullptr;
-    return reinterpret_cast<void *>(uintptr_t(p));
+    CUresult r = 0;
+    return reinterpret_cast<void *>(uintptr_t(device_alloc(bytes, r)));
 }
 
 void CudaProgram::free_memory(void *state, void *device) { static_cast<CudaProgram *>(state)->release(device); }

@@ -48,7 +48,6 @@ private:
     std::vector<codegen::KernelName> kernels_;
     tessera_gpu_runtime_t runtime_;
     std::mutex mutex_;
-    void *context_ = nullptr;             // CUcontext (the device's primary context)
     void *module_ = nullptr;              // CUmodule
     std::vector<void *> functions_;       // CUfunction per kernel
     std::vector<int64_t> shared_opted_in_;  // the dynamic shared memory each kernel may use so far
