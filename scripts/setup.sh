@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3
+  python3-dev python3-venv  # the Python package (scripts/python_env.sh builds it in a venv)
   libisl-dev
   llvm-19-dev clang-19 lld-19 liblld-19-dev libomp-19-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev

@@ -1,0 +1,148 @@
+// Funcs, their definitions, and boundary conditions, for Python.
+//
+//   f = tessera.Func("f")
+//   f[x, y] = inp[x, y] * 2            # pure definition
+//   f[r.x, 0] += 1                     # update definition (a pure one, 0, is added first)
+//   g = tessera.BoundaryConditions.repeat_edge(inp)
+//
+// `f[x, y]` is a FuncRef: an Expr on the right of a definition, a definition when assigned to.
+// Python runs `f[k] += v` as `f[k] = f[k].__iadd__(v)`: the in-place operator makes the update
+// definition (as C++'s does) and returns a marker that the assignment then ignores.
+#include "bindings.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+namespace tessera::python {
+
+namespace {
+
+// What `FuncRef.__iadd__` and its kin return: the update is already made.
+struct AppliedUpdate {
+    Func func;
+};
+
+template <Op op>
+AppliedUpdate update_in_place(const PyFuncRef &self, nb::handle value) {
+    Expr e = to_expr(value, ("an update definition of Func " + self.func.name()).c_str());
+    FuncRef ref = self.ref();
+    if constexpr (op == Op::Add) ref += e;
+    else if constexpr (op == Op::Sub) ref -= e;
+    else if constexpr (op == Op::Mul) ref *= e;
+    else ref /= e;
+    return AppliedUpdate{self.func};
+}
+
+// Bounds {min, extent} per dimension of a Func given to a boundary condition; None for an
+// unbounded dimension.
+BoundaryConditions::Region to_region(nb::handle bounds, const char *what) {
+    if (bounds.is_none())
+        user_error(what, ": a Func source needs bounds, one (min, extent) pair per dimension (None for unbounded).");
+    BoundaryConditions::Region region;
+    for (nb::handle b : bounds) {
+        if (b.is_none()) {
+            region.emplace_back();
+            continue;
+        }
+        nb::sequence pair = nb::borrow<nb::sequence>(b);
+        if (nb::len(pair) != 2) user_error(what, ": each bound is a pair (min, extent) or None.");
+        region.emplace_back(to_expr(pair[0], what), to_expr(pair[1], what));
+    }
+    return region;
+}
+
+using FuncBoundary = Func (*)(const Func &, const BoundaryConditions::Region &);
+using BufferBoundary = Func (*)(const Buffer<void> &);
+using InputBoundary = Func (*)(const InputBuffer<void> &);
+
+// One boundary condition, for every kind of source.
+Func boundary(nb::handle source, nb::handle bounds, FuncBoundary on_func, BufferBoundary on_buffer,
+              InputBoundary on_input, const char *what) {
+    if (nb::isinstance<Func>(source)) return on_func(nb::cast<Func &>(source), to_region(bounds, what));
+    if (nb::isinstance<InputBuffer<void>>(source)) return on_input(nb::cast<InputBuffer<void> &>(source));
+    return on_buffer(to_buffer(source, false, what).buffer);
+}
+
+} // namespace
+
+void define_funcs(nb::module_ &m) {
+    nb::class_<AppliedUpdate>(m, "_AppliedUpdate");
+
+    auto ref = nb::class_<PyFuncRef>(m, "FuncRef", "A Func at coordinates: f[x, y].")
+                   .def_prop_ro("function", [](const PyFuncRef &r) { return r.func; })
+                   .def("__iadd__", &update_in_place<Op::Add>)
+                   .def("__isub__", &update_in_place<Op::Sub>)
+                   .def("__imul__", &update_in_place<Op::Mul>)
+                   .def("__itruediv__", &update_in_place<Op::Div>)
+                   .def("__repr__", [](const PyFuncRef &r) { return "<tessera.FuncRef of " + r.func.name() + ">"; });
+    add_operators(ref);
+
+    nb::class_<Func>(m, "Func", "A function over integer coordinates: a pure definition and any number of updates.")
+        .def(nb::init<>())
+        .def(nb::init<const std::string &>(), nb::arg("name"))
+        .def_prop_ro("name", &Func::name)
+        .def("defined", &Func::defined)
+        .def("dimensions", &Func::dimensions)
+        .def_prop_ro("type", &Func::type)
+        .def("args", &Func::args)
+        .def("value", &Func::value)
+        .def("num_update_definitions", &Func::num_update_definitions)
+        .def("__getitem__", [](const Func &f, nb::handle key) { return PyFuncRef{f, to_coordinates(key, ("Func " + f.name()).c_str())}; })
+        .def("__setitem__",
+             [](const Func &f, nb::handle key, nb::handle value) {
+                 if (nb::isinstance<AppliedUpdate>(value)) return;  // `f[k] += v` made it already
+                 FuncRef r = f(to_coordinates(key, ("Func " + f.name()).c_str()));
+                 r = to_expr(value, ("the definition of Func " + f.name()).c_str());
+             })
+        .def("realize",
+             [](const Func &f, nb::handle what) -> nb::object {
+                 if (nb::isinstance<nb::list>(what) || nb::isinstance<nb::tuple>(what)) {
+                     std::vector<int> sizes = nb::cast<std::vector<int>>(what);
+                     Buffer<void> out;
+                     {
+                         nb::gil_scoped_release release;
+                         out = f.realize(sizes);
+                     }
+                     return wrap_buffer(out);
+                 }
+                 PyBuffer out = to_buffer(what, true, ("Func " + f.name() + ".realize").c_str());
+                 {
+                     nb::gil_scoped_release release;
+                     f.realize(out.buffer);
+                 }
+                 return nb::none();
+             },
+             nb::arg("sizes_or_output"),
+             "realize([w, h, ...]) returns a new Buffer over [0, size) per dimension; realize(out) computes into a "
+             "Buffer or writable array (over its region) and returns None.")
+        .def("__hash__", [](const Func &f) { return (Py_hash_t)(intptr_t)f.contents().get(); })
+        .def("__repr__", [](const Func &f) { return "<tessera.Func " + f.name() + ">"; });
+
+    nb::module_ bc = m.def_submodule("BoundaryConditions",
+                                     "Funcs defined everywhere that read a bounded source only inside its bounds.");
+#define TESSERA_PY_BOUNDARY(NAME)                                                                                  \
+    bc.def(#NAME,                                                                                                   \
+           [](nb::handle source, nb::handle bounds) {                                                               \
+               return boundary(source, bounds, &BoundaryConditions::NAME, &BoundaryConditions::NAME,                \
+                               &BoundaryConditions::NAME, "BoundaryConditions." #NAME);                             \
+           },                                                                                                       \
+           nb::arg("source"), nb::arg("bounds") = nb::none());
+    TESSERA_PY_BOUNDARY(repeat_edge)
+    TESSERA_PY_BOUNDARY(mirror_image)
+    TESSERA_PY_BOUNDARY(mirror_interior)
+    TESSERA_PY_BOUNDARY(repeat_image)
+#undef TESSERA_PY_BOUNDARY
+    bc.def("constant_exterior",
+           [](nb::handle source, nb::handle value, nb::handle bounds) {
+               const char *what = "BoundaryConditions.constant_exterior";
+               Expr v = to_expr(value, what);
+               if (nb::isinstance<Func>(source))
+                   return BoundaryConditions::constant_exterior(nb::cast<Func &>(source), v, to_region(bounds, what));
+               if (nb::isinstance<InputBuffer<void>>(source))
+                   return BoundaryConditions::constant_exterior(nb::cast<InputBuffer<void> &>(source), v);
+               return BoundaryConditions::constant_exterior(to_buffer(source, false, what).buffer, v);
+           },
+           nb::arg("source"), nb::arg("value"), nb::arg("bounds") = nb::none());
+}
+
+} // namespace tessera::python
