@@ -63,8 +63,11 @@ nb::dlpack::dtype dlpack_of_type(Type t) {
 }
 
 // Whether Python says the memory of `value` may not be written: a read-only NumPy array or
-// buffer-protocol object. (DLPack before version 1.0 has no such flag.)
+// buffer-protocol object, or a JAX array (immutable: XLA may share its memory between arrays,
+// and DLPack before version 1.0 has no read-only flag to say so).
 bool python_says_read_only(nb::handle value) {
+    std::string module = nb::cast<std::string>(nb::getattr(value.type(), "__module__", nb::str("")));
+    if (module.rfind("jax", 0) == 0) return true;
     if (nb::hasattr(value, "flags")) {
         nb::object flags = value.attr("flags");
         if (nb::hasattr(flags, "writeable")) return !nb::cast<bool>(flags.attr("writeable"));
