@@ -28,4 +28,5 @@ NB_MODULE(_tessera, m) {
     define_buffers(m);
     define_funcs(m);
     define_pipelines(m);
+    define_ops(m);
 }

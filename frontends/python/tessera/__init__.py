@@ -86,5 +86,6 @@ from ._tessera import (  # noqa: F401  (the public API)
     uint32,
     uint64,
 )
+from ._tessera import ops  # noqa: F401  (tensor ops, frontends/ops)
 
 __version__ = "0.1.0"

@@ -1,0 +1,116 @@
+// The op library's tensors and ops: every op is a DSL Func, so Tessera's scheduler fuses and
+// tiles across op boundaries (a matmul, its bias and its ReLU become one group).
+//
+//   using namespace tessera;
+//   InputBuffer<float> xb("x", 2), wb("w", 2), bb("b", 1);
+//   ops::Tensor x = ops::input(xb, {64, 256}), w = ops::input(wb, {128, 256}),
+//               b = ops::input(bb, {128});
+//   ops::Tensor y = ops::relu(ops::linear(x, w, b));     // shape {64, 128}
+//   Buffer<float> out = y.func().realize({128, 64});     // dimension 0 is the last axis
+//
+// Shapes are concrete and written outermost first, as NumPy and torch write them. The Func of
+// a tensor of shape {d0, ..., dn} has dimension 0 over dn (the contiguous axis of a C-ordered
+// array), as Tessera's Python buffers have it: a tensor's Func realizes straight into a
+// C-ordered array of its shape. Types follow torch's promotion (promote_types below).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <tessera/func.h>
+#include <tessera/param.h>
+
+namespace tessera::ops {
+
+class Tensor {
+public:
+    Tensor() = default;
+    // A tensor over `shape` whose values the Func gives (it must have one dimension per axis).
+    Tensor(Func func, std::vector<int64_t> shape);
+
+    // A tensor read straight from an InputBuffer (input() below): no Func copies it.
+    Tensor(InputBuffer<void> buffer, std::vector<int64_t> shape);
+
+    // The Func computing the tensor. For an input tensor, a new Func reading the buffer.
+    Func func() const;
+    // The name of the Func or InputBuffer, for messages.
+    std::string name() const;
+    const std::vector<int64_t> &shape() const { return shape_; }
+    int rank() const { return int(shape_.size()); }
+    Type type() const;
+    int64_t number_of_elements() const;
+    // The value at `index`, given outermost axis first.
+    Expr operator()(const std::vector<Expr> &index) const;
+    // The sizes to realize the Func over (the shape reversed).
+    std::vector<int> realize_sizes() const;
+
+private:
+    Func func_;                // the values, or
+    InputBuffer<void> input_;  // an input read in place
+    std::vector<int64_t> shape_;
+};
+
+// A tensor reading an InputBuffer of the given shape (outermost first), in place.
+Tensor input(const InputBuffer<void> &buffer, std::vector<int64_t> shape);
+
+// NumPy's broadcasting of two shapes: axes aligned at the end, an axis of size 1 stretched.
+// Throws a UserError naming both shapes and `op` when they do not broadcast.
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b, const std::string &op);
+// torch's promotion of two tensors' types: bool < integers < floats; within a kind the wider
+// type; a signed and an unsigned integer give a signed type that holds both (uint8 and int8:
+// int16); float16 with bfloat16 gives float32.
+Type promote_types(Type a, Type b);
+
+// ---- Elementwise (broadcasting, promoted) ------------------------------------------------------
+Tensor add(const Tensor &a, const Tensor &b);
+Tensor sub(const Tensor &a, const Tensor &b);
+Tensor mul(const Tensor &a, const Tensor &b);
+// True division, as torch's: integer operands are divided as float32.
+Tensor div(const Tensor &a, const Tensor &b);
+Tensor maximum(const Tensor &a, const Tensor &b);
+Tensor minimum(const Tensor &a, const Tensor &b);
+Tensor pow(const Tensor &a, const Tensor &b);
+// With a scalar operand (it takes the tensor's type, as a Python scalar does in torch, unless
+// it is a float and the tensor an integer: then float32).
+Tensor add(const Tensor &a, double b);
+Tensor mul(const Tensor &a, double b);
+// Comparisons give bool tensors.
+enum class Compare { EQ, NE, LT, LE, GT, GE };
+Tensor compare(Compare op, const Tensor &a, const Tensor &b);
+// cond ? a : b, broadcasting all three.
+Tensor where(const Tensor &cond, const Tensor &a, const Tensor &b);
+Tensor clamp(const Tensor &a, double lo, double hi);
+Tensor cast(const Tensor &a, Type t);
+
+// Unary; integer inputs of the float functions are computed in float32, as torch does.
+Tensor neg(const Tensor &a);
+Tensor abs(const Tensor &a);
+Tensor exp(const Tensor &a);
+Tensor log(const Tensor &a);
+Tensor sqrt(const Tensor &a);
+Tensor rsqrt(const Tensor &a);
+Tensor tanh(const Tensor &a);
+Tensor sigmoid(const Tensor &a);
+Tensor relu(const Tensor &a);
+Tensor silu(const Tensor &a);
+// GELU, x * Φ(x): the exact form through erf (an approximation within 1.5e-7 of erf, as float32
+// rounding), or torch's approximate="tanh" form.
+Tensor gelu(const Tensor &a, bool tanh_approximation = false);
+
+// ---- Reductions over axes (negative axes count from the end) ----------------------------------
+Tensor sum(const Tensor &a, std::vector<int> axes, bool keepdim = false);
+Tensor mean(const Tensor &a, std::vector<int> axes, bool keepdim = false);
+Tensor amax(const Tensor &a, std::vector<int> axes, bool keepdim = false);
+Tensor amin(const Tensor &a, std::vector<int> axes, bool keepdim = false);
+// exp(a - max) / sum(exp(a - max)) along `axis`; log_softmax is a - max - log(sum(exp(a - max))).
+Tensor softmax(const Tensor &a, int axis);
+Tensor log_softmax(const Tensor &a, int axis);
+
+// ---- Linear algebra ----------------------------------------------------------------------------
+// a [..., m, k] times b [..., k, n] with the batch axes broadcast (torch.matmul on rank ≥ 2).
+Tensor matmul(const Tensor &a, const Tensor &b);
+// x [..., k] times weight [n, k] transposed, plus bias [n] (torch.nn.functional.linear).
+Tensor linear(const Tensor &x, const Tensor &weight, const Tensor *bias = nullptr);
+
+} // namespace tessera::ops

@@ -1,0 +1,30 @@
+// Helpers shared by the op library's files: the Vars of a result's axes, broadcast reads.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tessera/ops/tensor.h"
+
+namespace tessera::ops {
+namespace detail_ops {
+
+// One fresh Var per axis of a result, outermost first.
+struct Axes {
+    std::vector<Var> vars;
+    std::vector<Expr> exprs;
+};
+Axes make_axes(size_t rank);
+// f(axes, reversed) = value: the pure definition of a result over its axes.
+void define(const Func &f, const Axes &axes, const Expr &value);
+// t's value at the coordinates of a result of shape `out_shape` that t broadcasts to: t's axes
+// align with the result's last ones, and an axis of size 1 reads index 0.
+Expr read_broadcast(const Tensor &t, const std::vector<int64_t> &out_shape, const std::vector<Expr> &out_index);
+// The type a float function computes in: float types themselves, float32 for integers (torch).
+Type float_type_for(Type t);
+// An axis in [0, rank), from one that may count from the end.
+int normalize_axis(int axis, int rank, const std::string &op);
+
+} // namespace detail_ops
+using namespace detail_ops;
+} // namespace tessera::ops

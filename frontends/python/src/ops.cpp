@@ -1,0 +1,135 @@
+// The op library (frontends/ops) for Python: tessera.ops.
+//
+//   a = tessera.ops.from_array(np_array)          # an InputBuffer bound to the array, as a Tensor
+//   y = tessera.ops.relu(tessera.ops.linear(a, w, b))
+//   y.realize().numpy()                           # shape y.shape
+#include "bindings.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <tessera/ops/tensor.h>
+
+namespace tessera::python {
+
+namespace {
+
+using ops::Tensor;
+
+Tensor from_array(nb::handle array, const std::string &name) {
+    PyBuffer b = to_buffer(array, false, "tessera.ops.from_array");
+    InputBuffer<void> in(b.buffer.type(), b.buffer.dimensions(), name.empty() ? detail::unique_name("input") : name);
+    in.set(b.buffer);
+    std::vector<int64_t> shape;
+    for (int i = b.buffer.dimensions() - 1; i >= 0; --i) shape.push_back(b.buffer.extent(i));
+    return ops::input(in, shape);
+}
+
+// A Tensor, or a number for the ops that take scalars.
+Tensor binary_operand(nb::handle v, const char *what) {
+    Tensor t;
+    if (nb::try_cast<Tensor>(v, t)) return t;
+    user_error(what, ": ", nb::cast<std::string>(nb::repr(v)), " is not a tessera.ops.Tensor.");
+}
+
+} // namespace
+
+void define_ops(nb::module_ &m) {
+    nb::module_ o = m.def_submodule("ops", "Tensor ops, each a DSL Func (frontends/ops, docs/python.md).");
+    nb::class_<Tensor>(o, "Tensor", "The values of a Func over a concrete shape (outermost axis first).")
+        .def("__init__", [](Tensor *self, const Func &f, const std::vector<int64_t> &shape) { new (self) Tensor(f, shape); },
+             nb::arg("func"), nb::arg("shape"))
+        .def_prop_ro("func", &Tensor::func)
+        .def_prop_ro("shape", &Tensor::shape)
+        .def_prop_ro("type", &Tensor::type)
+        .def("__getitem__", [](const Tensor &t, nb::handle key) { return t(to_coordinates(key, "ops.Tensor")); },
+             "The value at an index (outermost first) as an Expr.")
+        .def("realize",
+             [](const Tensor &t) {
+                 std::vector<int> sizes = t.realize_sizes();
+                 Buffer<void> out;
+                 {
+                     nb::gil_scoped_release release;
+                     out = t.func().realize(sizes);
+                 }
+                 return wrap_buffer(out);
+             },
+             "Computes the tensor: a Buffer whose .numpy() has the tensor's shape.")
+        .def("__repr__", [](const Tensor &t) {
+            std::string s = "<tessera.ops.Tensor " + t.func().name() + " of " + t.type().to_string() + " [";
+            for (size_t i = 0; i < t.shape().size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape()[i]);
+            return s + "]>";
+        });
+    o.def("from_array", &from_array, nb::arg("array"), nb::arg("name") = "",
+          "A Tensor reading the array in place (an InputBuffer bound to it; C-ordered axes, outermost first).");
+    o.def("input", [](const InputBuffer<void> &in, const std::vector<int64_t> &shape) { return ops::input(in, shape); });
+    o.def("broadcast_shapes", [](const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
+        return ops::broadcast_shapes(a, b, "broadcast_shapes");
+    });
+    o.def("promote_types", [](nb::handle a, nb::handle b) {
+        return ops::promote_types(to_type(a, "promote_types"), to_type(b, "promote_types"));
+    });
+#define TESSERA_PY_OP2(NAME)                                                                                     \
+    o.def(#NAME, [](const Tensor &a, nb::handle b) { return ops::NAME(a, binary_operand(b, "ops." #NAME)); });
+    TESSERA_PY_OP2(sub)
+    TESSERA_PY_OP2(div)
+    TESSERA_PY_OP2(maximum)
+    TESSERA_PY_OP2(minimum)
+    TESSERA_PY_OP2(pow)
+#undef TESSERA_PY_OP2
+    // add and mul also take a number.
+    o.def("add", [](const Tensor &a, nb::handle b) {
+        if (PyFloat_Check(b.ptr()) || PyLong_Check(b.ptr())) return ops::add(a, nb::cast<double>(b));
+        return ops::add(a, binary_operand(b, "ops.add"));
+    });
+    o.def("mul", [](const Tensor &a, nb::handle b) {
+        if (PyFloat_Check(b.ptr()) || PyLong_Check(b.ptr())) return ops::mul(a, nb::cast<double>(b));
+        return ops::mul(a, binary_operand(b, "ops.mul"));
+    });
+#define TESSERA_PY_CMP(NAME, OP) \
+    o.def(#NAME, [](const Tensor &a, const Tensor &b) { return ops::compare(ops::Compare::OP, a, b); });
+    TESSERA_PY_CMP(eq, EQ)
+    TESSERA_PY_CMP(ne, NE)
+    TESSERA_PY_CMP(lt, LT)
+    TESSERA_PY_CMP(le, LE)
+    TESSERA_PY_CMP(gt, GT)
+    TESSERA_PY_CMP(ge, GE)
+#undef TESSERA_PY_CMP
+    o.def("where", &ops::where, nb::arg("condition"), nb::arg("a"), nb::arg("b"));
+    o.def("clamp", &ops::clamp, nb::arg("a"), nb::arg("min"), nb::arg("max"));
+    o.def("cast", [](const Tensor &a, nb::handle t) { return ops::cast(a, to_type(t, "ops.cast")); });
+#define TESSERA_PY_OP1(NAME) o.def(#NAME, [](const Tensor &a) { return ops::NAME(a); });
+    TESSERA_PY_OP1(neg)
+    TESSERA_PY_OP1(abs)
+    TESSERA_PY_OP1(exp)
+    TESSERA_PY_OP1(log)
+    TESSERA_PY_OP1(sqrt)
+    TESSERA_PY_OP1(rsqrt)
+    TESSERA_PY_OP1(tanh)
+    TESSERA_PY_OP1(sigmoid)
+    TESSERA_PY_OP1(relu)
+    TESSERA_PY_OP1(silu)
+#undef TESSERA_PY_OP1
+    o.def("gelu", [](const Tensor &a, const std::string &approximate) {
+        if (approximate != "none" && approximate != "tanh")
+            user_error("ops.gelu: approximate is \"none\" or \"tanh\", not \"", approximate, "\".");
+        return ops::gelu(a, approximate == "tanh");
+    }, nb::arg("a"), nb::arg("approximate") = "none");
+#define TESSERA_PY_REDUCE(NAME) \
+    o.def(#NAME, &ops::NAME, nb::arg("a"), nb::arg("axes"), nb::arg("keepdim") = false);
+    TESSERA_PY_REDUCE(sum)
+    TESSERA_PY_REDUCE(mean)
+    TESSERA_PY_REDUCE(amax)
+    TESSERA_PY_REDUCE(amin)
+#undef TESSERA_PY_REDUCE
+    o.def("softmax", &ops::softmax, nb::arg("a"), nb::arg("axis"));
+    o.def("log_softmax", &ops::log_softmax, nb::arg("a"), nb::arg("axis"));
+    o.def("matmul", &ops::matmul, nb::arg("a"), nb::arg("b"));
+    o.def("linear", [](const Tensor &x, const Tensor &w, nb::handle bias) {
+        if (bias.is_none()) return ops::linear(x, w, nullptr);
+        Tensor b = binary_operand(bias, "ops.linear bias");
+        return ops::linear(x, w, &b);
+    }, nb::arg("x"), nb::arg("weight"), nb::arg("bias") = nb::none());
+}
+
+} // namespace tessera::python

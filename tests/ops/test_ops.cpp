@@ -1,0 +1,61 @@
+// The op library from C++ (frontends/ops): results against plain loops. The Python tests
+// (frontends/python/tests/test_ops.py) cover every op against NumPy.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include <tessera/ops/tensor.h>
+#include <tessera/tessera.h>
+
+#include "../test_util.h"
+
+using namespace tessera;
+
+TEST_CASE("linear then relu from C++ matches plain loops in summation order", "[ops]") {
+    const int m = 7, k = 13, n = 5;  // odd, prime, smaller than any tile
+    Buffer<float> xb(k, m), wb(k, n), bb(n);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-2, 2);
+    xb.for_each_coordinate([&](const std::vector<int64_t> &c) { xb(c[0], c[1]) = u(rng); });
+    wb.for_each_coordinate([&](const std::vector<int64_t> &c) { wb(c[0], c[1]) = u(rng); });
+    bb.for_each_coordinate([&](const std::vector<int64_t> &c) { bb(c[0]) = u(rng); });
+    InputBuffer<float> xi("x", 2), wi("w", 2), bi("b", 1);
+    xi.set(xb);
+    wi.set(wb);
+    bi.set(bb);
+    ops::Tensor bias = ops::input(bi, {n});
+    ops::Tensor y = ops::relu(ops::linear(ops::input(xi, {m, k}), ops::input(wi, {n, k}), &bias));
+    REQUIRE(y.shape() == std::vector<int64_t>{m, n});
+    Buffer<float> out = y.func().realize(y.realize_sizes());
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+            float acc = bb(j);
+            for (int r = 0; r < k; ++r) acc = acc + xb(r, i) * wb(r, j);
+            CHECK(out(j, i) == std::max(acc, 0.0f));
+        }
+}
+
+TEST_CASE("ops reject shapes that do not broadcast, naming both", "[ops]") {
+    InputBuffer<float> a("a", 2), b("b", 1);
+    REQUIRE_USER_ERROR(ops::add(ops::input(a, {3, 4}), ops::input(b, {3})), "[3, 4] and [3]", "broadcast");
+    REQUIRE_USER_ERROR(ops::matmul(ops::input(a, {3, 4}), ops::input(a, {3, 4})), "must match");
+    REQUIRE_USER_ERROR(ops::sum(ops::input(b, {3}), {1}), "axis 1 is out of range");
+}
+
+TEST_CASE("sum over the middle axis with keepdim keeps a size-1 axis", "[ops]") {
+    Buffer<int16_t> ab(5, 3, 2);  // shape {2, 3, 5}
+    int v = -40;
+    ab.for_each_coordinate([&](const std::vector<int64_t> &c) { ab(c[0], c[1], c[2]) = int16_t(v += 7); });
+    InputBuffer<int16_t> a("a", 3);
+    a.set(ab);
+    ops::Tensor s = ops::sum(ops::input(a, {2, 3, 5}), {1}, true);
+    REQUIRE(s.shape() == std::vector<int64_t>{2, 1, 5});
+    REQUIRE(s.type() == Int(64));
+    Buffer<int64_t> out = s.func().realize(s.realize_sizes());
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 5; ++j) {
+            int64_t want = 0;
+            for (int r = 0; r < 3; ++r) want += ab(j, r, i);
+            CHECK(out(j, 0, i) == want);
+        }
+}
