@@ -91,6 +91,10 @@ namespace {
 // written by several points in an order no schedule promises. Dimensions sorted by |stride|
 // do not overlap when each stride steps past everything the smaller ones span.
 void check_no_self_overlap(const Func &f, const Buffer<void> &b) {
+    // An empty buffer has no elements to share (a dense one has stride 0 after its empty
+    // dimension).
+    for (int d = 0; d < b.dimensions(); ++d)
+        if (b.extent(d) <= 0) return;
     std::vector<std::pair<int64_t, int>> dims;  // |stride|, dimension
     for (int d = 0; d < b.dimensions(); ++d)
         if (b.extent(d) > 1) dims.emplace_back(b.stride(d) < 0 ? -b.stride(d) : b.stride(d), d);

@@ -5,6 +5,7 @@
 //   y.realize().numpy()                           # shape y.shape
 #include "bindings.h"
 
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -124,6 +125,38 @@ void define_ops(nb::module_ &m) {
 #undef TESSERA_PY_REDUCE
     o.def("softmax", &ops::softmax, nb::arg("a"), nb::arg("axis"));
     o.def("log_softmax", &ops::log_softmax, nb::arg("a"), nb::arg("axis"));
+    o.def("var", &ops::var, nb::arg("a"), nb::arg("axes"), nb::arg("correction") = 1, nb::arg("keepdim") = false);
+    o.def("layer_norm",
+          [](const Tensor &x, int normalized_axes, nb::handle weight, nb::handle bias, double eps) {
+              Tensor w, b;
+              bool has_w = !weight.is_none(), has_b = !bias.is_none();
+              if (has_w) w = binary_operand(weight, "ops.layer_norm weight");
+              if (has_b) b = binary_operand(bias, "ops.layer_norm bias");
+              return ops::layer_norm(x, normalized_axes, has_w ? &w : nullptr, has_b ? &b : nullptr, eps);
+          },
+          nb::arg("x"), nb::arg("normalized_axes"), nb::arg("weight") = nb::none(), nb::arg("bias") = nb::none(),
+          nb::arg("eps") = 1e-5);
+    o.def("batch_norm",
+          [](const Tensor &x, const Tensor &mean, const Tensor &var, nb::handle weight, nb::handle bias, double eps) {
+              Tensor w, b;
+              bool has_w = !weight.is_none(), has_b = !bias.is_none();
+              if (has_w) w = binary_operand(weight, "ops.batch_norm weight");
+              if (has_b) b = binary_operand(bias, "ops.batch_norm bias");
+              return ops::batch_norm(x, mean, var, has_w ? &w : nullptr, has_b ? &b : nullptr, eps);
+          },
+          nb::arg("x"), nb::arg("running_mean"), nb::arg("running_var"), nb::arg("weight") = nb::none(),
+          nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5);
+    o.def("permute", &ops::permute, nb::arg("a"), nb::arg("dims"));
+    o.def("transpose", &ops::transpose, nb::arg("a"), nb::arg("axis0"), nb::arg("axis1"));
+    o.def("reshape", &ops::reshape, nb::arg("a"), nb::arg("shape"));
+    o.def("flatten", &ops::flatten, nb::arg("a"), nb::arg("start") = 0, nb::arg("end") = -1);
+    o.def("squeeze", &ops::squeeze, nb::arg("a"), nb::arg("axis"));
+    o.def("unsqueeze", &ops::unsqueeze, nb::arg("a"), nb::arg("axis"));
+    o.def("expand", &ops::expand, nb::arg("a"), nb::arg("shape"));
+    o.def("slice", &ops::slice, nb::arg("a"), nb::arg("axis"), nb::arg("start"), nb::arg("end"), nb::arg("step") = 1);
+    o.def("cat", &ops::cat, nb::arg("tensors"), nb::arg("axis"));
+    o.def("pad", &ops::pad, nb::arg("a"), nb::arg("pads"), nb::arg("value") = 0.0,
+          "pads: one (before, after) pair per axis, outermost first; leading axes without a pair are not padded.");
     o.def("matmul", &ops::matmul, nb::arg("a"), nb::arg("b"));
     o.def("linear", [](const Tensor &x, const Tensor &w, nb::handle bias) {
         if (bias.is_none()) return ops::linear(x, w, nullptr);

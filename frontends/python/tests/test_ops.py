@@ -147,3 +147,85 @@ def test_casts_to_half_precision_round_to_nearest_even(rng):
     back = run(ops.cast(ops.cast(t, ts.bfloat16), ts.float32))
     np.testing.assert_array_equal(back, a.astype(ml_dtypes.bfloat16).astype(np.float32))
     np.testing.assert_array_equal(run(ops.cast(t, ts.int16)), np.clip(np.trunc(a), -32768, 32767).astype(np.int16))
+
+
+def test_var_layer_norm_and_batch_norm(rng):
+    a = arr(rng, (4, 6, 5), dtype=np.float64)
+    t = ops.from_array(a)
+    np.testing.assert_allclose(run(ops.var(t, [1, 2])), a.var(axis=(1, 2), ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(run(ops.var(t, [0], 0, True)), a.var(axis=0, ddof=0, keepdims=True), rtol=1e-12)
+    w, b = arr(rng, (6, 5), dtype=np.float64), arr(rng, (6, 5), dtype=np.float64)
+    m = a.mean(axis=(1, 2), keepdims=True)
+    v = a.var(axis=(1, 2), keepdims=True)
+    ref = (a - m) / np.sqrt(v + 1e-5) * w + b
+    np.testing.assert_allclose(run(ops.layer_norm(t, 2, ops.from_array(w), ops.from_array(b))), ref, rtol=1e-10)
+    x = arr(rng, (2, 3, 4, 5))
+    rm, rv = arr(rng, (3,)), arr(rng, (3,), low=0.5, high=2)
+    g, be = arr(rng, (3,)), arr(rng, (3,))
+    got = run(ops.batch_norm(ops.from_array(x), ops.from_array(rm), ops.from_array(rv), ops.from_array(g),
+                             ops.from_array(be)))
+    c = (slice(None), None, None)
+    ref = (x - rm[c]) / np.sqrt(rv[c] + 1e-5) * g[c] + be[c]
+    np.testing.assert_allclose(got, ref, rtol=2e-6, atol=2e-6)
+
+
+def test_layout_ops_match_numpy(rng):
+    a = arr(rng, (2, 3, 5))
+    t = ops.from_array(a)
+    np.testing.assert_array_equal(run(ops.permute(t, [2, 0, 1])), a.transpose(2, 0, 1))
+    np.testing.assert_array_equal(run(ops.transpose(t, -1, 0)), a.swapaxes(-1, 0))
+    np.testing.assert_array_equal(run(ops.reshape(t, [5, -1])), a.reshape(5, -1))
+    np.testing.assert_array_equal(run(ops.reshape(ops.permute(t, [2, 1, 0]), [3, 10])), a.transpose(2, 1, 0).reshape(3, 10))
+    np.testing.assert_array_equal(run(ops.flatten(t, 1)), a.reshape(2, 15))
+    np.testing.assert_array_equal(run(ops.unsqueeze(t, 1)), a[:, None])
+    np.testing.assert_array_equal(run(ops.squeeze(ops.unsqueeze(t, -1), -1)), a)
+    np.testing.assert_array_equal(run(ops.expand(ops.slice(t, 1, 1, 2), [4, -1, 3, 5])),
+                                  np.broadcast_to(a[:, 1:2], (4, 2, 3, 5)))
+    for start, end, step in [(1, 4, 2), (-3, 100, 1), (0, 5, 3), (4, 2, 1), (-100, -1, 2)]:
+        np.testing.assert_array_equal(run(ops.slice(t, 2, start, end, step)), a[:, :, start:end:step])
+    b = arr(rng, (2, 1, 5)).astype(np.float64)
+    np.testing.assert_array_equal(run(ops.cat([t, ops.from_array(b), t], 1)), np.concatenate([a, b, a], axis=1))
+    np.testing.assert_array_equal(run(ops.pad(t, [(1, 0), (2, 3)], -1.5)),
+                                  np.pad(a, ((0, 0), (1, 0), (2, 3)), constant_values=-1.5))
+    with pytest.raises(ts.UserError, match="do not fill"):
+        ops.reshape(t, [7, 4])
+    with pytest.raises(ts.UserError, match="differs"):
+        ops.cat([t, ops.from_array(arr(rng, (2, 4, 4)))], 1)
+
+
+def test_a_small_transformer_block_matches_numpy(rng):
+    """Attention over a [batch, seq, width] input and a GELU MLP, each with a residual and a
+    layer norm: the ops compose into one pipeline."""
+    bsz, seq, width, heads = 2, 7, 12, 3
+    hd = width // heads
+    xa = arr(rng, (bsz, seq, width), low=-1, high=1)
+    wq, wk, wv, wo = (arr(rng, (width, width), low=-0.3, high=0.3) for _ in range(4))
+    w1, w2 = arr(rng, (2 * width, width), low=-0.3, high=0.3), arr(rng, (width, 2 * width), low=-0.3, high=0.3)
+    x = ops.from_array(xa)
+    W = {n: ops.from_array(v) for n, v in dict(wq=wq, wk=wk, wv=wv, wo=wo, w1=w1, w2=w2).items()}
+
+    def split(t):  # [b, s, w] -> [b, h, s, d]
+        return ops.permute(ops.reshape(t, [bsz, seq, heads, hd]), [0, 2, 1, 3])
+
+    q, k, v = split(ops.linear(x, W["wq"])), split(ops.linear(x, W["wk"])), split(ops.linear(x, W["wv"]))
+    scores = ops.mul(ops.matmul(q, ops.transpose(k, -1, -2)), 1 / np.sqrt(hd))
+    attn = ops.matmul(ops.softmax(scores, -1), v)
+    merged = ops.reshape(ops.permute(attn, [0, 2, 1, 3]), [bsz, seq, width])
+    h = ops.layer_norm(ops.add(x, ops.linear(merged, W["wo"])), 1)
+    y = ops.layer_norm(ops.add(h, ops.linear(ops.gelu(ops.linear(h, W["w1"])), W["w2"])), 1)
+
+    def ln(z):
+        return (z - z.mean(-1, keepdims=True)) / np.sqrt(z.var(-1, keepdims=True) + 1e-5)
+
+    def sp(z):
+        return z.reshape(bsz, seq, heads, hd).transpose(0, 2, 1, 3)
+
+    qn, kn, vn = sp(xa @ wq.T), sp(xa @ wk.T), sp(xa @ wv.T)
+    s = qn @ kn.transpose(0, 1, 3, 2) / np.sqrt(hd)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    hn = ln(xa + (p @ vn).transpose(0, 2, 1, 3).reshape(bsz, seq, width) @ wo.T)
+    u = hn @ w1.T
+    erf = np.vectorize(math.erf)
+    ref = ln(hn + (0.5 * u * (1 + erf(u / np.sqrt(2)))) @ w2.T)
+    np.testing.assert_allclose(run(y), ref, rtol=1e-4, atol=1e-4)

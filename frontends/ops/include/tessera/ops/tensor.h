@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tessera/func.h>
@@ -106,6 +107,37 @@ Tensor amin(const Tensor &a, std::vector<int> axes, bool keepdim = false);
 // exp(a - max) / sum(exp(a - max)) along `axis`; log_softmax is a - max - log(sum(exp(a - max))).
 Tensor softmax(const Tensor &a, int axis);
 Tensor log_softmax(const Tensor &a, int axis);
+
+// Variance with Bessel's `correction` (torch.var's default 1; 0 for the biased variance).
+Tensor var(const Tensor &a, std::vector<int> axes, int correction = 1, bool keepdim = false);
+// (x - mean) / sqrt(var + eps) * weight + bias over the last `normalized_axes` axes (biased
+// variance), as torch.nn.functional.layer_norm; weight and bias (shape of those axes) optional.
+Tensor layer_norm(const Tensor &x, int normalized_axes, const Tensor *weight = nullptr, const Tensor *bias = nullptr,
+                  double eps = 1e-5);
+// Inference batch normalization of x [N, C, ...] with per-channel running statistics [C] and
+// optional weight and bias [C] (torch.nn.functional.batch_norm, training=False).
+Tensor batch_norm(const Tensor &x, const Tensor &running_mean, const Tensor &running_var, const Tensor *weight = nullptr,
+                  const Tensor *bias = nullptr, double eps = 1e-5);
+
+// ---- Layout: index maps, never copies of their own (the consumer reads through them) ----------
+// torch.permute: result axis i is a's axis dims[i].
+Tensor permute(const Tensor &a, std::vector<int> dims);
+Tensor transpose(const Tensor &a, int axis0, int axis1);
+// torch.reshape (one size may be -1): the row-major order of the elements is kept.
+Tensor reshape(const Tensor &a, std::vector<int64_t> shape);
+// Axes start..end (inclusive, negative from the end) merged into one.
+Tensor flatten(const Tensor &a, int start = 0, int end = -1);
+Tensor squeeze(const Tensor &a, int axis);
+Tensor unsqueeze(const Tensor &a, int axis);
+// a broadcast to `shape` (torch.expand; -1 keeps a size).
+Tensor expand(const Tensor &a, std::vector<int64_t> shape);
+// Python's a[start:end:step] along one axis (step > 0; start and end clamped as Python does).
+Tensor slice(const Tensor &a, int axis, int64_t start, int64_t end, int64_t step = 1);
+// torch.cat along `axis`; the other sizes must match, types are promoted.
+Tensor cat(const std::vector<Tensor> &tensors, int axis);
+// Constant padding: pads[i] = {before, after} for axis i (outermost first; missing leading axes
+// are not padded).
+Tensor pad(const Tensor &a, const std::vector<std::pair<int64_t, int64_t>> &pads, double value = 0);
 
 // ---- Linear algebra ----------------------------------------------------------------------------
 // a [..., m, k] times b [..., k, n] with the batch axes broadcast (torch.matmul on rank ≥ 2).
