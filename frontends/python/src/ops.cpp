@@ -157,6 +157,37 @@ void define_ops(nb::module_ &m) {
     o.def("cat", &ops::cat, nb::arg("tensors"), nb::arg("axis"));
     o.def("pad", &ops::pad, nb::arg("a"), nb::arg("pads"), nb::arg("value") = 0.0,
           "pads: one (before, after) pair per axis, outermost first; leading axes without a pair are not padded.");
+    o.def("conv2d",
+          [](const Tensor &x, const Tensor &w, nb::handle bias, std::pair<int, int> stride, std::pair<int, int> padding,
+             std::pair<int, int> dilation, int groups, bool channels_last) {
+              ops::Conv2dOptions opt{stride, padding, dilation, groups, channels_last};
+              if (bias.is_none()) return ops::conv2d(x, w, nullptr, opt);
+              Tensor b = binary_operand(bias, "ops.conv2d bias");
+              return ops::conv2d(x, w, &b, opt);
+          },
+          nb::arg("x"), nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("stride") = std::pair<int, int>(1, 1),
+          nb::arg("padding") = std::pair<int, int>(0, 0), nb::arg("dilation") = std::pair<int, int>(1, 1),
+          nb::arg("groups") = 1, nb::arg("channels_last") = false);
+    auto pool_options = [](std::pair<int, int> kernel, nb::handle stride, std::pair<int, int> padding, bool channels_last) {
+        ops::Pool2dOptions opt;
+        opt.kernel = kernel;
+        opt.stride = stride.is_none() ? kernel : nb::cast<std::pair<int, int>>(stride);
+        opt.padding = padding;
+        opt.channels_last = channels_last;
+        return opt;
+    };
+    o.def("max_pool2d",
+          [pool_options](const Tensor &x, std::pair<int, int> kernel, nb::handle stride, std::pair<int, int> padding,
+                         bool channels_last) { return ops::max_pool2d(x, pool_options(kernel, stride, padding, channels_last)); },
+          nb::arg("x"), nb::arg("kernel"), nb::arg("stride") = nb::none(), nb::arg("padding") = std::pair<int, int>(0, 0),
+          nb::arg("channels_last") = false);
+    o.def("avg_pool2d",
+          [pool_options](const Tensor &x, std::pair<int, int> kernel, nb::handle stride, std::pair<int, int> padding,
+                         bool channels_last) { return ops::avg_pool2d(x, pool_options(kernel, stride, padding, channels_last)); },
+          nb::arg("x"), nb::arg("kernel"), nb::arg("stride") = nb::none(), nb::arg("padding") = std::pair<int, int>(0, 0),
+          nb::arg("channels_last") = false);
+    o.def("adaptive_avg_pool2d", &ops::adaptive_avg_pool2d, nb::arg("x"), nb::arg("output_size"),
+          nb::arg("channels_last") = false);
     o.def("matmul", &ops::matmul, nb::arg("a"), nb::arg("b"));
     o.def("linear", [](const Tensor &x, const Tensor &w, nb::handle bias) {
         if (bias.is_none()) return ops::linear(x, w, nullptr);

@@ -229,3 +229,85 @@ def test_a_small_transformer_block_matches_numpy(rng):
     erf = np.vectorize(math.erf)
     ref = ln(hn + (0.5 * u * (1 + erf(u / np.sqrt(2)))) @ w2.T)
     np.testing.assert_allclose(run(y), ref, rtol=1e-4, atol=1e-4)
+
+
+def conv2d_reference(x, w, b, stride, padding, dilation, groups):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, o, oh, ow), np.float64)
+    og = o // groups
+    for oc in range(o):
+        g = oc // og
+        for i in range(kh):
+            for j in range(kw):
+                win = xp[:, g * cg:(g + 1) * cg, i * dilation[0]:i * dilation[0] + stride[0] * (oh - 1) + 1:stride[0],
+                         j * dilation[1]:j * dilation[1] + stride[1] * (ow - 1) + 1:stride[1]]
+                out[:, oc] += np.einsum("nchw,c->nhw", win, w[oc, :, i, j])
+    return out + (b[None, :, None, None] if b is not None else 0)
+
+
+@pytest.mark.parametrize("c,o,hw,k,stride,padding,dilation,groups", [
+    (3, 4, (7, 9), (3, 3), (1, 1), (1, 1), (1, 1), 1),
+    (4, 6, (11, 8), (3, 2), (2, 1), (0, 1), (1, 2), 2),
+    (5, 5, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1), 5),   # depthwise
+    (2, 3, (5, 13), (1, 1), (2, 3), (0, 0), (1, 1), 1),
+])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_conv2d_matches_a_reference(rng, c, o, hw, k, stride, padding, dilation, groups, channels_last):
+    x = arr(rng, (2, c) + hw, dtype=np.float64)
+    w = arr(rng, (o, c // groups) + k, dtype=np.float64)
+    b = arr(rng, (o,), dtype=np.float64)
+    ref = conv2d_reference(x, w, b, stride, padding, dilation, groups)
+    xin = x.transpose(0, 2, 3, 1).copy() if channels_last else x
+    got = run(ops.conv2d(ops.from_array(xin), ops.from_array(w), ops.from_array(b), stride, padding, dilation, groups,
+                         channels_last))
+    if channels_last:
+        got = got.transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_pools_match_a_reference(rng):
+    x = arr(rng, (2, 3, 9, 7), dtype=np.float64)
+    t = ops.from_array(x)
+    # max_pool2d kernel 3, stride 2, padding 1
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    oh, ow = (9 + 2 - 3) // 2 + 1, (7 + 2 - 3) // 2 + 1
+    ref = np.array([[[[xp[n, c, 2 * i:2 * i + 3, 2 * j:2 * j + 3].max() for j in range(ow)] for i in range(oh)]
+                     for c in range(3)] for n in range(2)])
+    np.testing.assert_array_equal(run(ops.max_pool2d(t, (3, 3), (2, 2), (1, 1))), ref)
+    ref_avg = x[:, :, :8, :6].reshape(2, 3, 4, 2, 3, 2).mean(axis=(3, 5))
+    np.testing.assert_allclose(run(ops.avg_pool2d(t, (2, 2))), ref_avg, rtol=1e-12)
+    for oh, ow in [(1, 1), (4, 3), (9, 7), (5, 2)]:
+        ref = np.zeros((2, 3, oh, ow))
+        for i in range(oh):
+            for j in range(ow):
+                h0, h1 = (i * 9) // oh, -((-(i + 1) * 9) // oh)
+                w0, w1 = (j * 7) // ow, -((-(j + 1) * 7) // ow)
+                ref[:, :, i, j] = x[:, :, h0:h1, w0:w1].mean(axis=(2, 3))
+        np.testing.assert_allclose(run(ops.adaptive_avg_pool2d(t, (oh, ow))), ref, rtol=1e-12, err_msg=str((oh, ow)))
+
+
+def test_resnet_basic_block_matches_a_reference(rng):
+    """conv-bn-relu, conv-bn, plus the input, relu: a ResNet basic block in inference."""
+    c = 4
+    x = arr(rng, (1, c, 10, 10), dtype=np.float64)
+    ws = [arr(rng, (c, c, 3, 3), dtype=np.float64, low=-0.5, high=0.5) for _ in range(2)]
+    stats = [(arr(rng, (c,), dtype=np.float64), arr(rng, (c,), dtype=np.float64, low=0.5, high=2),
+              arr(rng, (c,), dtype=np.float64), arr(rng, (c,), dtype=np.float64)) for _ in range(2)]
+    t = ops.from_array(x)
+
+    def conv_bn(inp, w, st):
+        m, v, g, b = (ops.from_array(a) for a in st)
+        return ops.batch_norm(ops.conv2d(inp, ops.from_array(w), None, (1, 1), (1, 1)), m, v, g, b)
+
+    y = ops.relu(ops.add(conv_bn(ops.relu(conv_bn(t, ws[0], stats[0])), ws[1], stats[1]), t))
+
+    def ref_conv_bn(inp, w, st):
+        m, v, g, b = (a[None, :, None, None] for a in st)
+        return (conv2d_reference(inp, w, None, (1, 1), (1, 1), (1, 1), 1) - m) / np.sqrt(v + 1e-5) * g + b
+
+    ref = np.maximum(ref_conv_bn(np.maximum(ref_conv_bn(x, ws[0], stats[0]), 0), ws[1], stats[1]) + x, 0)
+    np.testing.assert_allclose(run(y), ref, rtol=1e-10, atol=1e-12)

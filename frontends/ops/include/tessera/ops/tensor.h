@@ -145,4 +145,22 @@ Tensor matmul(const Tensor &a, const Tensor &b);
 // x [..., k] times weight [n, k] transposed, plus bias [n] (torch.nn.functional.linear).
 Tensor linear(const Tensor &x, const Tensor &weight, const Tensor *bias = nullptr);
 
+// ---- Convolution and pooling (NCHW; channels_last: NHWC in and out) ---------------------------
+struct Conv2dOptions {
+    std::pair<int, int> stride{1, 1}, padding{0, 0}, dilation{1, 1};  // (height, width)
+    int groups = 1;              // groups == channels == outputs: depthwise
+    bool channels_last = false;  // x and the result are NHWC (the weight stays [O, C/groups, KH, KW])
+};
+// torch.nn.functional.conv2d: x [N, C, H, W], weight [O, C/groups, KH, KW], bias [O].
+Tensor conv2d(const Tensor &x, const Tensor &weight, const Tensor *bias = nullptr, const Conv2dOptions &options = {});
+struct Pool2dOptions {
+    std::pair<int, int> kernel{2, 2}, stride{0, 0}, padding{0, 0};  // stride 0: the kernel size
+    bool channels_last = false;
+    bool count_include_pad = true;  // avg_pool2d: divide by the whole window, as torch's default
+};
+Tensor max_pool2d(const Tensor &x, const Pool2dOptions &options);
+Tensor avg_pool2d(const Tensor &x, const Pool2dOptions &options);
+// torch.nn.functional.adaptive_avg_pool2d to an output of (height, width).
+Tensor adaptive_avg_pool2d(const Tensor &x, std::pair<int, int> output_size, bool channels_last = false);
+
 } // namespace tessera::ops
