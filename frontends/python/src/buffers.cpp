@@ -93,12 +93,15 @@ PyBuffer wrap_array(nb::handle value, const AnyArray &array, bool reverse_axes, 
     int n = int(array.ndim());
     detail::check_dimension_count(what, n);
     std::vector<BufferDim> dims(static_cast<size_t>(n));
+    // An array without elements may report any strides (NumPy's from a DLPack export: 0).
+    bool empty = false;
+    for (int i = 0; i < n; ++i) empty = empty || array.shape(size_t(i)) == 0;
     for (int i = 0; i < n; ++i) {
         int axis = reverse_axes ? n - 1 - i : i;
         int64_t extent = int64_t(array.shape(size_t(axis)));
         int64_t stride = int64_t(array.stride(size_t(axis)));
         if (stride == 0) {
-            if (extent > 1)
+            if (extent > 1 && !empty)
                 user_error(what, ": axis ", axis, " of the array has stride 0 (a broadcast view); Tessera buffers "
                            "need distinct elements. Pass a copy (numpy.ascontiguousarray).");
             stride = 1;

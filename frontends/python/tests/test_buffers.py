@@ -149,3 +149,12 @@ def test_allocated_buffer_is_zeroed_and_usable_as_output():
     f[x, y] = ts.cast(ts.int16, x - y)
     f.realize(b)
     assert b[4, 0] == 4 and b[0, 2] == -2
+
+
+def test_empty_outputs_realize_to_empty_arrays():
+    f = ts.Func("f")
+    f[x, y] = x + y
+    assert f.realize([3, 0]).numpy().shape == (0, 3)
+    assert f.realize([0, 4]).numpy().shape == (4, 0)
+    out = np.zeros((0, 5), np.int32)
+    f.realize(out)
