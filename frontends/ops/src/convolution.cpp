@@ -47,14 +47,13 @@ Tensor pool(const std::string &op, const Tensor &x_in, const Pool2dOptions &o, b
                         is_max ? lowest(x.type()) : 0.0);
     Axes out = make_axes(4);
     RDom r({Range(Expr(0), Expr(o.kernel.first)), Range(Expr(0), Expr(o.kernel.second))}, detail::unique_name(op + "_r"));
-    auto at = [&](Expr kh, Expr kw) {
+    auto window = [&](Expr kh, Expr kw) {
         return cast(t, padded({out.exprs[0], out.exprs[1], out.exprs[2] * stride.first + kh, out.exprs[3] * stride.second + kw}));
     };
     Func f(detail::unique_name(op));
-    define(f, out, is_max ? at(Expr(0), Expr(0)) : make_zero(t));
-    std::vector<Expr> args(out.exprs.rbegin(), out.exprs.rend());
-    if (is_max) f(args) = max(f(args), at(r.x, r.y));
-    else f(args) = f(args) + at(r.x, r.y);
+    define(f, out, is_max ? window(Expr(0), Expr(0)) : make_zero(t));
+    if (is_max) at(f, out) = max(at(f, out), window(r.x, r.y));
+    else at(f, out) = at(f, out) + window(r.x, r.y);
     Tensor y(f, {x.shape()[0], x.shape()[1], oh, ow});
     if (!is_max) {
         if (!o.count_include_pad && (o.padding.first || o.padding.second))
@@ -99,8 +98,7 @@ Tensor conv2d(const Tensor &x_in, const Tensor &weight, const Tensor *bias, cons
     Expr w = cast(t, weight({out.exprs[1], r.z, r.y, r.x}));
     Func f(detail::unique_name("conv2d"));
     define(f, out, bias ? cast(t, (*bias)({out.exprs[1]})) : make_zero(t));
-    std::vector<Expr> args(out.exprs.rbegin(), out.exprs.rend());
-    f(args) = f(args) + input * w;
+    at(f, out) = at(f, out) + input * w;
     return from_nchw(Tensor(f, {n, outs, oh, ow}), o.channels_last);
 }
 
@@ -122,17 +120,16 @@ Tensor adaptive_avg_pool2d(const Tensor &x_in, std::pair<int, int> output_size, 
     r.where(h0 + r.x < h1 && w0 + r.y < w1);
     Func s(detail::unique_name("adaptive_sum"));
     define(s, out, make_zero(t));
-    std::vector<Expr> args(out.exprs.rbegin(), out.exprs.rend());
     // The predicate keeps r inside the window; bounds inference does not use it, so the
     // coordinates are also clamped into the input (the clamp never changes a summed point).
-    s(args) = s(args) + cast(t, x({out.exprs[0], out.exprs[1], min(h0 + r.x, int32_t(h - 1)), min(w0 + r.y, int32_t(w - 1))}));
+    at(s, out) = at(s, out) + cast(t, x({out.exprs[0], out.exprs[1], min(h0 + r.x, int32_t(h - 1)),
+                                         min(w0 + r.y, int32_t(w - 1))}));
     Axes out2 = make_axes(4);
     Expr i2 = out2.exprs[2], j2 = out2.exprs[3];
     Expr count = (((i2 + 1) * int32_t(h) + int32_t(oh - 1)) / int32_t(oh) - i2 * int32_t(h) / int32_t(oh)) *
                  (((j2 + 1) * int32_t(w) + int32_t(ow - 1)) / int32_t(ow) - j2 * int32_t(w) / int32_t(ow));
     Func avg(detail::unique_name("adaptive_avg_pool2d"));
-    std::vector<Expr> args2(out2.exprs.rbegin(), out2.exprs.rend());
-    define(avg, out2, s(args2) / cast(t, count));
+    define(avg, out2, Expr(at(s, out2)) / cast(t, count));
     return from_nchw(Tensor(avg, {x.shape()[0], x.shape()[1], oh, ow}), channels_last);
 }
 

@@ -35,8 +35,8 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
     };
     Func f(detail::unique_name("matmul"));
     define(f, out, make_zero(t));
-    std::vector<Expr> args(out.exprs.rbegin(), out.exprs.rend());
-    f(args) = f(args) + operand(a, batch_a, out.exprs[batch], r.x) * operand(b, batch_b, r.x, out.exprs[batch + 1]);
+    at(f, out) = at(f, out) + operand(a, batch_a, out.exprs[batch], r.x) *
+                                  operand(b, batch_b, r.x, out.exprs[batch + 1]);
     return Tensor(f, shape);
 }
 
@@ -60,8 +60,7 @@ Tensor linear(const Tensor &x, const Tensor &weight, const Tensor *bias) {
     xi.push_back(r.x);
     Func f(detail::unique_name("linear"));
     define(f, out, bias ? cast(t, (*bias)({out.exprs.back()})) : make_zero(t));
-    std::vector<Expr> args(out.exprs.rbegin(), out.exprs.rend());
-    f(args) = f(args) + cast(t, x(xi)) * cast(t, weight({out.exprs.back(), Expr(r.x)}));
+    at(f, out) = at(f, out) + cast(t, x(xi)) * cast(t, weight({out.exprs.back(), Expr(r.x)}));
     return Tensor(f, shape);
 }
 

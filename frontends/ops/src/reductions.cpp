@@ -52,11 +52,10 @@ Tensor reduce(const std::string &op, const Tensor &a, std::vector<int> axes, boo
     }
     Func f(detail::unique_name(op));
     define(f, out, kind == Kind::Sum ? make_zero(type) : cast(type, a(first)));
-    std::vector<Expr> args(out.exprs.rbegin(), out.exprs.rend());
     Expr value = cast(type, a(point));
-    if (kind == Kind::Sum) f(args) = f(args) + value;
-    else if (kind == Kind::Max) f(args) = max(f(args), value);
-    else f(args) = min(f(args), value);
+    if (kind == Kind::Sum) at(f, out) = at(f, out) + value;
+    else if (kind == Kind::Max) at(f, out) = max(at(f, out), value);
+    else at(f, out) = min(at(f, out), value);
     return Tensor(f, shape);
 }
 

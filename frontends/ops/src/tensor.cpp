@@ -115,10 +115,9 @@ Axes make_axes(size_t rank) {
     return a;
 }
 
-void define(const Func &f, const Axes &axes, const Expr &value) {
-    std::vector<Expr> args(axes.exprs.rbegin(), axes.exprs.rend());
-    f(args) = value;
-}
+FuncRef at(const Func &f, const Axes &axes) { return f(std::vector<Expr>(axes.exprs.rbegin(), axes.exprs.rend())); }
+
+void define(const Func &f, const Axes &axes, const Expr &value) { at(f, axes) = value; }
 
 Expr read_broadcast(const Tensor &t, const std::vector<int64_t> &out_shape, const std::vector<Expr> &out_index) {
     size_t offset = out_shape.size() - t.shape().size();

@@ -15,7 +15,9 @@ struct Axes {
     std::vector<Expr> exprs;
 };
 Axes make_axes(size_t rank);
-// f(axes, reversed) = value: the pure definition of a result over its axes.
+// f at a result's axes: f(axes reversed), since the Func's dimension 0 is the last axis.
+FuncRef at(const Func &f, const Axes &axes);
+// at(f, axes) = value: the pure definition of a result over its axes.
 void define(const Func &f, const Axes &axes, const Expr &value);
 // t's value at the coordinates of a result of shape `out_shape` that t broadcasts to: t's axes
 // align with the result's last ones, and an axis of size 1 reads index 0.

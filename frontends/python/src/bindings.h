@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -90,7 +91,7 @@ struct PyFuncRef {
 };
 
 // A Tessera Buffer as Python holds it. Buffers made from a NumPy array or a DLPack producer
-// (torch, JAX) share its memory and keep it alive; `read_only` is set when the producer said
+// (JAX, for one) share its memory and keep it alive; `read_only` is set when the producer said
 // its memory may not be written, so that such a buffer is refused as an output.
 struct PyBuffer {
     Buffer<void> buffer;
@@ -101,6 +102,14 @@ struct PyBuffer {
 // without copying. Axes are reversed, as in Halide's Python bindings: the array's last axis
 // (contiguous in C order) is dimension 0. `for_output` refuses read-only memory.
 PyBuffer to_buffer(nb::handle value, bool for_output, const char *what);
+
+// The realize() of Funcs, Pipelines, Callables and interpret: given a list of sizes, computes
+// new buffers (`into_new`) and returns them (one Buffer, or a list for several outputs); given
+// a Buffer, an array or a list of them, computes into those (`into_given`) and returns None.
+// Both run without the GIL.
+nb::object realize_either(nb::handle what, const char *where,
+                          const std::function<Realization(const std::vector<int> &)> &into_new,
+                          const std::function<void(const std::vector<Buffer<void>> &)> &into_given);
 
 // The Python object for a buffer (a tessera.Buffer).
 nb::object wrap_buffer(const Buffer<void> &b);

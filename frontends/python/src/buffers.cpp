@@ -6,7 +6,7 @@
 //   inp.set(img)                     # the same, bound for realize()
 //   out = f.realize([640, 480])      # a tessera.Buffer; out.numpy() is a (480, 640) view
 //
-// A Buffer made from an array (NumPy's buffer protocol or any DLPack producer: torch, JAX)
+// A Buffer made from an array (NumPy's buffer protocol or any DLPack producer, such as JAX)
 // never copies, and keeps the array alive as long as Tessera holds the buffer. The axes are
 // reversed, as in Halide's Python bindings: Tessera's dimension 0 (x, innermost) is the array's
 // last axis, so a C-ordered image of shape (height, width) is indexed f[x, y].
@@ -123,6 +123,16 @@ PyBuffer wrap_array(nb::handle value, const AnyArray &array, bool reverse_axes, 
     return b;
 }
 
+// The same for any Python object that exports its memory (buffer protocol or DLPack).
+PyBuffer wrap_any_array(nb::handle value, bool reverse_axes, const std::string &name, const std::string &what) {
+    AnyArray array;
+    if (!nb::try_cast(value, array, /*convert=*/false))
+        user_error(what, ": ", nb::cast<std::string>(nb::repr(value.type())),
+                   " is neither a tessera.Buffer nor an array (NumPy, or a DLPack producer such as a JAX array); "
+                   "for a new buffer pass a type and sizes: Buffer(tessera.float32, [w, h]).");
+    return wrap_array(value, array, reverse_axes, name, what);
+}
+
 nb::object element_at(const Buffer<void> &b, nb::handle key) {
     std::vector<int64_t> coords;
     bool all_ints = true;
@@ -210,12 +220,7 @@ PyBuffer to_buffer(nb::handle value, bool for_output, const char *what) {
     if (nb::try_cast<PyBuffer>(value, b)) {
         // b is a copy of the handle: same elements, same residency.
     } else {
-        AnyArray array;
-        if (!nb::try_cast(value, array, /*convert=*/false))
-            user_error(what, ": ", nb::cast<std::string>(nb::repr(value.type())),
-                       " is neither a tessera.Buffer nor an array (NumPy, or a DLPack producer such as a torch "
-                       "tensor or a JAX array).");
-        b = wrap_array(value, array, true, "", what);
+        b = wrap_any_array(value, true, "", what);
     }
     if (for_output && b.read_only)
         user_error(what, ": the output array is read-only. Pass a writable array (for NumPy: arr.flags.writeable).");
@@ -231,11 +236,7 @@ void define_buffers(nb::module_ &m) {
         .def("__init__",
              [](PyBuffer *self, nb::handle source, nb::handle sizes, const std::string &name, bool reverse_axes) {
                  if (sizes.is_none()) {
-                     AnyArray array;
-                     if (!nb::try_cast(source, array, false))
-                         user_error("tessera.Buffer(", nb::cast<std::string>(nb::repr(source.type())),
-                                    "): pass an array (NumPy or DLPack), or a type and sizes: Buffer(tessera.float32, [w, h]).");
-                     new (self) PyBuffer(wrap_array(source, array, reverse_axes, name, "tessera.Buffer"));
+                     new (self) PyBuffer(wrap_any_array(source, reverse_axes, name, "tessera.Buffer"));
                  } else {
                      std::vector<int> s = nb::cast<std::vector<int>>(sizes);
                      new (self) PyBuffer{Buffer<void>(to_type(source, "tessera.Buffer"), s, name), false};
@@ -290,7 +291,7 @@ void define_buffers(nb::module_ &m) {
                  // is what __dlpack__ returns; the capsule owns a reference to the buffer.
                  return nb::cast(host_view<>(nb::cast<PyBuffer &>(self), self));
              },
-             "The DLPack capsule of the host elements (for numpy.from_dlpack, torch.from_dlpack).")
+             "The DLPack capsule of the host elements (for numpy.from_dlpack, jax.numpy.from_dlpack).")
         .def("__dlpack_device__", [](nb::handle) { return nb::make_tuple(int(nb::device::cpu::value), 0); })
         // GPU residency (docs/gpu.md).
         .def("has_device_allocation", [](const PyBuffer &b) { return b.buffer.has_device_allocation(); })

@@ -74,6 +74,14 @@ nb::object floor_divide(nb::handle self, nb::handle other, bool reflected) {
 
 namespace {
 
+// min/max of two or more values, left to right.
+Expr fold(const char *name, const nb::args &args, Expr (*fn)(Expr, Expr)) {
+    if (args.size() < 2) user_error(name, " needs at least two values.");
+    Expr r = to_expr(args[0], name);
+    for (size_t i = 1; i < args.size(); ++i) r = fn(r, to_expr(args[i], name));
+    return r;
+}
+
 Type parse_type_name(const std::string &name) {
     static const std::pair<const char *, Type> names[] = {
         {"bool", Bool()},        {"int8", Int(8)},        {"int16", Int(16)},    {"int32", Int(32)},
@@ -281,20 +289,8 @@ void define_expressions(nb::module_ &m) {
               return result;
           },
           "select(c0, v0, c1, v1, ..., default): the first value whose condition holds.");
-    m.def("min",
-          [](nb::args args) {
-              if (args.size() < 2) user_error("min needs at least two values.");
-              Expr r = to_expr(args[0], "min");
-              for (size_t i = 1; i < args.size(); ++i) r = min(r, to_expr(args[i], "min"));
-              return r;
-          });
-    m.def("max",
-          [](nb::args args) {
-              if (args.size() < 2) user_error("max needs at least two values.");
-              Expr r = to_expr(args[0], "max");
-              for (size_t i = 1; i < args.size(); ++i) r = max(r, to_expr(args[i], "max"));
-              return r;
-          });
+    m.def("min", [](nb::args args) { return fold("min", args, [](Expr a, Expr b) { return min(a, b); }); });
+    m.def("max", [](nb::args args) { return fold("max", args, [](Expr a, Expr b) { return max(a, b); }); });
     m.def("clamp", [](nb::handle e, nb::handle lo, nb::handle hi) {
         return clamp(to_expr(e, "clamp"), to_expr(lo, "clamp"), to_expr(hi, "clamp"));
     });

@@ -95,22 +95,16 @@ void define_funcs(nb::module_ &m) {
                  r = to_expr(value, ("the definition of Func " + f.name()).c_str());
              })
         .def("realize",
-             [](const Func &f, nb::handle what) -> nb::object {
-                 if (nb::isinstance<nb::list>(what) || nb::isinstance<nb::tuple>(what)) {
-                     std::vector<int> sizes = nb::cast<std::vector<int>>(what);
-                     Buffer<void> out;
-                     {
-                         nb::gil_scoped_release release;
-                         out = f.realize(sizes);
-                     }
-                     return wrap_buffer(out);
-                 }
-                 PyBuffer out = to_buffer(what, true, ("Func " + f.name() + ".realize").c_str());
-                 {
-                     nb::gil_scoped_release release;
-                     f.realize(out.buffer);
-                 }
-                 return nb::none();
+             [](const Func &f, nb::handle what) {
+                 return realize_either(
+                     what, ("Func " + f.name() + ".realize").c_str(),
+                     [&](const std::vector<int> &sizes) { return Realization({f.realize(sizes)}); },
+                     [&](const std::vector<Buffer<void>> &outs) {
+                         if (outs.size() != 1)
+                             user_error("Func ", f.name(), ".realize: a Func has one output, but ", outs.size(),
+                                        " output buffers were given.");
+                         f.realize(outs[0]);
+                     });
              },
              nb::arg("sizes_or_output"),
              "realize([w, h, ...]) returns a new Buffer over [0, size) per dimension; realize(out) computes into a "

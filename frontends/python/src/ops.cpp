@@ -33,6 +33,13 @@ Tensor binary_operand(nb::handle v, const char *what) {
     user_error(what, ": ", nb::cast<std::string>(nb::repr(v)), " is not a tessera.ops.Tensor.");
 }
 
+// An optional Tensor argument (None or a Tensor), kept in `storage`; null for None.
+const Tensor *optional_tensor(nb::handle v, Tensor &storage, const char *what) {
+    if (v.is_none()) return nullptr;
+    storage = binary_operand(v, what);
+    return &storage;
+}
+
 } // namespace
 
 void define_ops(nb::module_ &m) {
@@ -129,20 +136,16 @@ void define_ops(nb::module_ &m) {
     o.def("layer_norm",
           [](const Tensor &x, int normalized_axes, nb::handle weight, nb::handle bias, double eps) {
               Tensor w, b;
-              bool has_w = !weight.is_none(), has_b = !bias.is_none();
-              if (has_w) w = binary_operand(weight, "ops.layer_norm weight");
-              if (has_b) b = binary_operand(bias, "ops.layer_norm bias");
-              return ops::layer_norm(x, normalized_axes, has_w ? &w : nullptr, has_b ? &b : nullptr, eps);
+              return ops::layer_norm(x, normalized_axes, optional_tensor(weight, w, "ops.layer_norm weight"),
+                                     optional_tensor(bias, b, "ops.layer_norm bias"), eps);
           },
           nb::arg("x"), nb::arg("normalized_axes"), nb::arg("weight") = nb::none(), nb::arg("bias") = nb::none(),
           nb::arg("eps") = 1e-5);
     o.def("batch_norm",
           [](const Tensor &x, const Tensor &mean, const Tensor &var, nb::handle weight, nb::handle bias, double eps) {
               Tensor w, b;
-              bool has_w = !weight.is_none(), has_b = !bias.is_none();
-              if (has_w) w = binary_operand(weight, "ops.batch_norm weight");
-              if (has_b) b = binary_operand(bias, "ops.batch_norm bias");
-              return ops::batch_norm(x, mean, var, has_w ? &w : nullptr, has_b ? &b : nullptr, eps);
+              return ops::batch_norm(x, mean, var, optional_tensor(weight, w, "ops.batch_norm weight"),
+                                     optional_tensor(bias, b, "ops.batch_norm bias"), eps);
           },
           nb::arg("x"), nb::arg("running_mean"), nb::arg("running_var"), nb::arg("weight") = nb::none(),
           nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5);
@@ -160,10 +163,9 @@ void define_ops(nb::module_ &m) {
     o.def("conv2d",
           [](const Tensor &x, const Tensor &w, nb::handle bias, std::pair<int, int> stride, std::pair<int, int> padding,
              std::pair<int, int> dilation, int groups, bool channels_last) {
-              ops::Conv2dOptions opt{stride, padding, dilation, groups, channels_last};
-              if (bias.is_none()) return ops::conv2d(x, w, nullptr, opt);
-              Tensor b = binary_operand(bias, "ops.conv2d bias");
-              return ops::conv2d(x, w, &b, opt);
+              Tensor b;
+              return ops::conv2d(x, w, optional_tensor(bias, b, "ops.conv2d bias"),
+                                 ops::Conv2dOptions{stride, padding, dilation, groups, channels_last});
           },
           nb::arg("x"), nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("stride") = std::pair<int, int>(1, 1),
           nb::arg("padding") = std::pair<int, int>(0, 0), nb::arg("dilation") = std::pair<int, int>(1, 1),
@@ -190,9 +192,8 @@ void define_ops(nb::module_ &m) {
           nb::arg("channels_last") = false);
     o.def("matmul", &ops::matmul, nb::arg("a"), nb::arg("b"));
     o.def("linear", [](const Tensor &x, const Tensor &w, nb::handle bias) {
-        if (bias.is_none()) return ops::linear(x, w, nullptr);
-        Tensor b = binary_operand(bias, "ops.linear bias");
-        return ops::linear(x, w, &b);
+        Tensor b;
+        return ops::linear(x, w, optional_tensor(bias, b, "ops.linear bias"));
     }, nb::arg("x"), nb::arg("weight"), nb::arg("bias") = nb::none());
 }
 

@@ -10,6 +10,8 @@
 // Compilation and runs release the GIL.
 #include "bindings.h"
 
+#include <functional>
+
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -79,6 +81,31 @@ nb::object wrap_realization(const std::vector<Buffer<void>> &bs) {
     for (const Buffer<void> &b : bs) l.append(wrap_buffer(b));
     return l;
 }
+
+} // namespace
+
+nb::object realize_either(nb::handle what, const char *where,
+                          const std::function<Realization(const std::vector<int> &)> &into_new,
+                          const std::function<void(const std::vector<Buffer<void>> &)> &into_given) {
+    if (is_sizes(what)) {
+        std::vector<int> sizes = nb::cast<std::vector<int>>(what);
+        Realization r;
+        {
+            nb::gil_scoped_release release;
+            r = into_new(sizes);
+        }
+        return wrap_realization(r.buffers());
+    }
+    std::vector<PyBuffer> outs = to_outputs_buffers(what, where);
+    std::vector<Buffer<void>> hs = handles(outs);
+    {
+        nb::gil_scoped_release release;
+        into_given(hs);
+    }
+    return nb::none();
+}
+
+namespace {
 
 // Sets a Param's value in Bindings through its typed setter.
 template <typename T>
@@ -154,23 +181,9 @@ void define_pipelines(nb::module_ &m) {
 
     nb::class_<Callable>(m, "Callable", "A compiled pipeline (Pipeline.compile / Func.compile).")
         .def("realize",
-             [](const Callable &c, nb::handle what) -> nb::object {
-                 if (is_sizes(what)) {
-                     std::vector<int> sizes = nb::cast<std::vector<int>>(what);
-                     Realization r;
-                     {
-                         nb::gil_scoped_release release;
-                         r = c.realize(sizes);
-                     }
-                     return wrap_realization(r.buffers());
-                 }
-                 std::vector<PyBuffer> outs = to_outputs_buffers(what, "Callable.realize");
-                 std::vector<Buffer<void>> hs = handles(outs);
-                 {
-                     nb::gil_scoped_release release;
-                     c.realize(hs);
-                 }
-                 return nb::none();
+             [](const Callable &c, nb::handle what) {
+                 return realize_either(what, "Callable.realize", [&](const std::vector<int> &sizes) { return c.realize(sizes); },
+                                       [&](const std::vector<Buffer<void>> &outs) { c.realize(outs); });
              },
              nb::arg("sizes_or_outputs"),
              "realize([w, h]) returns new Buffers; realize(out) or realize([out0, out1]) computes into Buffers or "
@@ -205,23 +218,9 @@ void define_pipelines(nb::module_ &m) {
              nb::arg("outputs"))
         .def("outputs", &Pipeline::outputs)
         .def("realize",
-             [](const Pipeline &p, nb::handle what) -> nb::object {
-                 if (is_sizes(what)) {
-                     std::vector<int> sizes = nb::cast<std::vector<int>>(what);
-                     Realization r;
-                     {
-                         nb::gil_scoped_release release;
-                         r = p.realize(sizes);
-                     }
-                     return wrap_realization(r.buffers());
-                 }
-                 std::vector<PyBuffer> outs = to_outputs_buffers(what, "Pipeline.realize");
-                 std::vector<Buffer<void>> hs = handles(outs);
-                 {
-                     nb::gil_scoped_release release;
-                     p.realize(hs);
-                 }
-                 return nb::none();
+             [](const Pipeline &p, nb::handle what) {
+                 return realize_either(what, "Pipeline.realize", [&](const std::vector<int> &sizes) { return p.realize(sizes); },
+                                       [&](const std::vector<Buffer<void>> &outs) { p.realize(outs); });
              },
              nb::arg("sizes_or_outputs"))
         .def("compile", [](const Pipeline &p, const Target *target, const nb::kwargs &kwargs) {
@@ -243,24 +242,10 @@ void define_pipelines(nb::module_ &m) {
        "compile(func_or_funcs, target=None, **options): Pipeline(outputs).compile(target, **options).");
 
     m.def("interpret",
-          [](nb::handle outputs, nb::handle what) -> nb::object {
+          [](nb::handle outputs, nb::handle what) {
               Pipeline p(to_outputs(outputs));
-              if (is_sizes(what)) {
-                  std::vector<int> sizes = nb::cast<std::vector<int>>(what);
-                  Realization r;
-                  {
-                      nb::gil_scoped_release release;
-                      r = interpret(p, sizes);
-                  }
-                  return wrap_realization(r.buffers());
-              }
-              std::vector<PyBuffer> outs = to_outputs_buffers(what, "interpret");
-              std::vector<Buffer<void>> hs = handles(outs);
-              {
-                  nb::gil_scoped_release release;
-                  interpret(p, hs);
-              }
-              return nb::none();
+              return realize_either(what, "interpret", [&](const std::vector<int> &sizes) { return interpret(p, sizes); },
+                                    [&](const std::vector<Buffer<void>> &outs) { interpret(p, outs); });
           },
           nb::arg("outputs"), nb::arg("sizes_or_outputs"),
           "Runs the reference interpreter (exact, in the declared types): the oracle of the tests.");
