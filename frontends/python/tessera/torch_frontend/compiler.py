@@ -1,0 +1,343 @@
+"""Compiles an ATen FX graph (after aot_autograd and decompositions) with Tessera.
+
+The graph is partitioned by torch's CapabilityBasedPartitioner: every maximal group of nodes that
+``lowering`` supports becomes one submodule, which is lowered to tessera.ops, compiled as one
+Tessera pipeline (so poly fuses and schedules across the ops' boundaries) and run on the caller's
+tensors without copies. The remaining nodes run in eager PyTorch. Each graph keeps a report of
+what was compiled and what fell back, with the reason and the user's source line; tessera.explain
+shows it.
+
+Shapes: a Tessera pipeline is compiled for concrete sizes. A graph with symbolic sizes (dynamo's
+dynamic shapes) is specialized at its first call for each new set of sizes: the graph is retraced
+with those sizes and compiled again, counted in ``stats()["recompiles"]`` and logged with the
+reason.
+"""
+import logging
+import operator
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+
+import torch
+import torch.fx
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+from .. import _tessera as _ts
+from . import lowering as L
+
+log = logging.getLogger("tessera.torch")
+
+_stats_lock = threading.Lock()
+_stats = {"graphs": 0, "compiles": 0, "recompiles": 0, "partitions": 0, "fallback_nodes": 0}
+
+
+def stats():
+    """Counters since the process started (or since reset_stats): graphs received from
+    aot_autograd, Tessera compiles, recompiles for new sizes, partitions and eager nodes."""
+    with _stats_lock:
+        return dict(_stats)
+
+
+def reset_stats():
+    with _stats_lock:
+        for k in _stats:
+            _stats[k] = 0
+
+
+def _count(key, n=1):
+    with _stats_lock:
+        _stats[key] += n
+
+
+# -- options ---------------------------------------------------------------------------------------
+
+@dataclass
+class Options:
+    """compile_options of jit_torch: "target" ("cpu"), plus Tessera compile options (keywords of
+    tessera.compile, e.g. "fast_math": True)."""
+    target: object = None
+    pipeline_options: dict = field(default_factory=dict)
+    fallback: bool = True
+
+    @staticmethod
+    def parse(compile_options, fallback):
+        opts = dict(compile_options or {})
+        target = opts.pop("target", "cpu")
+        if target in ("cpu", "host"):
+            t = "host"   # made into a tessera.Target when a pipeline compiles
+        elif target in ("cuda", "amdgpu", "rocm"):
+            raise _ts.UserError(f'tessera.jit_torch: compile_options target "{target}" is not supported by the PyTorch '
+                                'frontend yet (it runs on CPU tensors); use "cpu".')
+        else:
+            raise _ts.UserError(f'tessera.jit_torch: unknown compile_options target "{target}"; use "cpu".')
+        options = Options(t, opts, fallback)
+        options.validate()
+        return options
+
+    def validate(self):
+        """Compiles a one-element pipeline with these options, so that a wrong option is reported
+        when the decorator is applied (a pipeline that later fails to compile falls back to eager)."""
+        x = _ts.Var("x")
+        f = _ts.Func("tessera_jit_torch_options")
+        f[x] = x
+        _ts.Pipeline([f]).compile(_ts.Target.host(), **self.pipeline_options)
+
+
+# -- support ---------------------------------------------------------------------------------------
+
+def _tensor_values(node):
+    """The tensor values a node gives its users (of a multi-result node, the results in use)."""
+    v = L.node_val(node)
+    if isinstance(v, torch.Tensor):
+        return [v]
+    if isinstance(v, (tuple, list)):
+        used = {u.args[1] for u in node.users if u.target is operator.getitem}
+        return [x for i, x in enumerate(v) if isinstance(x, torch.Tensor) and i in used]
+    return []
+
+
+def unsupported_reason(node):
+    """Why `node` cannot be compiled by Tessera, or None."""
+    if node.op != "call_function":
+        return None
+    name = op_name(node.target)
+    if node.target not in L.LOWERINGS:
+        return f"no Tessera lowering for {name}"
+    if node.target is operator.getitem:
+        return None
+    results = _tensor_values(node)
+    if not results:
+        return f"{name} has no tensor result"
+    operands = [v for a in node.all_input_nodes for v in _tensor_values(a)]
+    for v in results + operands:
+        if v.device.type != "cpu":
+            return f"{name} on device {v.device} (the frontend compiles CPU tensors)"
+        if v.dtype not in L.TYPE_OF_DTYPE:
+            return f"{name} on dtype {v.dtype}"
+        if any(not isinstance(s, int) for s in v.shape):
+            return f"{name} with symbolic sizes"
+        if v.numel() == 0:
+            return f"{name} on a tensor without elements"
+    # The op library has no 0-dimensional tensors: a 0-dimensional operand is held as shape [1],
+    # which broadcasts the same way in elementwise ops; anything else on one runs in eager.
+    if (any(v.dim() == 0 for v in results) and node.target not in L.SCALAR_RESULTS) or (
+            any(v.dim() == 0 for v in operands) and node.target not in L.ELEMENTWISE):
+        return f"{name} on a 0-dimensional tensor (the op library has none yet)"
+    check = L.CHECKS.get(node.target)
+    return check(node) if check else None
+
+
+def op_name(target):
+    if target is operator.getitem:
+        return "getitem"
+    s = str(target)
+    return s if s.startswith("aten.") or s.startswith("prims.") else getattr(target, "__name__", s)
+
+
+def source_line(node):
+    """The user's source line of a node, "file:line in function: code", from its stack trace."""
+    trace = node.meta.get("stack_trace") or ""
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)', trace)
+    if not frames:
+        return None
+    f, line, fn, code = frames[-1]
+    return f"{f}:{line} in {fn}: {code.strip()}"
+
+
+class _Support(OperatorSupportBase):
+    def __init__(self, reasons):
+        self.reasons = reasons
+
+    def is_node_supported(self, submodules, node):
+        reason = unsupported_reason(node)
+        if reason is not None:
+            self.reasons[node] = reason
+            return False
+        return node.op == "call_function"
+
+
+# -- reports ---------------------------------------------------------------------------------------
+
+@dataclass
+class Fallback:
+    """One node that runs in eager PyTorch."""
+    op: str
+    reason: str
+    source: str = None
+
+    def __str__(self):
+        return f"{self.op}: {self.reason}" + (f" (at {self.source})" if self.source else "")
+
+
+@dataclass
+class GraphReport:
+    """What happened to one ATen graph."""
+    compiled_ops: dict = field(default_factory=dict)   # op name → count compiled by Tessera
+    fallbacks: list = field(default_factory=list)       # Fallback
+    partitions: int = 0
+    compiles: int = 0
+    compile_seconds: float = 0.0
+    shapes: list = field(default_factory=list)          # input sizes of each compile
+
+
+# -- compiling one partition -----------------------------------------------------------------------
+
+class TesseraKernel(torch.nn.Module):
+    """One partition compiled as a Tessera pipeline; called with the partition's inputs, returns
+    its outputs in fresh tensors."""
+
+    def __init__(self, gm, options, name):
+        super().__init__()
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        (output,) = [n for n in gm.graph.nodes if n.op == "output"]
+        env = {}
+        self.inputs = []   # InputBuffer per placeholder
+        for i, p in enumerate(placeholders):
+            v = L.node_val(p)
+            buf = _ts.InputBuffer(L.TYPE_OF_DTYPE[v.dtype], max(v.dim(), 1), f"{name}_in{i}")
+            env[p] = _ts.ops.input(buf, list(v.shape) or [1])   # 0-dimensional: shape [1]
+            self.inputs.append(buf)
+        for n in gm.graph.nodes:
+            if n.op != "call_function":
+                continue
+            args = torch.fx.node.map_arg(n.args, lambda a: env[a])
+            kwargs = torch.fx.node.map_arg(n.kwargs, lambda a: env[a])
+            env[n] = L.lower_node(n, args, kwargs)
+        results = output.args[0]
+        self.single = not isinstance(results, (tuple, list))
+        results = [results] if self.single else list(results)
+        # Each output: ("input", i) passes an input through; ("func", j) is pipeline output j.
+        self.plan, funcs, self.out_shapes, self.out_dtypes, seen = [], [], [], [], {}
+        for r in results:
+            if r.op == "placeholder":
+                self.plan.append(("input", placeholders.index(r)))
+                continue
+            t = env[r]
+            f = t.func
+            if f.name in seen:   # the same values returned twice (e.g. an output and its alias)
+                self.plan.append(("func", seen[f.name]))
+                continue
+            seen[f.name] = len(funcs)
+            self.plan.append(("func", len(funcs)))
+            funcs.append(f)
+            self.out_shapes.append(list(L.node_val(r).shape))   # a 0-dimensional one is computed as [1]
+            self.out_dtypes.append(L.dtype_of(t))
+        self.callable = _ts.Pipeline(funcs).compile(_ts.Target.host(), **options.pipeline_options) if funcs else None
+
+    def forward(self, *args):
+        values = {}
+        for buf, a in zip(self.inputs, args):
+            if a.dim() == 0:
+                a = a.reshape(1)
+            elif 0 in a.stride() and a.numel() > 1:
+                a = a.contiguous()   # a broadcast view: Tessera buffers need distinct elements
+            values[buf] = a
+        outs = [torch.empty(s, dtype=d) for s, d in zip(self.out_shapes, self.out_dtypes)]
+        if self.callable is not None:
+            self.callable.run(values, [o.reshape(1) if o.dim() == 0 else o for o in outs])
+        results = [args[i] if kind == "input" else outs[i] for kind, i in self.plan]
+        return results[0] if self.single else tuple(results)
+
+
+def compile_static(gm, options, report):
+    """Partitions a graph with static sizes and compiles its supported parts; returns the
+    GraphModule to call (its submodules are TesseraKernels) and fills `report`."""
+    reasons = {}
+    gm = torch.fx.GraphModule(gm, gm.graph)  # partitioning edits the graph: keep the caller's
+    partitioner = CapabilityBasedPartitioner(gm, _Support(reasons), allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    for node, reason in reasons.items():
+        if node.op != "call_function":
+            continue
+        fb = Fallback(op_name(node.target), reason, source_line(node))
+        report.fallbacks.append(fb)
+        if not options.fallback:
+            raise _ts.UserError(
+                f"tessera.jit_torch(fallback=False): {fb.op} cannot be compiled by Tessera ({fb.reason})"
+                + (f", at {fb.source}" if fb.source else "")
+                + ". Rewrite that line with supported ops, or allow fallback=True to run it in eager PyTorch.")
+    _count("fallback_nodes", len([n for n in reasons if n.op == "call_function"]))
+    fused = partitioner.fuse_partitions(partitions)
+    for node in list(fused.graph.nodes):
+        if node.op != "call_module":
+            continue
+        sub = fused.get_submodule(node.target)
+        ops_in = [op_name(n.target) for n in sub.graph.nodes if n.op == "call_function"]
+        try:
+            kernel = TesseraKernel(sub, options, f"{node.target}")
+        except (_ts.Error, L.Unsupported) as e:
+            if not options.fallback:
+                raise
+            # A partition that fails to lower runs in eager, as a whole, and says why.
+            report.fallbacks.append(Fallback(" + ".join(sorted(set(ops_in))), f"partition not compiled: {e}", None))
+            _count("fallback_nodes", len(ops_in))
+            continue
+        setattr(fused, node.target, kernel)
+        report.partitions += 1
+        _count("partitions")
+        for o in ops_in:
+            if o != "getitem":
+                report.compiled_ops[o] = report.compiled_ops.get(o, 0) + 1
+    fused.recompile()
+    return fused
+
+
+def _is_symbolic(v):
+    if isinstance(v, torch.SymInt):
+        return True
+    return isinstance(v, torch.Tensor) and any(not isinstance(s, int) for s in v.shape)
+
+
+def _signature(args):
+    return tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else a for a in args)
+
+
+class CompiledGraph:
+    """What the backend returns for one ATen graph: static graphs are compiled once; graphs with
+    symbolic sizes are specialized per signature of the actual arguments."""
+
+    def __init__(self, gm, example_inputs, options, report):
+        self.gm, self.options, self.report = gm, options, report
+        self.lock = threading.Lock()
+        self.specialized = {}
+        self.dynamic = any(_is_symbolic(L.node_val(n)) for n in gm.graph.nodes if n.op == "placeholder")
+        if not self.dynamic:
+            self.static = self._compile(gm, [tuple(L.node_val(n).shape) for n in gm.graph.nodes
+                                             if n.op == "placeholder" and isinstance(L.node_val(n), torch.Tensor)])
+
+    def _compile(self, gm, shapes):
+        start = time.perf_counter()
+        compiled = compile_static(gm, self.options, self.report)
+        self.report.compile_seconds += time.perf_counter() - start
+        self.report.compiles += 1
+        self.report.shapes.append(shapes)
+        _count("compiles")
+        return compiled
+
+    def __call__(self, *args):
+        if not self.dynamic:
+            return self.static(*args)
+        key = _signature(args)
+        fn = self.specialized.get(key)
+        if fn is None:
+            with self.lock:
+                fn = self.specialized.get(key)
+                if fn is None:
+                    fn = self._specialize(args, key)
+        return fn(*args)
+
+    def _specialize(self, args, key):
+        from torch.fx.experimental.proxy_tensor import make_fx
+        shapes = [k[0] for k in key if isinstance(k, tuple)]
+        if self.specialized:
+            _count("recompiles")
+            log.warning("tessera: recompiling a graph for new input sizes %s (compile %d of this graph; earlier: %s): "
+                        "Tessera compiles each set of sizes of a dynamic-shape graph once",
+                        shapes, len(self.specialized) + 1, self.report.shapes[-1])
+        with torch.no_grad():
+            concrete = make_fx(self.gm, tracing_mode="fake")(*args)
+        fn = self._compile(concrete, shapes)
+        self.specialized[key] = fn
+        return fn
