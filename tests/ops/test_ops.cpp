@@ -2,6 +2,7 @@
 // (frontends/python/tests/test_ops.py) cover every op against NumPy.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 
 #include <tessera/ops/tensor.h>
@@ -58,4 +59,57 @@ TEST_CASE("sum over the middle axis with keepdim keeps a size-1 axis", "[ops]") 
             for (int r = 0; r < 3; ++r) want += ab(j, r, i);
             CHECK(out(j, 0, i) == want);
         }
+}
+
+// The Funcs a tensor's pipeline computes, from its schedule JSON.
+static size_t stages_of(const ops::Tensor &t) {
+    std::string json = Pipeline(t.func()).schedule_json();
+    size_t begin = json.find("\"funcs\": [");
+    size_t end = json.find(']', begin);
+    std::string list = json.substr(begin, end - begin);
+    return size_t(std::count(list.begin(), list.end(), '"')) / 2 - 1;  // less the key itself
+}
+
+TEST_CASE("elementwise ops and slices are inlined into one stage, and materialize makes a stage", "[ops]") {
+    const int n = 11, m = 6;
+    Buffer<float> xb(n, m);
+    int v = 0;
+    xb.for_each_coordinate([&](const std::vector<int64_t> &c) { xb(c[0], c[1]) = float((v += 5) % 17) - 8; });
+    InputBuffer<float> xi("x", 2);
+    xi.set(xb);
+    ops::Tensor x = ops::input(xi, {m, n});
+    // blur_x written with ops: three slices, two adds and a division by a full() constant.
+    ops::Tensor sum3 = ops::add(ops::add(ops::slice(x, 1, 0, n - 2), ops::slice(x, 1, 1, n - 1)), ops::slice(x, 1, 2, n));
+    ops::Tensor blur_x = ops::div(sum3, ops::full({1}, 3.0, Float(32)));
+    REQUIRE(blur_x.is_inline());
+    CHECK(stages_of(blur_x) == 1);
+    // Read by three slices, it is computed once when materialized; inlined three times when not
+    // (until the expression reaches the inline cap).
+    ops::Tensor shared = ops::materialize(blur_x);
+    REQUIRE_FALSE(shared.is_inline());
+    auto blur_y = [&](const ops::Tensor &bx) {
+        return ops::div(ops::add(ops::add(ops::slice(bx, 0, 0, m - 2), ops::slice(bx, 0, 1, m - 1)), ops::slice(bx, 0, 2, m)),
+                        ops::full({1}, 3.0, Float(32)));
+    };
+    CHECK(stages_of(blur_y(shared)) == 2);
+    for (const ops::Tensor &out_t : {blur_y(shared), blur_y(blur_x)}) {
+        Buffer<float> out = out_t.func().realize(out_t.realize_sizes());
+        for (int y = 0; y < m - 2; ++y)
+            for (int xx = 0; xx < n - 2; ++xx) {
+                auto bx = [&](int yy) { return (xb(xx, yy) + xb(xx + 1, yy) + xb(xx + 2, yy)) / 3.0f; };
+                CHECK(out(xx, y) == (bx(y) + bx(y + 1) + bx(y + 2)) / 3.0f);
+            }
+    }
+}
+
+TEST_CASE("an inline expression that would grow past the cap becomes a Func", "[ops]") {
+    Buffer<float> xb(8);
+    for (int i = 0; i < 8; ++i) xb(i) = float(i) - 3.5f;
+    InputBuffer<float> xi("x", 1);
+    xi.set(xb);
+    ops::Tensor t = ops::input(xi, {8});
+    for (int i = 0; i < 8; ++i) t = ops::add(t, t);  // each step doubles the written-out expression
+    CHECK(stages_of(t) >= 2);
+    Buffer<float> out = t.func().realize(t.realize_sizes());
+    for (int i = 0; i < 8; ++i) CHECK(out(i) == xb(i) * 256);
 }

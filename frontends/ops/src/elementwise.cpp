@@ -18,9 +18,7 @@ Tensor elementwise(const std::string &op, const std::vector<const Tensor *> &ope
     Axes axes = make_axes(shape.size());
     std::vector<Expr> values;
     for (const Tensor *t : operands) values.push_back(read_broadcast(*t, shape, axes.exprs));
-    Func f(detail::unique_name(op));
-    define(f, axes, fn(values));
-    return Tensor(f, shape);
+    return inline_or_func(op, axes, fn(values), shape);
 }
 
 Tensor binary(const std::string &op, const Tensor &a, const Tensor &b, Type compute,

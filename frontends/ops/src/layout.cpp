@@ -12,10 +12,15 @@ namespace tessera::ops {
 
 namespace {
 
-// A result of `shape` whose value at coordinates `out` is `value(out)`.
+// A result of `shape` whose value at coordinates `out` is `value(out)`. Maps whose coordinates
+// stay affine without division (permute, slice, expand, squeeze, unsqueeze) are inline tensors
+// (consumers read the operand through them); reshape's divisions and cat's and pad's selects
+// are Funcs of their own, so that composing them cannot make one access too complex to bound.
+enum class Inline { Yes, No };
 Tensor index_map(const std::string &op, std::vector<int64_t> shape,
-                 const std::function<Expr(const std::vector<Expr> &)> &value) {
+                 const std::function<Expr(const std::vector<Expr> &)> &value, Inline mode) {
     Axes axes = make_axes(shape.size());
+    if (mode == Inline::Yes) return inline_or_func(op, axes, value(axes.exprs), std::move(shape));
     Func f(detail::unique_name(op));
     define(f, axes, value(axes.exprs));
     return Tensor(f, std::move(shape));
@@ -42,7 +47,7 @@ Tensor permute(const Tensor &a, std::vector<int> dims) {
         std::vector<Expr> src(size_t(a.rank()));
         for (size_t i = 0; i < dims.size(); ++i) src[size_t(dims[i])] = out[i];
         return a(src);
-    });
+    }, Inline::Yes);
 }
 
 Tensor transpose(const Tensor &a, int axis0, int axis1) {
@@ -81,7 +86,7 @@ Tensor reshape(const Tensor &a, std::vector<int64_t> shape) {
             stride *= a.shape()[j];
         }
         return a(src);
-    });
+    }, Inline::No);
 }
 
 Tensor flatten(const Tensor &a, int start, int end) {
@@ -107,7 +112,7 @@ Tensor squeeze(const Tensor &a, int axis) {
         std::vector<Expr> src = out;
         src.insert(src.begin() + axis, Expr(0));
         return a(src);
-    });
+    }, Inline::Yes);
 }
 
 Tensor unsqueeze(const Tensor &a, int axis) {
@@ -118,7 +123,7 @@ Tensor unsqueeze(const Tensor &a, int axis) {
         std::vector<Expr> src = out;
         src.erase(src.begin() + axis);
         return a(src);
-    });
+    }, Inline::Yes);
 }
 
 Tensor expand(const Tensor &a, std::vector<int64_t> shape) {
@@ -134,7 +139,8 @@ Tensor expand(const Tensor &a, std::vector<int64_t> shape) {
             user_error("ops::expand of ", a.name(), ": axis ", i - offset, " has size ", a.shape()[i - offset],
                        ", which only expands from 1.");
     }
-    return index_map("expand", shape, [&](const std::vector<Expr> &out) { return read_broadcast(a, shape, out); });
+    return index_map("expand", shape, [&](const std::vector<Expr> &out) { return read_broadcast(a, shape, out); },
+                     Inline::Yes);
 }
 
 Tensor slice(const Tensor &a, int axis, int64_t start, int64_t end, int64_t step) {
@@ -150,7 +156,7 @@ Tensor slice(const Tensor &a, int axis, int64_t start, int64_t end, int64_t step
         std::vector<Expr> src = out;
         src[size_t(axis)] = out[size_t(axis)] * int32_t(step) + int32_t(start);
         return a(src);
-    });
+    }, Inline::Yes);
 }
 
 Tensor cat(const std::vector<Tensor> &tensors, int axis) {
@@ -186,7 +192,7 @@ Tensor cat(const std::vector<Tensor> &tensors, int axis) {
             value = value.defined() ? select(out[size_t(axis)] < int32_t(offset + size), piece, value) : piece;
         }
         return value.defined() ? value : make_zero(t);
-    });
+    }, Inline::No);
 }
 
 Tensor pad(const Tensor &a, const std::vector<std::pair<int64_t, int64_t>> &pads, double value) {
@@ -214,7 +220,7 @@ Tensor pad(const Tensor &a, const std::vector<std::pair<int64_t, int64_t>> &pads
             src[ax] = clamp(c, 0, int32_t(n - 1));
         }
         return inside.defined() ? select(inside, a(src), fill) : a(src);
-    });
+    }, Inline::No);
 }
 
 } // namespace tessera::ops

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <map>
 #include <sstream>
+
+#include <tessera/ir.h>
 
 #include "tensor_util.h"
 
@@ -40,17 +43,34 @@ Tensor::Tensor(InputBuffer<void> buffer, std::vector<int64_t> shape) : input_(st
     check_shape("InputBuffer " + input_.name(), input_.dimensions(), shape_);
 }
 
+Tensor::Tensor(std::vector<Var> axes, Expr value, std::vector<int64_t> shape, std::string name)
+    : axes_(std::move(axes)), value_(std::move(value)), name_(std::move(name)),
+      materialized_(std::make_shared<Func>()), shape_(std::move(shape)) {
+    if (!value_.defined()) user_error("ops::Tensor ", name_, ": the inline value is undefined.");
+    check_shape("inline tensor " + name_, int(axes_.size()), shape_);
+}
+
 Func Tensor::func() const {
-    if (func_.defined() || !input_.contents()) return func_;
+    if (func_.defined() || (!input_.contents() && !is_inline())) return func_;
+    if (is_inline() && materialized_->defined()) return *materialized_;
     Axes axes = make_axes(shape_.size());
-    Func f(detail::unique_name(input_.name() + "_tensor"));
+    Func f(detail::unique_name(is_inline() ? name_ : input_.name() + "_tensor"));
     define(f, axes, (*this)(axes.exprs));
+    if (is_inline()) *materialized_ = f;
     return f;
 }
 
-std::string Tensor::name() const { return input_.contents() ? input_.name() : func_.name(); }
+std::string Tensor::name() const {
+    if (input_.contents()) return input_.name();
+    return is_inline() ? name_ : func_.name();
+}
 
-Type Tensor::type() const { return input_.contents() ? input_.type() : func_.type(); }
+Type Tensor::type() const {
+    if (input_.contents()) return input_.type();
+    return is_inline() ? value_.type() : func_.type();
+}
+
+Tensor materialize(const Tensor &t) { return t.is_inline() ? Tensor(t.func(), t.shape()) : t; }
 
 int64_t Tensor::number_of_elements() const {
     int64_t n = 1;
@@ -61,6 +81,11 @@ int64_t Tensor::number_of_elements() const {
 Expr Tensor::operator()(const std::vector<Expr> &index) const {
     if (index.size() != shape_.size())
         user_error("ops::Tensor ", name(), " has ", shape_.size(), " axes but was indexed with ", index.size(), ".");
+    if (is_inline()) {
+        std::map<std::string, Expr> at;
+        for (size_t i = 0; i < axes_.size(); ++i) at[axes_[i].name()] = index[i];
+        return ir::substitute(value_, at);
+    }
     std::vector<Expr> args(index.rbegin(), index.rend());
     if (input_.contents()) return input_(args);
     return func_(args);
@@ -73,6 +98,12 @@ std::vector<int> Tensor::realize_sizes() const {
 }
 
 Tensor input(const InputBuffer<void> &buffer, std::vector<int64_t> shape) { return Tensor(buffer, std::move(shape)); }
+
+Tensor full(std::vector<int64_t> shape, double value, Type type) {
+    Axes axes = make_axes(shape.size());
+    Expr v = type.is_float() ? make_const(type, value) : make_const(type, int64_t(value));
+    return Tensor(axes.vars, v, std::move(shape), detail::unique_name("full"));
+}
 
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b, const std::string &op) {
     size_t n = std::max(a.size(), b.size());
@@ -118,6 +149,14 @@ Axes make_axes(size_t rank) {
 FuncRef at(const Func &f, const Axes &axes) { return f(std::vector<Expr>(axes.exprs.rbegin(), axes.exprs.rend())); }
 
 void define(const Func &f, const Axes &axes, const Expr &value) { at(f, axes) = value; }
+
+Tensor inline_or_func(const std::string &op, const Axes &axes, const Expr &value, std::vector<int64_t> shape) {
+    if (ir::expanded_size(value, kInlineNodes + 1) <= kInlineNodes)
+        return Tensor(axes.vars, value, std::move(shape), detail::unique_name(op));
+    Func f(detail::unique_name(op));
+    define(f, axes, value);
+    return Tensor(f, std::move(shape));
+}
 
 Expr read_broadcast(const Tensor &t, const std::vector<int64_t> &out_shape, const std::vector<Expr> &out_index) {
     size_t offset = out_shape.size() - t.shape().size();

@@ -22,6 +22,12 @@ void define(const Func &f, const Axes &axes, const Expr &value);
 // t's value at the coordinates of a result of shape `out_shape` that t broadcasts to: t's axes
 // align with the result's last ones, and an axis of size 1 reads index 0.
 Expr read_broadcast(const Tensor &t, const std::vector<int64_t> &out_shape, const std::vector<Expr> &out_index);
+// A result over `shape` whose value at `axes` is `value`: an inline tensor (tensor.h) while the
+// expression, with the inline operands it reads, stays small (kInlineNodes nodes written out),
+// a Func of its own otherwise, so that chains of cheap ops fuse without an expression growing
+// with every reuse.
+constexpr uint64_t kInlineNodes = 48;
+Tensor inline_or_func(const std::string &op, const Axes &axes, const Expr &value, std::vector<int64_t> shape);
 // The type a float function computes in: float types themselves, float32 for integers (torch).
 Type float_type_for(Type t);
 // An axis in [0, rank), from one that may count from the end.

@@ -47,7 +47,9 @@ void define_ops(nb::module_ &m) {
     nb::class_<Tensor>(o, "Tensor", "The values of a Func over a concrete shape (outermost axis first).")
         .def("__init__", [](Tensor *self, const Func &f, const std::vector<int64_t> &shape) { new (self) Tensor(f, shape); },
              nb::arg("func"), nb::arg("shape"))
-        .def_prop_ro("func", &Tensor::func)
+        .def_prop_ro("func", &Tensor::func, "The Func computing the tensor (an inline tensor's is made once).")
+        .def_prop_ro("is_inline", &Tensor::is_inline,
+                     "Whether consumers read the tensor's expression itself (elementwise ops, simple index maps).")
         .def_prop_ro("shape", &Tensor::shape)
         .def_prop_ro("type", &Tensor::type)
         .def("__getitem__", [](const Tensor &t, nb::handle key) { return t(to_coordinates(key, "ops.Tensor")); },
@@ -71,6 +73,12 @@ void define_ops(nb::module_ &m) {
     o.def("from_array", &from_array, nb::arg("array"), nb::arg("name") = "",
           "A Tensor reading the array in place (an InputBuffer bound to it; C-ordered axes, outermost first).");
     o.def("input", [](const InputBuffer<void> &in, const std::vector<int64_t> &shape) { return ops::input(in, shape); });
+    o.def("full", [](const std::vector<int64_t> &shape, double value, nb::handle type) {
+        return ops::full(shape, value, to_type(type, "ops.full"));
+    }, nb::arg("shape"), nb::arg("value"), nb::arg("type"), "A tensor of the shape holding value everywhere (inline).");
+    o.def("materialize", &ops::materialize, nb::arg("a"),
+          "The tensor as a stage of its own (an inline tensor's values computed once), for values read by several "
+          "consumers.");
     o.def("broadcast_shapes", [](const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
         return ops::broadcast_shapes(a, b, "broadcast_shapes");
     });

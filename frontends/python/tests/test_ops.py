@@ -311,3 +311,15 @@ def test_resnet_basic_block_matches_a_reference(rng):
 
     ref = np.maximum(ref_conv_bn(np.maximum(ref_conv_bn(x, ws[0], stats[0]), 0), ws[1], stats[1]) + x, 0)
     np.testing.assert_allclose(run(y), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_elementwise_chains_are_inline_and_materialize_makes_a_stage(rng):
+    a = arr(rng, (4, 9))
+    t = ops.from_array(a)
+    chain = ops.relu(ops.mul(ops.slice(t, 1, 1, 8), ops.full([1], 0.5, ts.float32)))
+    assert chain.is_inline
+    shared = ops.materialize(chain)
+    assert not shared.is_inline
+    np.testing.assert_array_equal(run(ops.add(shared, shared)), 2 * np.maximum(a[:, 1:8] * 0.5, 0))
+    np.testing.assert_array_equal(run(chain), np.maximum(a[:, 1:8] * 0.5, 0))
+    np.testing.assert_array_equal(run(ops.full([2, 3], 7, ts.int16)), np.full((2, 3), 7, np.int16))

@@ -10,7 +10,6 @@ Example: ``aten.addmm.default(bias, x, w_t)`` becomes ``ops.add(ops.matmul(x, w_
 matmul's reduction and the bias add are two stages of one pipeline, which Tessera schedules
 together with the rest of the partition.
 """
-import itertools
 import math
 import operator
 
@@ -67,18 +66,11 @@ def is_floating(t):
     return dtype_of(t).is_floating_point
 
 
-_constant_ids = itertools.count()
-
-
 def constant(value, dtype, shape=()):
-    """A Tensor of `shape` whose every element is `value` (a Func of constant value); a scalar is
-    a tensor of shape [1], which broadcasts as a 0-dimensional one would with any tensor of
-    rank >= 1 (the op library has no 0-dimensional tensors)."""
-    f = _ts.Func(f"constant_{next(_constant_ids)}")
-    rank = max(len(shape), 1)
-    xs = tuple(_ts.Var() for _ in range(rank))
-    f[xs] = _ts.cast(TYPE_OF_DTYPE[dtype], value)
-    return ops.Tensor(f, list(shape) if shape else [1])
+    """A Tensor of `shape` whose every element is `value`, read by consumers as the constant
+    itself; a scalar is a tensor of shape [1], which broadcasts as a 0-dimensional one would with
+    any tensor of rank >= 1 (the op library has no 0-dimensional tensors)."""
+    return ops.full(list(shape) if shape else [1], float(value), TYPE_OF_DTYPE[dtype])
 
 
 def scalar_operand(value, like):

@@ -130,7 +130,7 @@ def test_fallback_false_raises_with_op_and_source_line(gen):
 
 
 def test_decorator_with_compile_options(gen):
-    @ts.jit_torch(compile_options={"target": "cpu", "fast_math": True})
+    @ts.jit_torch(compile_options={"target": "cpu", "fast_math": False})
     def conv_bias_relu(x, w, b):
         return torch.relu(F.conv2d(x, w, b, padding=1))
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,8 +34,18 @@ public:
     // A tensor read straight from an InputBuffer (input() below): no Func copies it.
     Tensor(InputBuffer<void> buffer, std::vector<int64_t> shape);
 
-    // The Func computing the tensor. For an input tensor, a new Func reading the buffer.
+    // An inline tensor: its value at `axes` (one Var per axis, outermost first) is `value`, and
+    // every consumer reads the expression itself, so a chain of elementwise ops and simple index
+    // maps is one stage, as Halide inlines pointwise Funcs. `name` names it in messages and
+    // names its Func if it is materialized.
+    //   Tensor t({i, j}, a({i, j}) * 2, {4, 5}, "mul");  t({Expr(1), k}) is a({1, k}) * 2
+    Tensor(std::vector<Var> axes, Expr value, std::vector<int64_t> shape, std::string name);
+
+    // The Func computing the tensor. For an input tensor, a new Func reading the buffer; for an
+    // inline tensor, one Func defined by its expression (made on the first call, then reused).
     Func func() const;
+    // Whether consumers read this tensor's expression rather than a Func (the constructor above).
+    bool is_inline() const { return value_.defined(); }
     // The name of the Func or InputBuffer, for messages.
     std::string name() const;
     const std::vector<int64_t> &shape() const { return shape_; }
@@ -48,12 +59,25 @@ public:
 
 private:
     Func func_;                // the values, or
-    InputBuffer<void> input_;  // an input read in place
+    InputBuffer<void> input_;  // an input read in place, or
+    std::vector<Var> axes_;    // an inline tensor: `value_` over `axes_`
+    Expr value_;
+    std::string name_;
+    std::shared_ptr<Func> materialized_;  // an inline tensor's Func, once func() made it
     std::vector<int64_t> shape_;
 };
 
+// The tensor as a stage of its own: an inline tensor's values computed once into a Func, which
+// every consumer then reads (for values used by several consumers, or expensive ones); any
+// other tensor unchanged.
+Tensor materialize(const Tensor &t);
+
 // A tensor reading an InputBuffer of the given shape (outermost first), in place.
 Tensor input(const InputBuffer<void> &buffer, std::vector<int64_t> shape);
+
+// A tensor of `shape` whose every element is `value` in `type` (torch.full); an inline tensor,
+// so a consumer reads the constant itself.
+Tensor full(std::vector<int64_t> shape, double value, Type type);
 
 // NumPy's broadcasting of two shapes: axes aligned at the end, an axis of size 1 stretched.
 // Throws a UserError naming both shapes and `op` when they do not broadcast.
