@@ -8,20 +8,23 @@ Models (each written as a torch user would):
   transformer      nn.TransformerEncoderLayer(256, 8, 1024, batch_first) in eval; 8×128 tokens
   resnet_block     ResNet basic block (conv-bn-relu, conv-bn, +x, relu), 64 channels, 1×64×56×56
 
-Variants, interleaved in one process, each call timed on its own (medians of --runs calls):
+Variants, each in its own process (two OpenMP runtimes in one process, torch's and Tessera's,
+slow each other down while their idle threads spin), processes interleaved --repeats times:
   eager            torch eager
   inductor         torch.compile (Inductor, default mode)
   tessera          torch.compile(backend="tessera")
-The first call of each compiled variant is reported as its compile time (it includes one run).
-Every variant's output is checked against eager. Writes bench/results/torch_frontend.json, a
-Markdown table to stdout, and an SVG plot (--plot, default docs/img/torch_frontend.svg).
+Each process times --runs calls after a first call; medians pool all runs of a variant. The
+first call of a compiled variant is its compile time (median over processes; it includes one
+run). Every variant's output is checked against eager. Writes bench/results/torch_frontend.json,
+a Markdown table to stdout, and an SVG plot (--plot, default docs/img/torch_frontend.svg).
 
-    build/python-venv/bin/python bench/run_torch_benchmark.py [--runs 9] [--models mlp blur ...]
+    build/python-venv/bin/python bench/run_torch_benchmark.py [--runs 7] [--repeats 3] [--models mlp blur ...]
 """
 import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -85,41 +88,58 @@ def timed(fn, args):
     return time.perf_counter() - start, out
 
 
+def worker(name, variant, runs):
+    """One process: compiles one model one way, times it, and prints JSON."""
+    torch.set_num_threads(THREADS)
+    fn, inputs = models()[name]
+    if variant == "inductor":
+        f = torch.compile(fn)
+    elif variant == "tessera":
+        f = torch.compile(fn, backend="tessera")
+    else:
+        f = fn
+    with torch.no_grad():
+        reference = fn(*inputs)
+        first, out = timed(f, inputs)
+        err = float((out - reference).abs().max())
+        times = [timed(f, inputs)[0] for _ in range(runs)]
+    print(json.dumps({"first_s": first, "ms": [t * 1e3 for t in times], "max_abs_err": err}))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=9, help="timed calls per variant (at least 7)")
+    ap.add_argument("--runs", type=int, default=7, help="timed calls per process (at least 7)")
+    ap.add_argument("--repeats", type=int, default=3, help="processes per variant, interleaved")
     ap.add_argument("--models", nargs="+", default=list(models()))
     ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results", "torch_frontend.json"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "torch_frontend.svg"))
+    ap.add_argument("--worker", nargs=2, metavar=("MODEL", "VARIANT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     runs = max(7, args.runs)
-    torch.set_num_threads(THREADS)
-    import tessera  # noqa: F401  (the backend is found through its entry point; imported for the version)
-
+    if args.worker:
+        worker(args.worker[0], args.worker[1], runs)
+        return
+    variants = ["eager", "inductor", "tessera"]
+    raw = {(m, v): [] for m in args.models for v in variants}
+    for rep in range(args.repeats):
+        for m in args.models:
+            for v in variants:
+                print(f"[{rep + 1}/{args.repeats}] {m}: {v}", file=sys.stderr, flush=True)
+                r = subprocess.run([sys.executable, os.path.abspath(__file__), "--runs", str(runs), "--worker", m, v],
+                                   capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(THREADS)))
+                if r.returncode != 0:
+                    sys.exit(f"{m} {v} failed:\n{r.stderr[-3000:]}")
+                raw[(m, v)].append(json.loads(r.stdout.strip().splitlines()[-1]))
     results = []
-    all_models = models()
-    for name in args.models:
-        fn, inputs = all_models[name]
-        variants = {"eager": fn, "inductor": torch.compile(fn), "tessera": torch.compile(fn, backend="tessera")}
-        row = {"model": name, "threads": THREADS, "runs": runs, "compile_s": {}, "median_ms": {}, "max_abs_err": {}}
-        with torch.no_grad():
-            reference = fn(*inputs)
-            for v, f in variants.items():
-                print(f"[{name}] first call of {v}", file=sys.stderr, flush=True)
-                seconds, out = timed(f, inputs)
-                row["compile_s"][v] = seconds
-                row["max_abs_err"][v] = float((out - reference).abs().max())
-            times = {v: [] for v in variants}
-            for r in range(runs):
-                print(f"[{name}] run {r + 1}/{runs}", file=sys.stderr, flush=True)
-                for v, f in variants.items():
-                    times[v].append(timed(f, inputs)[0])
-        row["median_ms"] = {v: statistics.median(t) * 1e3 for v, t in times.items()}
-        row["all_ms"] = {v: [x * 1e3 for x in t] for v, t in times.items()}
+    for m in args.models:
+        row = {"model": m, "threads": THREADS, "runs": runs, "repeats": args.repeats}
+        row["median_ms"] = {v: statistics.median([t for p in raw[(m, v)] for t in p["ms"]]) for v in variants}
+        row["compile_s"] = {v: statistics.median([p["first_s"] for p in raw[(m, v)]]) for v in variants}
+        row["max_abs_err"] = {v: max(p["max_abs_err"] for p in raw[(m, v)]) for v in variants}
+        row["all_ms"] = {v: [p["ms"] for p in raw[(m, v)]] for v in variants}
         best = min(row["median_ms"]["eager"], row["median_ms"]["inductor"])
         row["speedup_over_best_torch"] = best / row["median_ms"]["tessera"]
         results.append(row)
-        torch._dynamo.reset()
 
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as f:

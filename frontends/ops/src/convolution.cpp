@@ -33,7 +33,7 @@ double lowest(Type t) { return t.is_float() ? -std::numeric_limits<double>::infi
 
 // A pooling window reduction over x [N, C, H, W]: result(n, c, i, j) over r in the window.
 Tensor pool(const std::string &op, const Tensor &x_in, const Pool2dOptions &o, bool is_max) {
-    Tensor x = to_nchw(x_in, o.channels_last, op);
+    Tensor x = reused_operand(to_nchw(x_in, o.channels_last, op));
     auto stride = o.stride.first == 0 && o.stride.second == 0 ? o.kernel : o.stride;
     check_positive(op, "kernel", o.kernel, 1);
     check_positive(op, "stride", stride, 1);
@@ -65,8 +65,8 @@ Tensor pool(const std::string &op, const Tensor &x_in, const Pool2dOptions &o, b
 
 } // namespace
 
-Tensor conv2d(const Tensor &x_in, const Tensor &weight, const Tensor *bias, const Conv2dOptions &o) {
-    Tensor x = to_nchw(x_in, o.channels_last, "conv2d");
+Tensor conv2d(const Tensor &x_in, const Tensor &weight_in, const Tensor *bias, const Conv2dOptions &o) {
+    Tensor x = reused_operand(to_nchw(x_in, o.channels_last, "conv2d")), weight = reused_operand(weight_in);
     if (weight.rank() != 4) user_error("ops::conv2d: the weight ", weight.name(), " needs 4 axes [O, C/groups, KH, KW].");
     check_positive("conv2d", "stride", o.stride, 1);
     check_positive("conv2d", "dilation", o.dilation, 1);

@@ -75,18 +75,57 @@ Tensor reshape(const Tensor &a, std::vector<int64_t> shape) {
         user_error("ops::reshape of ", a.name(), ": ", n, " elements do not fill the new shape (", elements(shape), ").");
     if (n > INT32_MAX) user_error("ops::reshape of ", a.name(), ": more than 2^31 elements.");
     if (shape == a.shape()) return a;
+    // Split both shapes into the shortest runs of axes with equal products, size-1 axes joining
+    // the run before them: [8, 128, 768] -> [8, 128, 8, 96] is 8 | 128 | 768 -> 8 x 96. Within a
+    // run, the row-major position over the run's output axes gives a's coordinates. A run with
+    // one axis of a (a split, or the axis unchanged) reads it at an affine position; merging
+    // several axes of a into one needs division. Reshapes without merges are inline index maps.
+    const std::vector<int64_t> &in = a.shape();
+    struct Run {
+        size_t in_begin, in_end, out_begin, out_end;
+    };
+    std::vector<Run> runs;
+    if (n == 0) {
+        runs.push_back({0, in.size(), 0, shape.size()});
+    } else {
+        size_t i = 0, o = 0;
+        while (i < in.size() || o < shape.size()) {
+            Run r{i, i, o, o};
+            int64_t pi = i < in.size() ? in[i++] : 1, po = o < shape.size() ? shape[o++] : 1;
+            while (pi != po) {
+                if (pi < po && i < in.size()) pi *= in[i++];
+                else if (po < pi && o < shape.size()) po *= shape[o++];
+                else internal_error("ops::reshape: the runs of ", a.name(), "'s axes do not match.");
+            }
+            while (i < in.size() && in[i] == 1) ++i;
+            while (o < shape.size() && shape[o] == 1) ++o;
+            r.in_end = i;
+            r.out_end = o;
+            runs.push_back(r);
+        }
+    }
+    bool merges = false;
+    for (const Run &r : runs)
+        merges = merges || std::count_if(in.begin() + long(r.in_begin), in.begin() + long(r.in_end),
+                                         [](int64_t d) { return d != 1; }) > 1;
     return index_map("reshape", shape, [&](const std::vector<Expr> &out) {
-        // The row-major position of the element, then a's coordinates of that position.
-        Expr flat = Expr(0);
-        for (size_t i = 0; i < shape.size(); ++i) flat = flat * int32_t(shape[i]) + out[i];
-        std::vector<Expr> src(a.shape().size());
-        int64_t stride = 1;
-        for (size_t j = a.shape().size(); j-- > 0;) {
-            src[j] = a.shape()[j] == 1 ? Expr(0) : (flat / int32_t(stride)) % int32_t(a.shape()[j]);
-            stride *= a.shape()[j];
+        std::vector<Expr> src(in.size(), Expr(0));
+        for (const Run &r : runs) {
+            Expr flat = Expr(0);
+            for (size_t k = r.out_begin; k < r.out_end; ++k)
+                if (shape[k] != 1) flat = flat * int32_t(shape[k]) + out[k];
+            int64_t stride = 1;
+            for (size_t j = r.in_end; j-- > r.in_begin;) {
+                if (in[j] == 1) continue;
+                Expr pos = stride == 1 ? flat : flat / int32_t(stride);
+                bool outermost = std::all_of(in.begin() + long(r.in_begin), in.begin() + long(j),
+                                             [](int64_t d) { return d == 1; });
+                src[j] = outermost ? pos : pos % int32_t(in[j]);  // the outermost stays below its size
+                stride *= in[j];
+            }
         }
         return a(src);
-    }, Inline::No);
+    }, merges ? Inline::No : Inline::Yes);
 }
 
 Tensor flatten(const Tensor &a, int start, int end) {

@@ -6,7 +6,8 @@
 
 namespace tessera::ops {
 
-Tensor matmul(const Tensor &a, const Tensor &b) {
+Tensor matmul(const Tensor &a_in, const Tensor &b_in) {
+    Tensor a = reused_operand(a_in), b = reused_operand(b_in);
     if (a.rank() < 2 || b.rank() < 2)
         user_error("ops::matmul: both operands need at least 2 axes (got ", a.rank(), " and ", b.rank(),
                    "); add an axis of size 1 for a vector.");
@@ -40,7 +41,8 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
     return Tensor(f, shape);
 }
 
-Tensor linear(const Tensor &x, const Tensor &weight, const Tensor *bias) {
+Tensor linear(const Tensor &x_in, const Tensor &weight_in, const Tensor *bias) {
+    Tensor x = reused_operand(x_in), weight = reused_operand(weight_in);
     if (x.rank() < 1 || weight.rank() != 2)
         user_error("ops::linear: the input needs at least 1 axis and the weight exactly 2 ([out, in]); got ", x.rank(),
                    " and ", weight.rank(), ".");

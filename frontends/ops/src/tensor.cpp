@@ -70,6 +70,10 @@ Type Tensor::type() const {
     return is_inline() ? value_.type() : func_.type();
 }
 
+bool Tensor::is_index_map() const {
+    return is_inline() && (value_->op == Op::FuncCall || value_->op == Op::InputCall);
+}
+
 Tensor materialize(const Tensor &t) { return t.is_inline() ? Tensor(t.func(), t.shape()) : t; }
 
 int64_t Tensor::number_of_elements() const {
@@ -149,6 +153,8 @@ Axes make_axes(size_t rank) {
 FuncRef at(const Func &f, const Axes &axes) { return f(std::vector<Expr>(axes.exprs.rbegin(), axes.exprs.rend())); }
 
 void define(const Func &f, const Axes &axes, const Expr &value) { at(f, axes) = value; }
+
+Tensor reused_operand(const Tensor &t) { return t.is_inline() && !t.is_index_map() ? materialize(t) : t; }
 
 Tensor inline_or_func(const std::string &op, const Axes &axes, const Expr &value, std::vector<int64_t> shape) {
     if (ir::expanded_size(value, kInlineNodes + 1) <= kInlineNodes)

@@ -28,6 +28,11 @@ Expr read_broadcast(const Tensor &t, const std::vector<int64_t> &out_shape, cons
 // with every reuse.
 constexpr uint64_t kInlineNodes = 48;
 Tensor inline_or_func(const std::string &op, const Axes &axes, const Expr &value, std::vector<int64_t> shape);
+// An operand whose every element an op reads many times (a matmul's, a convolution's, a
+// pool's window): an inline tensor that computes something is materialized, so that it is
+// computed once rather than once per read; an inline index map (a transposed or sliced read)
+// stays inline.
+Tensor reused_operand(const Tensor &t);
 // The type a float function computes in: float types themselves, float32 for integers (torch).
 Type float_type_for(Type t);
 // An axis in [0, rank), from one that may count from the end.

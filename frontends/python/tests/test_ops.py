@@ -323,3 +323,17 @@ def test_elementwise_chains_are_inline_and_materialize_makes_a_stage(rng):
     np.testing.assert_array_equal(run(ops.add(shared, shared)), 2 * np.maximum(a[:, 1:8] * 0.5, 0))
     np.testing.assert_array_equal(run(chain), np.maximum(a[:, 1:8] * 0.5, 0))
     np.testing.assert_array_equal(run(ops.full([2, 3], 7, ts.int16)), np.full((2, 3), 7, np.int16))
+
+
+@pytest.mark.parametrize("src,dst", [((8, 12, 6), (8, 12, 2, 3)), ((8, 12, 2, 3), (8, 12, 6)), ((6, 4), (4, 6)),
+                                     ((2, 3, 4), (4, 3, 2)), ((1, 6, 1), (3, 1, 2)), ((24,), (2, 3, 4)),
+                                     ((2, 1, 3, 4), (6, 1, 4, 1)), ((5, 1), (1, 5)), ((3, 4, 5), (-1,)),
+                                     ((7, 6, 5), (7, 30))])
+def test_reshape_by_runs_of_axes_matches_numpy(rng, src, dst):
+    a = arr(rng, src)
+    t = ops.reshape(ops.from_array(a), list(dst))
+    np.testing.assert_array_equal(run(t), a.reshape(dst))
+    np.testing.assert_array_equal(run(ops.add(t, ops.full([1], 1.0, ts.float32))), a.reshape(dst) + 1)
+    # Splits keep every axis's position affine: the reshape is read inline.
+    splits_only = (src, dst) in [((8, 12, 6), (8, 12, 2, 3)), ((24,), (2, 3, 4)), ((5, 1), (1, 5)), ((1, 6, 1), (3, 1, 2))]
+    assert t.is_inline == splits_only

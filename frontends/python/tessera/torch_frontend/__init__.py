@@ -13,9 +13,11 @@ Training graphs go through the same path: aot_autograd's forward and backward gr
 compiled, backward ops without a lowering run in eager.
 """
 import functools
+import math
 from dataclasses import dataclass, field
 
 import torch
+import torch.nn.functional as F
 from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
@@ -26,8 +28,46 @@ from .compiler import GraphReport, CompiledGraph, Options, reset_stats, stats  #
 __all__ = ["backend", "make_backend", "jit_torch", "explain", "stats", "reset_stats"]
 
 
+def _transformer_encoder_layer(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu,
+                               norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2,
+                               ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None, mask_type=None):
+    """nn.TransformerEncoderLayer's inference fast path (aten._transformer_encoder_layer_fwd, taken
+    in eval mode without grad), as the layer it stands for: self-attention, residual, layer norm,
+    feed-forward, residual, layer norm. Traced into ATen like any other code, so its linears,
+    matmuls, softmax and norms are lowered and fused as usual. With a mask it stays one op."""
+    if mask is not None:
+        return NotImplemented
+    x = src if src.dim() == 3 else src.unsqueeze(0)
+    b, s, e = x.shape
+    h = num_heads
+    d = e // h
+
+    def attention(y):
+        q, k, v = F.linear(y, qkv_weight, qkv_bias).split(e, dim=-1)
+        q, k, v = (t.reshape(b, s, h, d).transpose(1, 2) for t in (q, k, v))   # [b, h, s, d]
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
+        ctx = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, e)
+        return F.linear(ctx, proj_weight, proj_bias)
+
+    def feed_forward(y):
+        hidden = F.linear(y, ffn_weight_1, ffn_bias_1)
+        return F.linear(F.gelu(hidden) if use_gelu else F.relu(hidden), ffn_weight_2, ffn_bias_2)
+
+    def norm(y, w, bias):
+        return F.layer_norm(y, (e,), w, bias, eps)
+
+    if norm_first:
+        x = x + attention(norm(x, norm_weight_1, norm_bias_1))
+        x = x + feed_forward(norm(x, norm_weight_2, norm_bias_2))
+    else:
+        x = norm(x + attention(x), norm_weight_1, norm_bias_1)
+        x = norm(x + feed_forward(x), norm_weight_2, norm_bias_2)
+    return x if src.dim() == 3 else x.squeeze(0)
+
+
 def _decompositions():
     table = core_aten_decompositions()
+    table[torch.ops.aten._transformer_encoder_layer_fwd.default] = _transformer_encoder_layer
     # Lowered whole (fused by Tessera): decomposing them would only lose the structure.
     for op in [torch.ops.aten.native_layer_norm.default, torch.ops.aten._softmax.default,
                torch.ops.aten._log_softmax.default, torch.ops.aten.gelu.default, torch.ops.aten.silu.default,

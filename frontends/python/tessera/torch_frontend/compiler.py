@@ -18,6 +18,7 @@ import re
 import sys
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import torch
@@ -222,6 +223,60 @@ def advise_huge_pages(t):
         _madvise(start, end - start, _MADV_HUGEPAGE)
 
 
+# -- transposed matmul operands --------------------------------------------------------------------
+
+_MATMULS = {torch.ops.aten.mm.default, torch.ops.aten.bmm.default, torch.ops.aten.addmm.default}
+_TRANSPOSES = {torch.ops.aten.t.default, torch.ops.aten.transpose.int, torch.ops.aten.permute.default}
+
+
+def transposed_matmul_operand(p):
+    """The (dim0, dim1) swap through which placeholder `p` reaches only matmuls, or None.
+
+    linear(x, w) reads w[out, in] transposed: the matmul's vector loop runs along w's rows. Poly
+    then copies w into a transposed Func on every call (transposed_operands.h). A weight is the
+    same tensor call after call, so the kernel takes a contiguous transposed copy that it keeps
+    while the tensor is unchanged (TransposeCache)."""
+    if len(p.users) != 1:
+        return None
+    (u,) = p.users
+    v = L.node_val(p)
+    if u.target not in _TRANSPOSES or not isinstance(v, torch.Tensor) or v.dim() < 2:
+        return None
+    n = v.dim()
+    if u.target is torch.ops.aten.t.default:
+        dims = (0, 1) if n == 2 else None
+    elif u.target is torch.ops.aten.transpose.int:
+        dims = tuple(sorted((u.args[1] % n, u.args[2] % n)))
+    else:
+        perm = [d % n for d in u.args[1]]
+        swapped = [i for i in range(n) if perm[i] != i]
+        dims = tuple(swapped) if len(swapped) == 2 and perm[swapped[0]] == swapped[1] else None
+    if dims != (n - 2, n - 1) or not u.users or any(w.target not in _MATMULS for w in u.users):
+        return None
+    return dims
+
+
+class TransposeCache:
+    """A contiguous transposed copy of the last tensor seen, reused while it is the same tensor
+    object at the same version (an in-place change bumps the version)."""
+
+    def __init__(self, dims):
+        self.dims = dims
+        self.entry = None   # (weak reference, version, copy)
+
+    def __call__(self, t):
+        try:
+            version = t._version
+        except RuntimeError:   # an inference-mode tensor has no version counter: no caching
+            return t.transpose(*self.dims).contiguous()
+        e = self.entry
+        if e is not None and e[0]() is t and e[1] == version:
+            return e[2]
+        copy = t.transpose(*self.dims).contiguous()
+        self.entry = (weakref.ref(t), version, copy)
+        return copy
+
+
 # -- compiling one partition -----------------------------------------------------------------------
 
 class TesseraKernel(torch.nn.Module):
@@ -233,14 +288,23 @@ class TesseraKernel(torch.nn.Module):
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         (output,) = [n for n in gm.graph.nodes if n.op == "output"]
         env = {}
-        self.inputs = []   # InputBuffer per placeholder
+        self.inputs = []      # InputBuffer per placeholder
+        self.prepare = []     # per placeholder: None, or a TransposeCache giving what the buffer reads
         for i, p in enumerate(placeholders):
             v = L.node_val(p)
+            dims = transposed_matmul_operand(p)
+            shape = list(v.shape)
+            if dims:
+                shape[dims[0]], shape[dims[1]] = shape[dims[1]], shape[dims[0]]
             buf = _ts.InputBuffer(L.TYPE_OF_DTYPE[v.dtype], max(v.dim(), 1), f"{name}_in{i}")
-            env[p] = _ts.ops.input(buf, list(v.shape) or [1])   # 0-dimensional: shape [1]
+            env[p] = _ts.ops.input(buf, shape or [1])   # 0-dimensional: shape [1]
+            if dims:   # the transpose node reads the copy as it is
+                (u,) = p.users
+                env[u] = env[p]
             self.inputs.append(buf)
+            self.prepare.append(TransposeCache(dims) if dims else None)
         for n in gm.graph.nodes:
-            if n.op != "call_function":
+            if n.op != "call_function" or n in env:
                 continue
             args = torch.fx.node.map_arg(n.args, lambda a: env[a])
             kwargs = torch.fx.node.map_arg(n.kwargs, lambda a: env[a])
@@ -272,7 +336,9 @@ class TesseraKernel(torch.nn.Module):
 
     def forward(self, *args):
         values = {}
-        for buf, a in zip(self.inputs, args):
+        for buf, prepare, a in zip(self.inputs, self.prepare, args):
+            if prepare is not None:
+                a = prepare(a)
             if a.dim() == 0:
                 a = a.reshape(1)
             elif 0 in a.stride() and a.numel() > 1:

@@ -10,7 +10,6 @@ Example: ``aten.addmm.default(bias, x, w_t)`` becomes ``ops.add(ops.matmul(x, w_
 matmul's reduction and the bias add are two stages of one pipeline, which Tessera schedules
 together with the rest of the partition.
 """
-import math
 import operator
 
 import torch
@@ -481,55 +480,6 @@ def _getitem(results, index):
     if value is None:
         raise Unsupported("a result Tessera does not compute")
     return value
-
-
-# -- whole layers --------------------------------------------------------------------------------
-
-def _encoder_layer_check(node):
-    args = list(node.args) + [None] * 20
-    if args[18] is not None:
-        return "_transformer_encoder_layer_fwd with an attention mask"
-    return None
-
-
-@lowering(aten._transformer_encoder_layer_fwd.default, check=_encoder_layer_check)
-def _transformer_encoder_layer(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu,
-                               norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2,
-                               ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None, mask_type=None):
-    """nn.TransformerEncoderLayer's inference fast path (eval mode, no grad), as its eager
-    definition computes it: self-attention, residual, layer norm, feed-forward, residual, norm."""
-    batched = len(src.shape) == 3
-    x = src if batched else ops.unsqueeze(src, 0)
-    b, s, e = x.shape
-    h = num_heads
-    d = e // h
-
-    def attention(y):
-        qkv = ops.linear(y, qkv_weight, qkv_bias)                              # [b, s, 3e]
-
-        def heads(i):  # q, k or v as [b, h, s, d]: splitting the last axis keeps the index affine
-            return ops.permute(ops.reshape(ops.slice(qkv, 2, i * e, (i + 1) * e), [b, s, h, d]), [0, 2, 1, 3])
-        q, k, v = heads(0), heads(1), heads(2)
-        scores = ops.mul(ops.matmul(q, ops.transpose(k, 2, 3)), 1.0 / math.sqrt(d))
-        ctx = ops.matmul(ops.softmax(scores, 3), v)                           # [b, h, s, d]
-        ctx = ops.reshape(ops.permute(ctx, [0, 2, 1, 3]), [b, s, e])
-        return ops.linear(ctx, proj_weight, proj_bias)
-
-    def feed_forward(y):
-        hidden = ops.linear(y, ffn_weight_1, ffn_bias_1)
-        hidden = ops.gelu(hidden) if use_gelu else ops.relu(hidden)
-        return ops.linear(hidden, ffn_weight_2, ffn_bias_2)
-
-    def norm(y, w, bias):
-        return ops.layer_norm(y, 1, w, bias, eps)
-
-    if norm_first:
-        x = ops.add(x, attention(norm(x, norm_weight_1, norm_bias_1)))
-        x = ops.add(x, feed_forward(norm(x, norm_weight_2, norm_bias_2)))
-    else:
-        x = norm(ops.add(x, attention(x)), norm_weight_1, norm_bias_1)
-        x = norm(ops.add(x, feed_forward(x)), norm_weight_2, norm_bias_2)
-    return x if batched else ops.squeeze(x, 0)
 
 
 def lower_node(node, args, kwargs):

@@ -160,6 +160,22 @@ def test_new_sizes_recompile_with_a_counter_and_a_log_line(gen, caplog):
     assert any("recompiling" in r.getMessage() and "new input sizes" in r.getMessage() for r in caplog.records)
 
 
+def test_a_weight_changed_in_place_or_replaced_is_read_again(gen):
+    # The kernel keeps a transposed copy of a linear layer's weight while the weight is unchanged.
+    torch.manual_seed(5)
+    lin = nn.Linear(9, 6).eval()
+    compiled = torch.compile(lin, backend="tessera")
+    x = torch.randn(4, 9, generator=gen)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), lin(x), rtol=1e-5, atol=1e-5)
+        lin.weight.mul_(-2)                      # in place: a new version of the same tensor
+        torch.testing.assert_close(compiled(x), lin(x), rtol=1e-5, atol=1e-5)
+        lin.weight = nn.Parameter(torch.randn(6, 9, generator=gen))   # another tensor
+        torch.testing.assert_close(compiled(x), lin(x), rtol=1e-5, atol=1e-5)
+    with torch.inference_mode():                 # no version counter: copied on every call
+        torch.testing.assert_close(compiled(x), lin(x), rtol=1e-5, atol=1e-5)
+
+
 def test_training_graphs_give_eager_gradients(gen):
     torch.manual_seed(4)
     mlp = nn.Sequential(nn.Linear(12, 20), nn.ReLU(), nn.Linear(20, 3))

@@ -46,6 +46,9 @@ public:
     Func func() const;
     // Whether consumers read this tensor's expression rather than a Func (the constructor above).
     bool is_inline() const { return value_.defined(); }
+    // Whether it is an inline tensor that only reads another at mapped coordinates (a permute,
+    // slice, expand...), computing nothing.
+    bool is_index_map() const;
     // The name of the Func or InputBuffer, for messages.
     std::string name() const;
     const std::vector<int64_t> &shape() const { return shape_; }
