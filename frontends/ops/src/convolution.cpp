@@ -96,10 +96,16 @@ Tensor conv2d(const Tensor &x_in, const Tensor &weight_in, const Tensor *bias, c
     Expr input = cast(t, padded({out.exprs[0], channel, out.exprs[2] * o.stride.first + r.y * o.dilation.first,
                                  out.exprs[3] * o.stride.second + r.x * o.dilation.second}));
     Expr w = cast(t, weight({out.exprs[1], r.z, r.y, r.x}));
+    // The sums are stored with the output channel next to the column ([n, row, channel, column]):
+    // the loop-nest optimizer register tiles the column (vectors) against the axis outside it,
+    // and against channels each step of the window loads two input vectors and broadcasts
+    // a weight per channel, where against rows it would load a vector per row. The NCHW result
+    // is an index map over it.
+    Axes stored{{out.vars[0], out.vars[2], out.vars[1], out.vars[3]}, {out.exprs[0], out.exprs[2], out.exprs[1], out.exprs[3]}};
     Func f(detail::unique_name("conv2d"));
-    define(f, out, bias ? cast(t, (*bias)({out.exprs[1]})) : make_zero(t));
-    at(f, out) = at(f, out) + input * w;
-    return from_nchw(Tensor(f, {n, outs, oh, ow}), o.channels_last);
+    define(f, stored, bias ? cast(t, (*bias)({out.exprs[1]})) : make_zero(t));
+    at(f, stored) = at(f, stored) + input * w;
+    return from_nchw(permute(Tensor(f, {n, oh, outs, ow}), {0, 2, 1, 3}), o.channels_last);
 }
 
 Tensor max_pool2d(const Tensor &x, const Pool2dOptions &options) { return pool("max_pool2d", x, options, true); }
