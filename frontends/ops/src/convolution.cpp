@@ -55,10 +55,19 @@ Tensor pool(const std::string &op, const Tensor &x_in, const Pool2dOptions &o, b
     if (is_max) at(f, out) = max(at(f, out), window(r.x, r.y));
     else at(f, out) = at(f, out) + window(r.x, r.y);
     Tensor y(f, {x.shape()[0], x.shape()[1], oh, ow});
-    if (!is_max) {
-        if (!o.count_include_pad && (o.padding.first || o.padding.second))
-            user_error("ops::avg_pool2d: count_include_pad=false with padding is not supported yet.");
+    if (!is_max && (o.count_include_pad || (o.padding.first == 0 && o.padding.second == 0))) {
         y = mul(y, 1.0 / double(o.kernel.first * o.kernel.second));
+    } else if (!is_max) {
+        // Divide by the number of window elements inside the input (torch's count_include_pad
+        // false): per axis, min(start + kernel, size) - max(start, 0), start = i * stride - pad.
+        auto inside = [](Expr i, int s, int p, int k, int64_t size) {
+            Expr start = i * s - p;
+            return min(start + k, Expr(int32_t(size))) - max(start, Expr(0));
+        };
+        Axes a = make_axes(4);
+        Expr count = inside(a.exprs[2], stride.first, o.padding.first, o.kernel.first, x.shape()[2]) *
+                     inside(a.exprs[3], stride.second, o.padding.second, o.kernel.second, x.shape()[3]);
+        y = div(y, Tensor(a.vars, cast(t, count), {1, 1, oh, ow}, detail::unique_name("avg_pool2d_count")));
     }
     return from_nchw(y, o.channels_last);
 }

@@ -193,9 +193,13 @@ void define_ops(nb::module_ &m) {
           nb::arg("channels_last") = false);
     o.def("avg_pool2d",
           [pool_options](const Tensor &x, std::pair<int, int> kernel, nb::handle stride, std::pair<int, int> padding,
-                         bool channels_last) { return ops::avg_pool2d(x, pool_options(kernel, stride, padding, channels_last)); },
+                         bool channels_last, bool count_include_pad) {
+              ops::Pool2dOptions opt = pool_options(kernel, stride, padding, channels_last);
+              opt.count_include_pad = count_include_pad;
+              return ops::avg_pool2d(x, opt);
+          },
           nb::arg("x"), nb::arg("kernel"), nb::arg("stride") = nb::none(), nb::arg("padding") = std::pair<int, int>(0, 0),
-          nb::arg("channels_last") = false);
+          nb::arg("channels_last") = false, nb::arg("count_include_pad") = true);
     o.def("adaptive_avg_pool2d", &ops::adaptive_avg_pool2d, nb::arg("x"), nb::arg("output_size"),
           nb::arg("channels_last") = false);
     o.def("matmul", &ops::matmul, nb::arg("a"), nb::arg("b"));

@@ -280,6 +280,11 @@ def test_pools_match_a_reference(rng):
     np.testing.assert_array_equal(run(ops.max_pool2d(t, (3, 3), (2, 2), (1, 1))), ref)
     ref_avg = x[:, :, :8, :6].reshape(2, 3, 4, 2, 3, 2).mean(axis=(3, 5))
     np.testing.assert_allclose(run(ops.avg_pool2d(t, (2, 2))), ref_avg, rtol=1e-12)
+    # avg_pool2d kernel 3, stride 2, padding 1, counting only the elements inside the input
+    ref_in = np.array([[[[x[n, c, max(2 * i - 1, 0):2 * i + 2, max(2 * j - 1, 0):2 * j + 2].mean() for j in range(ow)]
+                         for i in range(oh)] for c in range(3)] for n in range(2)])
+    np.testing.assert_allclose(run(ops.avg_pool2d(t, (3, 3), (2, 2), (1, 1), count_include_pad=False)), ref_in,
+                               rtol=1e-12)
     for oh, ow in [(1, 1), (4, 3), (9, 7), (5, 2)]:
         ref = np.zeros((2, 3, oh, ow))
         for i in range(oh):

@@ -384,8 +384,6 @@ def _avg_pool_check(node):
     a = list(node.args) + [None] * 7
     if a[4]:
         return "avg_pool2d with ceil_mode=True"
-    if a[5] is False and pair(a[3], (0, 0)) != (0, 0):
-        return "avg_pool2d with count_include_pad=False and padding"
     if a[6] is not None:
         return "avg_pool2d with divisor_override"
     if len(node_val(node.args[0]).shape) != 4:
@@ -396,7 +394,7 @@ def _avg_pool_check(node):
 @lowering(aten.avg_pool2d.default, check=_avg_pool_check)
 def _avg_pool2d(x, kernel, stride=(), padding=(0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None):
     k = pair(kernel)
-    return ops.avg_pool2d(x, k, pair(stride, k), pair(padding, (0, 0)))
+    return ops.avg_pool2d(x, k, pair(stride, k), pair(padding, (0, 0)), count_include_pad=count_include_pad)
 
 
 @lowering(aten._adaptive_avg_pool2d.default,

@@ -120,6 +120,7 @@ def test_depthwise_conv_and_channels_last_input(gen):
 def test_pooling_matches_torch(gen):
     x = randn(gen, 2, 3, 13, 10)
     check(lambda x: (F.max_pool2d(x, 3, 2, 1), F.max_pool2d(x, 2), F.avg_pool2d(x, 3, 2, 1), F.avg_pool2d(x, (2, 3)),
+                     F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), F.avg_pool2d(x, (4, 2), 1, (2, 1), count_include_pad=False),
                      F.adaptive_avg_pool2d(x, (4, 3)), F.adaptive_avg_pool2d(x, 1)), x)
 
 
