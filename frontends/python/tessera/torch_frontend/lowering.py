@@ -248,6 +248,23 @@ def _convert(a, dtype):
 SCALAR_RESULTS.update([aten.full.default, aten.scalar_tensor.default])
 
 
+@lowering(aten.full_like.default)
+def _full_like(a, value, dtype=None, **_):
+    return constant(value, dtype or dtype_of(a), list(a.shape))
+
+
+@lowering(aten.logical_not.default, elementwise=True)
+def _logical_not(a):
+    return ops.eq(a, scalar_operand(False if dtype_of(a) == torch.bool else 0, a))
+
+
+@lowering(aten.any.dim, aten.any.dims, aten.any.default)
+def _any(a, dims=None, keepdim=False):
+    nonzero = ops.cast(ops.ne(a, scalar_operand(False if dtype_of(a) == torch.bool else 0, a)), _ts.int8)
+    found = reduce(ops.amax, nonzero, dims, keepdim)
+    return ops.ne(found, constant(0, torch.int8))
+
+
 @lowering(aten.full.default, aten.scalar_tensor.default)
 def _full(size_or_value, value=None, dtype=None, **_):
     if value is None:  # scalar_tensor(value)
@@ -285,7 +302,7 @@ def _var_check(node):
 
 REDUCTIONS = [aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.mean.default, aten.amax.default,
               aten.amin.default, aten.var.correction]
-SCALAR_RESULTS.update(REDUCTIONS)
+SCALAR_RESULTS.update(REDUCTIONS + [aten.any.dim, aten.any.dims, aten.any.default])
 
 lowering(aten.sum.dim_IntList, aten.sum.default)(
     lambda a, dims=None, keepdim=False, dtype=None: reduce(ops.sum, with_dtype(a, dtype), dims, keepdim))

@@ -78,6 +78,12 @@ def test_var_without_degrees_of_freedom_runs_in_eager_and_gives_nan(gen):
     assert torch.isnan(torch.compile(lambda a: a.var(1) + 1, backend="tessera")(a)).all()
 
 
+def test_masks_and_constants_match_torch(gen):
+    a = randn(gen, 3, 7)
+    check(lambda a: (torch.full_like(a, 2.5), torch.logical_not(a > 0), (a > 1).any(-1), (a > 1).any(0, keepdim=True),
+                     (a > 2).any(), torch.ones_like(a) + a, torch.logical_not(a)), a)
+
+
 @pytest.mark.parametrize("shape", [(4, 10), (2, 3, 17), (1, 1)])
 def test_softmax_and_norms_match_torch(gen, shape):
     a = randn(gen, *shape)
