@@ -37,49 +37,41 @@ import torch.nn.functional as F  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "frontends", "python", "tests", "torch"))
 from svg_plot import bar_chart  # noqa: E402
-
-
-class BasicBlock(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(c)
-        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(c)
-
-    def forward(self, x):
-        y = torch.relu(self.bn1(self.conv1(x)))
-        return torch.relu(self.bn2(self.conv2(y)) + x)
-
-
-def blur_x_blur_y(img):
-    bx = (img[..., :-2] + img[..., 1:-1] + img[..., 2:]) / 3
-    return (bx[..., :-2, :] + bx[..., 1:-1, :] + bx[..., 2:, :]) / 3
+from torch_models import BasicBlock, blur_x_blur_y  # noqa: E402  (the models the tests check)
 
 
 def conv_bias_relu(x, w, b):
     return torch.relu(F.conv2d(x, w, b, padding=1))
 
 
-def models():
-    g = torch.Generator().manual_seed(0)
-    torch.manual_seed(0)
+def resnet_block(g):
     block = BasicBlock(64).eval()
     for m in block.modules():
         if isinstance(m, nn.BatchNorm2d):
             m.running_mean.copy_(torch.randn(64, generator=g) * 0.1)
             m.running_var.copy_(torch.rand(64, generator=g) + 0.5)
-    mlp = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10)).eval()
-    layer = nn.TransformerEncoderLayer(256, 8, 1024, dropout=0.0, batch_first=True).eval()
-    return {
-        "conv_bias_relu": (conv_bias_relu, (torch.randn(1, 64, 56, 56, generator=g),
-                                            torch.randn(64, 64, 3, 3, generator=g) * 0.05, torch.randn(64, generator=g))),
-        "blur": (blur_x_blur_y, (torch.rand(3, 4096, 4096, generator=g),)),
-        "mlp": (mlp, (torch.randn(128, 512, generator=g),)),
-        "transformer": (layer, (torch.randn(8, 128, 256, generator=g),)),
-        "resnet_block": (block, (torch.randn(1, 64, 56, 56, generator=g),)),
-    }
+    return block, (torch.randn(1, 64, 56, 56, generator=g),)
+
+
+# Each model with its inputs, built only by the worker process that runs it.
+MODELS = {
+    "conv_bias_relu": lambda g: (conv_bias_relu, (torch.randn(1, 64, 56, 56, generator=g),
+                                                  torch.randn(64, 64, 3, 3, generator=g) * 0.05,
+                                                  torch.randn(64, generator=g))),
+    "blur": lambda g: (blur_x_blur_y, (torch.rand(3, 4096, 4096, generator=g),)),
+    "mlp": lambda g: (nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                                    nn.Linear(1024, 10)).eval(), (torch.randn(128, 512, generator=g),)),
+    "transformer": lambda g: (nn.TransformerEncoderLayer(256, 8, 1024, dropout=0.0, batch_first=True).eval(),
+                              (torch.randn(8, 128, 256, generator=g),)),
+    "resnet_block": resnet_block,
+}
+
+
+def build(name):
+    torch.manual_seed(0)
+    return MODELS[name](torch.Generator().manual_seed(0))
 
 
 def timed(fn, args):
@@ -91,7 +83,7 @@ def timed(fn, args):
 def worker(name, variant, runs):
     """One process: compiles one model one way, times it, and prints JSON."""
     torch.set_num_threads(THREADS)
-    fn, inputs = models()[name]
+    fn, inputs = build(name)
     if variant == "inductor":
         f = torch.compile(fn)
     elif variant == "tessera":
@@ -110,7 +102,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7, help="timed calls per process (at least 7)")
     ap.add_argument("--repeats", type=int, default=3, help="processes per variant, interleaved")
-    ap.add_argument("--models", nargs="+", default=list(models()))
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results", "torch_frontend.json"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "torch_frontend.svg"))
     ap.add_argument("--worker", nargs=2, metavar=("MODEL", "VARIANT"), help=argparse.SUPPRESS)

@@ -21,9 +21,7 @@ Tensor index_map(const std::string &op, std::vector<int64_t> shape,
                  const std::function<Expr(const std::vector<Expr> &)> &value, Inline mode) {
     Axes axes = make_axes(shape.size());
     if (mode == Inline::Yes) return inline_or_func(op, axes, value(axes.exprs), std::move(shape));
-    Func f(detail::unique_name(op));
-    define(f, axes, value(axes.exprs));
-    return Tensor(f, std::move(shape));
+    return func_tensor(op, axes, value(axes.exprs), std::move(shape));
 }
 
 int64_t elements(const std::vector<int64_t> &shape) {

@@ -159,6 +159,10 @@ Tensor reused_operand(const Tensor &t) { return t.is_inline() && !t.is_index_map
 Tensor inline_or_func(const std::string &op, const Axes &axes, const Expr &value, std::vector<int64_t> shape) {
     if (ir::expanded_size(value, kInlineNodes + 1) <= kInlineNodes)
         return Tensor(axes.vars, value, std::move(shape), detail::unique_name(op));
+    return func_tensor(op, axes, value, std::move(shape));
+}
+
+Tensor func_tensor(const std::string &op, const Axes &axes, const Expr &value, std::vector<int64_t> shape) {
     Func f(detail::unique_name(op));
     define(f, axes, value);
     return Tensor(f, std::move(shape));

@@ -27,6 +27,8 @@ Expr read_broadcast(const Tensor &t, const std::vector<int64_t> &out_shape, cons
 // a Func of its own otherwise, so that chains of cheap ops fuse without an expression growing
 // with every reuse.
 constexpr uint64_t kInlineNodes = 48;
+// A Func named after `op` defined as `value` over `axes`, as a tensor of `shape`.
+Tensor func_tensor(const std::string &op, const Axes &axes, const Expr &value, std::vector<int64_t> shape);
 Tensor inline_or_func(const std::string &op, const Axes &axes, const Expr &value, std::vector<int64_t> shape);
 // An operand whose every element an op reads many times (a matmul's, a convolution's, a
 // pool's window): an inline tensor that computes something is materialized, so that it is

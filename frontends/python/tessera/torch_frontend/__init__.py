@@ -23,7 +23,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
 from .. import _tessera as _ts
-from .compiler import GraphReport, CompiledGraph, Options, reset_stats, stats  # noqa: F401
+from .compiler import GraphReport, CompiledGraph, Options, count, reset_stats, stats  # noqa: F401
 
 __all__ = ["backend", "make_backend", "jit_torch", "explain", "stats", "reset_stats"]
 
@@ -86,10 +86,9 @@ def make_backend(compile_options=None, fallback=True, reports=None):
         report = GraphReport()
         if reports is not None:
             reports.append(report)
-        from .compiler import _count
-        _count("graphs")
+        count("graphs")
         # aot_autograd calls it with one list of arguments ("boxed"), which it may then free.
-        return make_boxed_func(CompiledGraph(gm, example_inputs, options, report))
+        return make_boxed_func(CompiledGraph(gm, options, report))
 
     return aot_autograd(fw_compiler=compile_graph, bw_compiler=compile_graph, decompositions=_decompositions())
 

@@ -48,7 +48,7 @@ def reset_stats():
             _stats[k] = 0
 
 
-def _count(key, n=1):
+def count(key, n=1):
     with _stats_lock:
         _stats[key] += n
 
@@ -57,9 +57,8 @@ def _count(key, n=1):
 
 @dataclass
 class Options:
-    """compile_options of jit_torch: "target" ("cpu"), plus Tessera compile options (keywords of
-    tessera.compile; "fast_math" defaults to True here)."""
-    target: object = None
+    """compile_options of jit_torch: "target" (only "cpu" so far, checked by parse), plus Tessera
+    compile options (keywords of tessera.compile; "fast_math" defaults to True here)."""
     pipeline_options: dict = field(default_factory=dict)
     fallback: bool = True
 
@@ -71,14 +70,12 @@ class Options:
         # reductions may be reassociated and multiply-adds fused; NaN and infinity semantics stay.
         # {"fast_math": False} compiles float arithmetic as written.
         opts.setdefault("fast_math", True)
-        if target in ("cpu", "host"):
-            t = "host"   # made into a tessera.Target when a pipeline compiles
-        elif target in ("cuda", "amdgpu", "rocm"):
+        if target in ("cuda", "amdgpu", "rocm"):
             raise _ts.UserError(f'tessera.jit_torch: compile_options target "{target}" is not supported by the PyTorch '
                                 'frontend yet (it runs on CPU tensors); use "cpu".')
-        else:
+        elif target not in ("cpu", "host"):
             raise _ts.UserError(f'tessera.jit_torch: unknown compile_options target "{target}"; use "cpu".')
-        options = Options(t, opts, fallback)
+        options = Options(opts, fallback)
         options.validate()
         return options
 
@@ -195,13 +192,14 @@ _MADV_HUGEPAGE = 14
 
 
 def _load_madvise():
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.madvise
+        fn = ctypes.CDLL(None, use_errno=True).madvise
         fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
         fn.restype = ctypes.c_int
-        return fn if sys.platform.startswith("linux") else None
+        return fn
     except (OSError, AttributeError):
         return None
 
@@ -370,7 +368,7 @@ def compile_static(gm, options, report):
                 f"tessera.jit_torch(fallback=False): {fb.op} cannot be compiled by Tessera ({fb.reason})"
                 + (f", at {fb.source}" if fb.source else "")
                 + ". Rewrite that line with supported ops, or allow fallback=True to run it in eager PyTorch.")
-    _count("fallback_nodes", len([n for n in reasons if n.op == "call_function"]))
+    count("fallback_nodes", len([n for n in reasons if n.op == "call_function"]))
     fused = partitioner.fuse_partitions(partitions)
     for node in list(fused.graph.nodes):
         if node.op != "call_module":
@@ -384,11 +382,11 @@ def compile_static(gm, options, report):
                 raise
             # A partition that fails to lower runs in eager, as a whole, and says why.
             report.fallbacks.append(Fallback(" + ".join(sorted(set(ops_in))), f"partition not compiled: {e}", None))
-            _count("fallback_nodes", len(ops_in))
+            count("fallback_nodes", len(ops_in))
             continue
         setattr(fused, node.target, kernel)
         report.partitions += 1
-        _count("partitions")
+        count("partitions")
         for o in ops_in:
             if o != "getitem":
                 report.compiled_ops[o] = report.compiled_ops.get(o, 0) + 1
@@ -410,7 +408,7 @@ class CompiledGraph:
     """What the backend returns for one ATen graph: static graphs are compiled once; graphs with
     symbolic sizes are specialized per signature of the actual arguments."""
 
-    def __init__(self, gm, example_inputs, options, report):
+    def __init__(self, gm, options, report):
         self.gm, self.options, self.report = gm, options, report
         self.lock = threading.Lock()
         self.specialized = {}
@@ -425,7 +423,7 @@ class CompiledGraph:
         self.report.compile_seconds += time.perf_counter() - start
         self.report.compiles += 1
         self.report.shapes.append(shapes)
-        _count("compiles")
+        count("compiles")
         return compiled
 
     def __call__(self, *args):
@@ -444,7 +442,7 @@ class CompiledGraph:
         from torch.fx.experimental.proxy_tensor import make_fx
         shapes = [k[0] for k in key if isinstance(k, tuple)]
         if self.specialized:
-            _count("recompiles")
+            count("recompiles")
             log.warning("tessera: recompiling a graph for new input sizes %s (compile %d of this graph; earlier: %s): "
                         "Tessera compiles each set of sizes of a dynamic-shape graph once",
                         shapes, len(self.specialized) + 1, self.report.shapes[-1])
