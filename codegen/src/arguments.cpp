@@ -2,9 +2,9 @@
 
 namespace tessera::codegen {
 
-std::vector<Argument> pipeline_arguments(const poly::Model &m) {
+std::vector<Argument> pipeline_arguments(const PipelineGraph &g, const Pipeline &p) {
     std::vector<Argument> args;
-    for (const auto &in : m.graph.inputs) {
+    for (const auto &in : g.inputs) {
         Argument a;
         a.kind = Argument::Kind::Input;
         a.name = in->name;
@@ -13,7 +13,7 @@ std::vector<Argument> pipeline_arguments(const poly::Model &m) {
         a.input = in;
         args.push_back(a);
     }
-    for (const auto &p : m.graph.params) {
+    for (const auto &p : g.params) {
         Argument a;
         a.kind = Argument::Kind::Param;
         a.name = p->name;
@@ -21,7 +21,7 @@ std::vector<Argument> pipeline_arguments(const poly::Model &m) {
         a.param = p;
         args.push_back(a);
     }
-    const auto &outs = m.pipeline.outputs();
+    const auto &outs = p.outputs();
     for (size_t i = 0; i < outs.size(); ++i) {
         Argument a;
         a.kind = Argument::Kind::Output;

@@ -218,7 +218,7 @@ public:
     // fold it into addresses.
     bool index_mode = false;
     std::vector<llvm::Value *> heap_allocations;  // freed before returning
-    // Buffers from CodegenOptions::buffer_alloc, with their sizes: given back before returning.
+    // Buffers from the pool (CodegenOptions::pooled_buffers), with their sizes: given back before returning.
     std::vector<std::pair<llvm::Value *, llvm::Value *>> pooled_buffers;
 };
 

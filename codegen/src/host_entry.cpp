@@ -122,24 +122,14 @@ void FunctionLowering::allocate_scratch(int group) {
     }
 }
 
-namespace {
-
-// A function of this process (a JIT's caller), called through its address.
-llvm::Constant *address_constant(llvm::IRBuilder<> &b, uintptr_t address) {
-    return llvm::ConstantExpr::getIntToPtr(b.getInt64(uint64_t(address)), b.getPtrTy());
-}
-
-} // namespace
-
 void FunctionLowering::free_heap() {
     llvm::FunctionCallee free_fn = module.getOrInsertFunction("free", b.getVoidTy(), b.getPtrTy());
     for (Value *h : heap_allocations) {
         if (options.gpu) device_release(h);
         else b.CreateCall(free_fn, {h});
     }
-    llvm::FunctionType *pool_free_type = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getInt64Ty()}, false);
-    for (auto [buffer, bytes] : pooled_buffers)
-        b.CreateCall(pool_free_type, address_constant(b, reinterpret_cast<uintptr_t>(options.buffer_free)), {buffer, bytes});
+    llvm::FunctionCallee pool_free = module.getOrInsertFunction(kBufferPoolFreeSymbol, b.getVoidTy(), b.getPtrTy(), b.getInt64Ty());
+    for (auto [buffer, bytes] : pooled_buffers) b.CreateCall(pool_free, {buffer, bytes});
 }
 
 void FunctionLowering::run() {
@@ -373,7 +363,6 @@ void FunctionLowering::run() {
     }
     storage.assign(p.storage.size(), StorageView{});
     llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", ptr, b.getInt64Ty(), b.getInt64Ty());
-    llvm::FunctionType *pool_alloc_type = llvm::FunctionType::get(ptr, {b.getInt64Ty()}, false);
     for (size_t i = 0; i < p.storage.size(); ++i) {
         const poly::Storage &st = p.storage[i];
         const FuncContents *f = m.arrays[size_t(st.array)].func;
@@ -395,9 +384,9 @@ void FunctionLowering::run() {
             Value *bytes = b.CreateMul(elems, i64(st.type.bytes()));
             bytes = b.CreateAnd(b.CreateAdd(bytes, i64(127)), i64(~int64_t(63)));
             // (On a GPU target, in the device's memory.)
-            bool pooled = !options.gpu && options.buffer_alloc;
+            bool pooled = !options.gpu && options.pooled_buffers;
             if (options.gpu) v.base = device_alloc(bytes);
-            else if (pooled) v.base = b.CreateCall(pool_alloc_type, address_constant(b, reinterpret_cast<uintptr_t>(options.buffer_alloc)), {bytes}, st.name + ".buffer");
+            else if (pooled) v.base = b.CreateCall(module.getOrInsertFunction(kBufferPoolAllocSymbol, b.getPtrTy(), b.getInt64Ty()), {bytes}, st.name + ".buffer");
             else v.base = b.CreateCall(alloc, {i64(64), bytes}, st.name + ".buffer");
             fail_if(b.CreateIsNull(v.base), TESSERA_ERROR_OUT_OF_MEMORY, 0, 0, bytes, bytes, nullptr, nullptr);
             if (pooled) pooled_buffers.emplace_back(v.base, bytes);

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <sstream>
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -23,8 +25,10 @@
 #include <tessera/poly/scheduler.h>
 
 #include "cuda_runtime.h"
+#include "tessera/runtime/compile_cache.h"
 #include "tessera/runtime/gpu_emulator.h"
 #include "tessera/runtime/jit.h"
+#include "tessera/runtime/log.h"
 
 namespace tessera::runtime {
 
@@ -131,17 +135,19 @@ public:
     // `cuda`: the program's kernels run on a CUDA GPU, its buffers copied to and from it.
     // `emulated`: the program's kernels run in the GPU emulator, which checks every global access
     // against the call's buffers.
-    CompiledPipeline(const Pipeline &p, std::shared_ptr<const poly::Program> program, std::unique_ptr<JitCode> code,
+    // It needs no program to run (a cache hit has none): its arguments come from the Func graph,
+    // and `array_names` (the program's arrays, e.g. "Func blur_x") name them in run-time errors.
+    CompiledPipeline(const Pipeline &p, std::vector<std::string> array_names, std::unique_ptr<JitCode> code,
                      CompileReport report, std::shared_ptr<CudaProgram> cuda = nullptr, bool emulated = false)
-        : pipeline_(p.outputs()), program_(std::move(program)), code_(std::move(code)), report_(std::move(report)),
-          arguments_(codegen::pipeline_arguments(*program_->model)), cuda_(std::move(cuda)), emulated_(emulated) {}
+        : pipeline_(p.outputs()), graph_(build_pipeline_graph(pipeline_.outputs())), array_names_(std::move(array_names)),
+          code_(std::move(code)), report_(std::move(report)), arguments_(codegen::pipeline_arguments(graph_, pipeline_)),
+          cuda_(std::move(cuda)), emulated_(emulated) {}
 
     const CompileReport &report() const override { return report_; }
     const Pipeline &pipeline() const override { return pipeline_; }
 
     void run(const Bindings *bindings, const std::vector<Buffer<void>> &outputs) const override {
-        const poly::Model &m = *program_->model;
-        if (!bindings) check_bindings(m.graph);
+        if (!bindings) check_bindings(graph_);
         std::vector<tessera_buffer_t> desc(arguments_.size());
         std::vector<ScalarSlot> scalars(arguments_.size());
         std::vector<void *> argv(arguments_.size());
@@ -280,12 +286,8 @@ private:
 
     [[noreturn]] void report_error(const tessera_error_t &e) const {
         if (e.code == TESSERA_ERROR_REGION_RANGE) {
-            const auto &arrays = program_->model->arrays;
             std::string what = "an intermediate region";
-            if (e.argument >= 0 && size_t(e.argument) < arrays.size()) {
-                const poly::Array &arr = arrays[size_t(e.argument)];
-                what = arr.func ? "Func " + arr.func->name : "InputBuffer " + arr.input->name;
-            }
+            if (e.argument >= 0 && size_t(e.argument) < array_names_.size()) what = array_names_[size_t(e.argument)];
             user_error("Computing the pipeline needs ", what, " over [", e.need_min, ", ", e.need_max, "] in dimension ",
                        e.dim, ", outside the 32-bit coordinate range compiled code uses. Keep coordinates within "
                        "[-2^31, 2^31) (e.g. clamp them, or realize a smaller region).");
@@ -322,7 +324,8 @@ private:
     }
 
     Pipeline pipeline_;
-    std::shared_ptr<const poly::Program> program_;
+    PipelineGraph graph_;
+    std::vector<std::string> array_names_;
     std::unique_ptr<JitCode> code_;
     CompileReport report_;
     std::vector<codegen::Argument> arguments_;
@@ -337,6 +340,34 @@ struct JitModule {
     std::unique_ptr<llvm::Module> module;
     std::unique_ptr<llvm::TargetMachine> tm;
 };
+
+// How run-time errors name the program's arrays.
+std::vector<std::string> array_names(const poly::Program &program) {
+    std::vector<std::string> names;
+    for (const poly::Array &a : program.model->arrays) names.push_back(a.func ? "Func " + a.func->name : "InputBuffer " + a.input->name);
+    return names;
+}
+
+std::vector<std::string> output_names(const Pipeline &p) {
+    std::vector<std::string> names;
+    for (const Func &f : p.outputs()) names.push_back(f.name());
+    return names;
+}
+
+std::string joined(const std::vector<std::string> &v) {
+    std::string s;
+    for (const auto &x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
+std::string phases_text(const CompileReport &r) {
+    std::ostringstream s;
+    s.precision(3);
+    s << r.total_ms << " ms (";
+    for (size_t i = 0; i < r.phase_ms.size(); ++i) s << (i ? ", " : "") << r.phase_ms[i].first << " " << r.phase_ms[i].second;
+    s << ")";
+    return s.str();
+}
 
 JitModule new_jit_module() {
     JitModule j;
@@ -361,6 +392,50 @@ void lower_and_optimize(const poly::Program &program, const codegen::CodegenOpti
 
 int compilation_count() { return g_counter.load(); }
 
+namespace {
+
+// Compiles the program to an object, loads it, and stores it in `cache` under `key` when given.
+std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std::shared_ptr<const poly::Program> &program,
+                                                    const CompileOptions &o, CompileReport report, CompileCache *cache,
+                                                    const std::string &key) {
+    poly::Stopwatch total;
+    poly::Stopwatch w;
+    auto [name, context, module, tm] = new_jit_module();
+    codegen::CodegenOptions co = codegen_options(p, o, name);
+    co.pooled_buffers = true;
+    lower_and_optimize(*program, co, *module, *tm, report, w);
+    if (o.keep_assembly) {
+        llvm::raw_string_ostream ir(report.llvm_ir);
+        module->print(ir, nullptr);
+        auto copy = llvm::CloneModule(*module);
+        report.assembly = codegen::emit_assembly(*copy, *tm);
+        w.lap();
+    }
+    // Machine code in this thread, with no lock held; only linking is serialized.
+    std::string object = codegen::emit_object_code(*module, *tm);
+    std::unique_ptr<JitCode> code = jit_load_object(object, name);
+    report.phase_ms.emplace_back("machine code", w.lap());
+    report.total_ms += total.lap();  // after the scheduling time it may hold already
+    std::vector<std::string> arrays = array_names(*program);
+    if (cache) {
+        CacheEntry e;
+        e.symbol = name;
+        e.object = std::move(object);
+        e.outputs = output_names(p);
+        e.array_names = arrays;
+        e.llvm_instructions = report.llvm_instructions;
+        e.llvm_optimization_level = report.llvm_optimization_level;
+        e.compile_ms = report.total_ms;
+        cache->store(key, e);
+        report.phase_ms.emplace_back("cache store", w.lap());
+        log_line(LogTopic::Cache, "miss " + key.substr(0, 16) + " (" + joined(e.outputs) + "): compiled and stored");
+    }
+    log_line(LogTopic::Compile, joined(output_names(p)) + " for the host: " + phases_text(report));
+    return std::make_shared<CompiledPipeline>(p, std::move(arrays), std::move(code), std::move(report));
+}
+
+} // namespace
+
 std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o) {
     if (t.arch == Target::Arch::CUDA) return compile_for_cuda(p, t, o);
     if (!t.cpu.empty() || !t.features.empty())
@@ -370,31 +445,56 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
                    " applies to GPU targets: use it on Target::cuda(sm), not on Target::host().");
     poly::Stopwatch total;
     CompileReport report;
+    // The persistent cache: a hit loads the stored object and skips everything else.
+    std::shared_ptr<CompileCache> cache;
+    std::string key;
+    if (!o.cache) report.cache = "off: CompileOptions::cache is false";
+    else if (o.keep_assembly) report.cache = "off: CompileOptions::keep_assembly asks for the IR and assembly of a compile";
+    else {
+        cache = process_compile_cache();
+        if (!cache->usable()) {
+            report.cache = "off: " + cache->refused_reason();
+            cache.reset();
+        }
+    }
+    if (cache) {
+        poly::Stopwatch w;
+        // Checks the sizes the way compiling does before the key is made of them.
+        codegen_options(p, o, "");
+        schedule_options(o);
+        key = cache_key(p, t, o);
+        report.phase_ms.emplace_back("cache lookup", w.lap());
+        if (std::optional<CacheEntry> e = cache->load(key)) {
+            std::unique_ptr<JitCode> code;
+            try {
+                code = jit_load_object(e->object, e->symbol);
+            } catch (const InternalError &x) {
+                warn_once("the compile cache entry " + cache->entry_path(key) + " verified but could not be linked (" + x.what() +
+                          "). It was removed and the pipeline is compiled again.");
+                cache->remove(key);
+            }
+            if (code) {
+                report.phase_ms.emplace_back("load", w.lap());
+                report.cache = "hit";
+                report.llvm_instructions = e->llvm_instructions;
+                report.llvm_optimization_level = e->llvm_optimization_level;
+                report.total_ms = total.lap();
+                log_line(LogTopic::Cache, "hit " + key.substr(0, 16) + " (" + joined(e->outputs) + "): loaded in " + phases_text(report) +
+                                              ", where compiling took " + std::to_string(int64_t(e->compile_ms)) + " ms");
+                return std::make_shared<CompiledPipeline>(p, std::move(e->array_names), std::move(code), std::move(report));
+            }
+        }
+        report.cache = "miss";
+    }
     std::shared_ptr<const poly::Program> program = program_for(p, o, report);
     report.total_ms = total.lap();
-    return compile_program_for_host(p, std::move(program), o, std::move(report));
+    return compile_program(p, program, o, std::move(report), cache.get(), key);
 }
 
 std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, std::shared_ptr<const poly::Program> program,
                                                              const CompileOptions &o, CompileReport report) {
-    poly::Stopwatch total;
-    poly::Stopwatch w;
-    auto [name, context, module, tm] = new_jit_module();
-    codegen::CodegenOptions co = codegen_options(p, o, name);
-    co.buffer_alloc = buffer_pool_alloc;
-    co.buffer_free = buffer_pool_free;
-    lower_and_optimize(*program, co, *module, *tm, report, w);
-    if (o.keep_assembly) {
-        llvm::raw_string_ostream ir(report.llvm_ir);
-        module->print(ir, nullptr);
-        auto copy = llvm::CloneModule(*module);
-        report.assembly = codegen::emit_assembly(*copy, *tm);
-        w.lap();
-    }
-    std::unique_ptr<JitCode> code = jit_add(std::move(module), std::move(context), name);
-    report.phase_ms.emplace_back("machine code", w.lap());
-    report.total_ms += total.lap();  // after the scheduling time it may hold already
-    return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report));
+    if (report.cache.empty()) report.cache = "off: a program scheduled in this process (realize(), set_schedule_json checks)";
+    return compile_program(p, program, o, std::move(report), nullptr, "");
 }
 
 poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const TargetInfo &device) {
@@ -450,10 +550,11 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
         llvm::raw_string_ostream ir(report.llvm_ir);
         module->print(ir, nullptr);
     }
-    std::unique_ptr<JitCode> code = jit_add(std::move(module), std::move(context), name);
+    std::unique_ptr<JitCode> code = jit_add(*module, *tm, name);
     report.phase_ms.emplace_back("machine code", w.lap());
     report.total_ms += total.lap();
-    return std::make_shared<CompiledPipeline>(p, program, std::move(code), std::move(report), std::move(cuda), t.emulate);
+    report.cache = "off: GPU targets are not cached yet";
+    return std::make_shared<CompiledPipeline>(p, array_names(*program), std::move(code), std::move(report), std::move(cuda), t.emulate);
 }
 
 } // namespace tessera::runtime

@@ -1,9 +1,15 @@
 #include "tessera/runtime/executor.h"
 
+#include <atomic>
+#include <map>
+
+#include <tessera/pipeline_text.h>
 #include <tessera/poly/schedule_json.h>
 #include <tessera/poly/scheduler.h>
 
+#include "tessera/runtime/compile_cache.h"
 #include "tessera/runtime/compiled_pipeline.h"
+#include "tessera/runtime/log.h"
 
 namespace tessera::runtime {
 namespace {
@@ -61,11 +67,102 @@ std::string to_json(const Pipeline &p) {
 
 void check(const Pipeline &p, const std::string &json) { poly::schedule_from_json(poly::build_model(p), json); }
 
+// What a Pipeline was last compiled with, to say why it is compiled again (TESSERA_LOG=recompile).
+struct LastCompile {
+    std::weak_ptr<PipelineContents> pipeline;
+    std::string text;  // pipeline_text: the definitions and an imported schedule
+    Target target;
+    CompileOptions options;
+};
+
+std::mutex g_last_mutex;
+std::map<const PipelineContents *, LastCompile> g_last;
+std::atomic<uint64_t> g_compiles{0}, g_recompiles{0};
+
+std::string target_text(const Target &t) {
+    if (t.arch == Target::Arch::Host) return "host";
+    return "cuda sm_" + std::to_string(t.sm) + (t.emulate ? " emulated" : "") + (t.shared_memory_opt_in ? " shared-memory opt-in" : "");
+}
+
+// The options that differ, by name.
+std::vector<std::string> changed_options(const CompileOptions &a, const CompileOptions &b) {
+    std::vector<std::string> v;
+    auto sizes = [](const std::vector<int> &x) {
+        std::string s;
+        for (int e : x) s += (s.empty() ? "" : "x") + std::to_string(e);
+        return s.empty() ? std::string("any") : s;
+    };
+    if (a.threads != b.threads) v.push_back("threads " + std::to_string(a.threads) + " -> " + std::to_string(b.threads));
+    if (a.fast_math != b.fast_math) v.push_back(std::string("fast_math ") + (b.fast_math ? "on" : "off"));
+    if (a.fusion != b.fusion) v.push_back("fusion " + a.fusion + " -> " + b.fusion);
+    if (a.tile_sizes != b.tile_sizes) v.push_back("tile_sizes " + sizes(a.tile_sizes) + " -> " + sizes(b.tile_sizes));
+    if (a.parallel != b.parallel) v.push_back(std::string("parallel ") + (b.parallel ? "on" : "off"));
+    if (a.vectorize != b.vectorize) v.push_back(std::string("vectorize ") + (b.vectorize ? "on" : "off"));
+    if (a.keep_assembly != b.keep_assembly) v.push_back(std::string("keep_assembly ") + (b.keep_assembly ? "on" : "off"));
+    if (a.cache != b.cache) v.push_back(std::string("cache ") + (b.cache ? "on" : "off"));
+    return v;
+}
+
+// Counts the compile and, when `p` was compiled before, logs why it is compiled again.
+void note_compile(const Pipeline &p, const Target &t, const CompileOptions &o) {
+    g_compiles++;
+    std::string text = pipeline_text(p);
+    std::lock_guard<std::mutex> lock(g_last_mutex);
+    auto it = g_last.find(p.contents().get());
+    if (it != g_last.end() && !it->second.pipeline.expired()) {
+        const LastCompile &last = it->second;
+        g_recompiles++;
+        std::vector<std::string> why;
+        auto definitions = [](const std::string &x) { return x.substr(0, x.find("schedule (imported)")); };
+        if (definitions(last.text) != definitions(text)) why.push_back("new definitions");
+        else if (last.text != text) why.push_back("new schedule (set_schedule_json)");
+        if (target_text(last.target) != target_text(t)) why.push_back("new target (" + target_text(last.target) + " -> " + target_text(t) + ")");
+        if (last.options.specialize_sizes != o.specialize_sizes) {
+            auto sizes = [](const std::vector<int> &x) {
+                std::string s;
+                for (int e : x) s += (s.empty() ? "" : "x") + std::to_string(e);
+                return s.empty() ? std::string("any size") : s;
+            };
+            why.push_back("new shape (specialize_sizes " + sizes(last.options.specialize_sizes) + " -> " + sizes(o.specialize_sizes) + ")");
+        }
+        std::vector<std::string> opts = changed_options(last.options, o);
+        if (!opts.empty()) {
+            std::string s = "new options (";
+            for (size_t i = 0; i < opts.size(); ++i) s += (i ? ", " : "") + opts[i];
+            why.push_back(s + ")");
+        }
+        std::string names;
+        for (const Func &f : p.outputs()) names += (names.empty() ? "" : ", ") + f.name();
+        std::string reasons;
+        for (const auto &w : why) reasons += (reasons.empty() ? "" : "; ") + w;
+        log_line(LogTopic::Recompile, names + " compiled again: " +
+                                          (why.empty() ? "nothing changed (keep the Callable to run it again without compiling)" : reasons));
+    }
+    // Forget pipelines that are gone, so the map stays as small as the live ones.
+    for (auto g = g_last.begin(); g != g_last.end();) g = g->second.pipeline.expired() ? g_last.erase(g) : std::next(g);
+    g_last[p.contents().get()] = LastCompile{p.contents(), std::move(text), t, o};
+}
+
 std::shared_ptr<const CallableImpl> compile_hook(const Pipeline &p, const Target &t, const CompileOptions &o) {
+    note_compile(p, t, o);
     return compile_for_host(p, t, o);
 }
 
 } // namespace
+
+CompileCounters compile_counters() {
+    CompileCounters c;
+    c.compiles = g_compiles;
+    c.recompiles = g_recompiles;
+    CacheCounters k = compile_cache_counters();
+    c.cache_hits = k.hits;
+    c.cache_misses = k.misses;
+    c.cache_stores = k.stores;
+    c.cache_corrupt = k.corrupt;
+    c.cache_evictions = k.evictions;
+    c.cache_refused = k.refused;
+    return c;
+}
 
 std::shared_ptr<const poly::Program> scheduled_program(const Pipeline &p) {
     auto s = state_of(p);

@@ -1,5 +1,6 @@
 #include "tessera/runtime/jit.h"
 
+#include <atomic>
 #include <mutex>
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -7,12 +8,17 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/Module.h>
+#include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/Support/DynamicLibrary.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <tessera/codegen/cpu_target.h>
+#include <tessera/codegen/llvm_lowering.h>
 #include <tessera/error.h>
+
+#include "tessera/runtime/buffer_pool.h"
 
 namespace tessera::runtime {
 namespace {
@@ -32,8 +38,7 @@ public:
 
     llvm::orc::JITTargetMachineBuilder builder() const { return jtmb_; }
 
-    std::unique_ptr<JitCode> add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-                                 const std::string &symbol);
+    std::unique_ptr<JitCode> load(std::string_view object, const std::string &symbol);
 
 private:
     Jit() : jtmb_(detect()) {
@@ -54,7 +59,16 @@ private:
         jit_ = std::move(*jit);
         auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
         if (!gen) internal_error("could not search the process for symbols: ", message(gen.takeError()));
-        jit_->getMainJITDylib().addGenerator(std::move(*gen));
+        llvm::orc::JITDylib &main = jit_->getMainJITDylib();
+        main.addGenerator(std::move(*gen));
+        // The buffer pool, by the names codegen calls it (CodegenOptions::pooled_buffers).
+        llvm::orc::SymbolMap pool;
+        pool[jit_->mangleAndIntern(codegen::kBufferPoolAllocSymbol)] = {
+            llvm::orc::ExecutorAddr::fromPtr(&buffer_pool_alloc), llvm::JITSymbolFlags::Exported};
+        pool[jit_->mangleAndIntern(codegen::kBufferPoolFreeSymbol)] = {
+            llvm::orc::ExecutorAddr::fromPtr(&buffer_pool_free), llvm::JITSymbolFlags::Exported};
+        if (auto e = main.define(llvm::orc::absoluteSymbols(std::move(pool))))
+            internal_error("could not define the buffer pool's symbols: ", message(std::move(e)));
     }
 
     // The host CPU as codegen sees it (codegen::host_cpu also initializes LLVM's native target).
@@ -73,30 +87,35 @@ private:
     llvm::orc::JITTargetMachineBuilder jtmb_;
     std::unique_ptr<llvm::orc::LLJIT> jit_;
     std::mutex mutex_;
+    std::atomic<uint64_t> dylibs_{0};
 };
 
 class OrcCode : public JitCode {
 public:
-    OrcCode(void *address, llvm::orc::ResourceTrackerSP tracker) : address_(address), tracker_(std::move(tracker)) {}
-    ~OrcCode() override {
-        if (tracker_) llvm::consumeError(tracker_->remove());
-    }
+    OrcCode(llvm::orc::ExecutionSession &session, llvm::orc::JITDylib &dylib) : session_(session), dylib_(&dylib) {}
+    ~OrcCode() override { llvm::consumeError(session_.removeJITDylib(*dylib_)); }
     void *address() const override { return address_; }
+    void *address_ = nullptr;
 
 private:
-    void *address_;
-    llvm::orc::ResourceTrackerSP tracker_;
+    llvm::orc::ExecutionSession &session_;
+    llvm::orc::JITDylib *dylib_;
 };
 
-std::unique_ptr<JitCode> Jit::add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-                                  const std::string &symbol) {
+std::unique_ptr<JitCode> Jit::load(std::string_view object, const std::string &symbol) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto tracker = jit_->getMainJITDylib().createResourceTracker();
-    if (auto e = jit_->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
-        internal_error("the JIT rejected the module: ", message(std::move(e)));
-    auto addr = jit_->lookup(symbol);
-    if (!addr) internal_error("the JIT could not compile ", symbol, ": ", message(addr.takeError()));
-    return std::make_unique<OrcCode>(addr->toPtr<void *>(), tracker);
+    llvm::orc::ExecutionSession &session = jit_->getExecutionSession();
+    // Its own JITDylib, which links against itself first and then the main one (the process's
+    // symbols and the buffer pool). `code` removes it again if linking fails.
+    llvm::orc::JITDylib &dylib = session.createBareJITDylib("tessera_code_" + std::to_string(dylibs_++));
+    dylib.setLinkOrder({{&jit_->getMainJITDylib(), llvm::orc::JITDylibLookupFlags::MatchExportedSymbolsOnly}});
+    auto code = std::make_unique<OrcCode>(session, dylib);
+    if (auto e = jit_->addObjectFile(dylib, llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), symbol)))
+        internal_error("the JIT rejected the object of ", symbol, ": ", message(std::move(e)));
+    auto addr = jit_->lookup(dylib, symbol);
+    if (!addr) internal_error("the JIT could not link ", symbol, ": ", message(addr.takeError()));
+    code->address_ = addr->toPtr<void *>();
+    return code;
 }
 
 } // namespace
@@ -107,9 +126,13 @@ std::unique_ptr<llvm::TargetMachine> jit_target_machine() {
     return std::move(*tm);
 }
 
-std::unique_ptr<JitCode> jit_add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> context,
-                                 const std::string &symbol) {
-    return Jit::instance().add(std::move(module), std::move(context), symbol);
+std::unique_ptr<JitCode> jit_load_object(std::string_view object, const std::string &symbol) {
+    return Jit::instance().load(object, symbol);
+}
+
+std::unique_ptr<JitCode> jit_add(llvm::Module &module, llvm::TargetMachine &tm, const std::string &symbol) {
+    std::string object = codegen::emit_object_code(module, tm);
+    return jit_load_object(object, symbol);
 }
 
 } // namespace tessera::runtime

@@ -172,6 +172,13 @@ std::string emit_assembly(llvm::Module &m, llvm::TargetMachine &tm) {
     return std::string(buffer.begin(), buffer.end());
 }
 
+std::string emit_object_code(llvm::Module &m, llvm::TargetMachine &tm) {
+    llvm::SmallVector<char, 0> buffer;
+    llvm::raw_svector_ostream os(buffer);
+    emit(m, tm, os, llvm::CodeGenFileType::ObjectFile);
+    return std::string(buffer.begin(), buffer.end());
+}
+
 void emit_object(llvm::Module &m, llvm::TargetMachine &tm, const std::string &path) {
     std::error_code ec;
     llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);

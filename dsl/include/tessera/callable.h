@@ -69,6 +69,10 @@ struct CompileOptions {
     bool vectorize = true;          // vector loops; false: no loop is vectorized, not even by LLVM
     std::vector<int> specialize_sizes;  // output extents to specialize for (all outputs); empty: any size
     bool keep_assembly = false;     // keep the optimized IR and the assembly for inspection
+    // Use the persistent compile cache (docs/cache.md): machine code compiled before, by any
+    // process, for the same pipeline, schedule, target, options and Tessera build is loaded
+    // instead of compiled. TESSERA_CACHE=0 in the environment turns it off for the process.
+    bool cache = true;
 };
 
 // Time spent in each compilation phase, and the generated code when asked for.
@@ -82,6 +86,10 @@ struct CompileReport {
     // (2; 1 for very large modules, see codegen/cpu_target.h; 0 with TESSERA_LLVM_PIPELINE set).
     size_t llvm_instructions = 0;
     int llvm_optimization_level = 0;
+    // The persistent compile cache: "hit" (machine code loaded; phase_ms holds the lookup and
+    // the load, and llvm_instructions / llvm_optimization_level are those of the compile that
+    // stored it), "miss" (compiled, then stored), or "off: <reason>".
+    std::string cache;
 };
 
 // Values for a pipeline's InputBuffers and Params, passed explicitly to Callable::run.

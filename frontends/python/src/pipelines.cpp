@@ -12,6 +12,9 @@
 
 #include <functional>
 
+#include <tessera/pipeline_text.h>
+#include <tessera/runtime/executor.h>
+
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -32,10 +35,11 @@ CompileOptions to_options(const nb::kwargs &kwargs) {
         else if (k == "vectorize") o.vectorize = nb::cast<bool>(value);
         else if (k == "specialize_sizes") o.specialize_sizes = nb::cast<std::vector<int>>(value);
         else if (k == "keep_assembly") o.keep_assembly = nb::cast<bool>(value);
+        else if (k == "cache") o.cache = nb::cast<bool>(value);
         else
             user_error("compile: unknown option '", k,
                        "'. The options are threads, fast_math, fusion, tile_sizes, parallel, vectorize, "
-                       "specialize_sizes and keep_assembly (docs/python.md).");
+                       "specialize_sizes, keep_assembly and cache (docs/python.md).");
     }
     return o;
 }
@@ -153,6 +157,7 @@ nb::dict report_dict(const CompileReport &r) {
     d["llvm_ir"] = r.llvm_ir;
     d["assembly"] = r.assembly;
     d["ptx"] = r.ptx;
+    d["cache"] = r.cache;
     return d;
 }
 
@@ -235,6 +240,23 @@ void define_pipelines(nb::module_ &m) {
             p.set_schedule_json(json);
         }, nb::arg("json"), "Replaces the automatic schedule; an illegal schedule raises tessera.Error naming the dependence.")
         .def("clear_schedule_json", &Pipeline::clear_schedule_json);
+
+    m.def("compile_counters", [] {
+        runtime::CompileCounters c = runtime::compile_counters();
+        nb::dict d;
+        d["compiles"] = c.compiles;
+        d["recompiles"] = c.recompiles;
+        d["cache_hits"] = c.cache_hits;
+        d["cache_misses"] = c.cache_misses;
+        d["cache_stores"] = c.cache_stores;
+        d["cache_corrupt"] = c.cache_corrupt;
+        d["cache_evictions"] = c.cache_evictions;
+        d["cache_refused"] = c.cache_refused;
+        return d;
+    }, "This process's compile events: compiles, recompiles of a Pipeline compiled before, and the persistent "
+       "cache's hits, misses, stores, corrupt entries, evictions and refused directories (docs/cache.md).");
+    m.def("pipeline_text", [](nb::handle outputs) { return pipeline_text(Pipeline(to_outputs(outputs))); },
+          nb::arg("outputs"), "The pipeline as text: every Func, input and Param it depends on, with every definition.");
 
     m.def("compile", [](nb::handle outputs, const Target *target, const nb::kwargs &kwargs) {
         return compile_pipeline(Pipeline(to_outputs(outputs)), target, kwargs);

@@ -21,6 +21,7 @@ struct Argument {
     int output = -1;                       // Output: index in the pipeline's outputs
 };
 
-std::vector<Argument> pipeline_arguments(const poly::Model &m);
+std::vector<Argument> pipeline_arguments(const PipelineGraph &g, const Pipeline &p);
+inline std::vector<Argument> pipeline_arguments(const poly::Model &m) { return pipeline_arguments(m.graph, m.pipeline); }
 
 } // namespace tessera::codegen

@@ -56,8 +56,10 @@ int optimization_level_for(size_t instructions);
 // TargetMachine over the module; returns that level (0: TESSERA_LLVM_PIPELINE chose the passes).
 int optimize_module(llvm::Module &m, llvm::TargetMachine &tm);
 
-// Machine code for the module as assembly text, or as an object file written to `path`.
+// Machine code for the module as assembly text, as a relocatable object file's bytes, or as an
+// object file written to `path`.
 std::string emit_assembly(llvm::Module &m, llvm::TargetMachine &tm);
+std::string emit_object_code(llvm::Module &m, llvm::TargetMachine &tm);
 void emit_object(llvm::Module &m, llvm::TargetMachine &tm, const std::string &path);
 
 } // namespace tessera::codegen

@@ -47,11 +47,16 @@ struct CodegenOptions {
     // in this process); else the entry's `<function_name>_gpu_runtime` global starts null and
     // the loader sets it.
     const void *gpu_runtime = nullptr;
-    // Where the entry takes and returns its buffers over Funcs' full regions, when set (a JIT
-    // in this process: runtime/buffer_pool.h); else aligned_alloc and free.
-    void *(*buffer_alloc)(int64_t bytes) = nullptr;
-    void (*buffer_free)(void *buffer, int64_t bytes) = nullptr;
+    // Whether the entry takes and returns its buffers over Funcs' full regions through the
+    // external functions kBufferPoolAllocSymbol and kBufferPoolFreeSymbol, which the loader
+    // resolves (the JIT: runtime/buffer_pool.h); else aligned_alloc and free. Named symbols,
+    // not addresses of this process, so that the object can be cached and loaded by another.
+    bool pooled_buffers = false;
 };
+
+// void *tessera_buffer_pool_alloc(int64_t bytes) and void tessera_buffer_pool_free(void *, int64_t).
+constexpr const char *kBufferPoolAllocSymbol = "tessera_buffer_pool_alloc";
+constexpr const char *kBufferPoolFreeSymbol = "tessera_buffer_pool_free";
 
 // Emits the program's function into `module` (whose context and data layout are used).
 void lower_program(const poly::Program &p, llvm::Module &module, const CodegenOptions &options);

@@ -19,4 +19,12 @@ void install_executor();
 // its model's isl_mutex while using its isl objects).
 std::shared_ptr<const poly::Program> scheduled_program(const Pipeline &p);
 
+// This process's compile events: Pipeline::compile calls, those of a Pipeline compiled before
+// (TESSERA_LOG=recompile says why), and the persistent cache's (compile_cache.h).
+struct CompileCounters {
+    uint64_t compiles = 0, recompiles = 0;
+    uint64_t cache_hits = 0, cache_misses = 0, cache_stores = 0, cache_corrupt = 0, cache_evictions = 0, cache_refused = 0;
+};
+CompileCounters compile_counters();
+
 } // namespace tessera::runtime

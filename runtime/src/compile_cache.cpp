@@ -1,0 +1,480 @@
+#include "tessera/runtime/compile_cache.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/Support/SHA256.h>
+#include <nlohmann/json.hpp>
+
+#include <tessera/codegen/cpu_target.h>
+#include <tessera/pipeline_text.h>
+
+#include "tessera/runtime/log.h"
+
+namespace tessera::runtime {
+namespace {
+
+constexpr const char *kMagic = "TESSERA-CACHE-ENTRY 1";
+constexpr const char *kSuffix = ".tobj";
+constexpr const char *kTempPrefix = ".tmp.";
+// A temporary file this old is a writer's that died: eviction removes it.
+constexpr int64_t kStaleTempSeconds = 600;
+
+struct Counters {
+    std::atomic<uint64_t> hits{0}, misses{0}, stores{0}, corrupt{0}, evictions{0}, refused{0};
+} g_counters;
+
+std::string sha256_hex(std::string_view a, std::string_view b = {}) {
+    llvm::SHA256 h;
+    h.update(llvm::StringRef(a.data(), a.size()));
+    h.update(llvm::StringRef(b.data(), b.size()));
+    std::array<uint8_t, 32> d = h.final();
+    return llvm::toHex(d, /*LowerCase=*/true);
+}
+
+bool is_key(const std::string &s) {
+    return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c)); });
+}
+
+// "512M", "2G", "1048576" → bytes; nullopt when unreadable.
+std::optional<int64_t> parse_size(const std::string &s) {
+    char *end = nullptr;
+    errno = 0;
+    double v = std::strtod(s.c_str(), &end);
+    if (errno || end == s.c_str() || v < 0) return std::nullopt;
+    std::string unit(end);
+    double scale = 1;
+    if (unit == "K" || unit == "k" || unit == "KiB") scale = 1024.0;
+    else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
+    else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
+    else if (!unit.empty()) return std::nullopt;
+    return int64_t(v * scale);
+}
+
+// Creates `dir` and its missing parents, 0700.
+bool make_directories(const std::string &dir, std::string &error) {
+    std::string path;
+    std::stringstream parts(dir);
+    std::string part;
+    if (!dir.empty() && dir[0] == '/') path = "/";
+    while (std::getline(parts, part, '/')) {
+        if (part.empty()) continue;
+        path += part;
+        if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+            error = "cannot create " + path + ": " + std::strerror(errno);
+            return false;
+        }
+        path += "/";
+    }
+    return true;
+}
+
+bool read_all(int fd, std::string &out) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return false;
+    out.resize(size_t(st.st_size));
+    size_t done = 0;
+    while (done < out.size()) {
+        ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR) continue;
+            out.resize(done);
+            return n == 0;
+        }
+        done += size_t(n);
+    }
+    return true;
+}
+
+bool write_all(int fd, std::string_view data) {
+    size_t done = 0;
+    while (done < data.size()) {
+        ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        done += size_t(n);
+    }
+    return true;
+}
+
+// The identity of the code that compiles: the file this function was linked into (its size and
+// modification time), so that a rebuilt Tessera never loads what an older build compiled.
+const std::string &build_identity() {
+    static const std::string id = [] {
+        Dl_info info{};
+        std::string s = "unknown build";
+        if (dladdr(reinterpret_cast<void *>(&build_identity), &info) && info.dli_fname) {
+            struct stat st;
+            if (stat(info.dli_fname, &st) == 0)
+                s = std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " +
+                    std::to_string(int64_t(st.st_mtim.tv_sec)) + "." + std::to_string(int64_t(st.st_mtim.tv_nsec));
+        }
+        return s;
+    }();
+    return id;
+}
+
+// The host CPU and its features, sorted, with the facts scheduling reads.
+const std::string &host_identity() {
+    static const std::string id = [] {
+        codegen::CpuTarget cpu = codegen::host_cpu();
+        std::vector<std::string> features;
+        std::stringstream fs(cpu.features);
+        std::string f;
+        while (std::getline(fs, f, ',')) features.push_back(f);
+        std::sort(features.begin(), features.end());
+        const TargetInfo &info = codegen::host_target_info();
+        std::ostringstream s;
+        s << cpu.triple << " " << cpu.cpu << " vector " << info.vector_bits << " l1 " << info.l1_bytes << " l2 "
+          << info.l2_bytes << " l3 " << info.l3_bytes << " cores " << info.cores << "\n";
+        for (const auto &x : features) s << x << ",";
+        return s.str();
+    }();
+    return id;
+}
+
+} // namespace
+
+CacheSettings cache_settings_from_environment() {
+    CacheSettings s;
+    if (const char *v = std::getenv("TESSERA_CACHE")) {
+        std::string x(v);
+        std::transform(x.begin(), x.end(), x.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        if (x == "0" || x == "off" || x == "false" || x == "no") {
+            s.enabled = false;
+            s.off_reason = "TESSERA_CACHE=" + std::string(v);
+        }
+    }
+    if (const char *d = std::getenv("TESSERA_CACHE_DIR"); d && *d) s.directory = d;
+    else if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) s.directory = std::string(x) + "/tessera";
+    else if (const char *h = std::getenv("HOME"); h && *h) s.directory = std::string(h) + "/.cache/tessera";
+    else {
+        s.enabled = false;
+        s.off_reason = "no cache directory: set TESSERA_CACHE_DIR (or HOME)";
+    }
+    while (s.directory.size() > 1 && s.directory.back() == '/') s.directory.pop_back();
+    if (const char *z = std::getenv("TESSERA_CACHE_SIZE"); z && *z) {
+        if (auto bytes = parse_size(z)) s.max_bytes = *bytes;
+        else warn_once("TESSERA_CACHE_SIZE=" + std::string(z) + " is not a size (e.g. 512M or 2G); the cache keeps its default bound of 1G.");
+    }
+    return s;
+}
+
+CompileCache::CompileCache(CacheSettings settings) : settings_(std::move(settings)) {
+    if (!settings_.enabled) {
+        refused_ = settings_.off_reason;
+        return;
+    }
+    const std::string &dir = settings_.directory;
+    std::string error;
+    if (!make_directories(dir, error)) {
+        refused_ = error;
+    } else {
+        struct stat st;
+        if (stat(dir.c_str(), &st) != 0) refused_ = "cannot read " + dir + ": " + std::strerror(errno);
+        else if (!S_ISDIR(st.st_mode)) refused_ = dir + " is not a directory";
+        else if (st.st_uid != geteuid())
+            refused_ = dir + " belongs to another user (uid " + std::to_string(st.st_uid) + ")";
+        else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+            char mode[8];
+            std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+            refused_ = dir + " is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") + " (mode " + mode + ")";
+        }
+    }
+    if (!refused_.empty()) {
+        g_counters.refused++;
+        warn_once("the compile cache directory is refused: " + refused_ +
+                  ". Tessera compiles without the cache. Use a directory of your own that only you can write "
+                  "(chmod 700), or set TESSERA_CACHE_DIR to one.");
+        return;
+    }
+    usable_ = true;
+}
+
+std::string CompileCache::entry_path(const std::string &key) const { return settings_.directory + "/" + key + kSuffix; }
+
+std::optional<CacheEntry> CompileCache::load(const std::string &key) {
+    if (!usable_) return std::nullopt;
+    std::string path = entry_path(key);
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        g_counters.misses++;
+        return std::nullopt;
+    }
+    std::string bytes;
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+              read_all(fd, bytes);
+    std::string problem = ok ? "" : "is not a regular file of yours that only you can write, or cannot be read";
+    // Header: magic, key, digest of (key, body), body length; then the body: metadata JSON and
+    // the object.
+    CacheEntry e;
+    if (ok) {
+        size_t pos = 0;
+        auto line = [&](std::string &out) {
+            size_t nl = bytes.find('\n', pos);
+            if (nl == std::string::npos) return false;
+            out = bytes.substr(pos, nl - pos);
+            pos = nl + 1;
+            return true;
+        };
+        std::string magic, stored_key, digest, length;
+        if (!line(magic) || magic != kMagic || !line(stored_key) || !line(digest) || !line(length)) problem = "has no valid header";
+        else if (stored_key != key) problem = "holds another key";
+        else {
+            std::string_view body(bytes.data() + pos, bytes.size() - pos);
+            if (std::to_string(body.size()) != length) problem = "is truncated (" + std::to_string(body.size()) + " of " + length + " bytes)";
+            else if (sha256_hex(key + "\n", body) != digest) problem = "does not match its digest";
+            else {
+                size_t nl = body.find('\n');
+                try {
+                    nlohmann::json meta = nlohmann::json::parse(body.substr(0, nl));
+                    e.symbol = meta.at("symbol");
+                    e.outputs = meta.at("outputs").get<std::vector<std::string>>();
+                    e.array_names = meta.at("arrays").get<std::vector<std::string>>();
+                    e.llvm_instructions = meta.at("llvm_instructions");
+                    e.llvm_optimization_level = meta.at("llvm_optimization_level");
+                    e.compile_ms = meta.at("compile_ms");
+                    e.object = std::string(body.substr(nl + 1));
+                } catch (const std::exception &x) {
+                    problem = std::string("has unreadable metadata (") + x.what() + ")";
+                }
+            }
+        }
+    }
+    if (!problem.empty()) {
+        ::close(fd);
+        g_counters.corrupt++;
+        warn_once("the compile cache entry " + path + " " + problem + ". It was removed and the pipeline is compiled again.");
+        ::unlink(path.c_str());
+        return std::nullopt;
+    }
+    futimens(fd, nullptr);  // used now: least recently used entries are evicted first
+    ::close(fd);
+    g_counters.hits++;
+    return e;
+}
+
+void CompileCache::store(const std::string &key, const CacheEntry &e) {
+    if (!usable_) return;
+    nlohmann::json meta{{"symbol", e.symbol},
+                        {"outputs", e.outputs},
+                        {"arrays", e.array_names},
+                        {"llvm_instructions", e.llvm_instructions},
+                        {"llvm_optimization_level", e.llvm_optimization_level},
+                        {"compile_ms", e.compile_ms}};
+    std::string body = meta.dump() + "\n" + e.object;
+    std::string data = std::string(kMagic) + "\n" + key + "\n" + sha256_hex(key + "\n", body) + "\n" +
+                       std::to_string(body.size()) + "\n" + body;
+    // A temporary file of this writer's own, renamed over the entry when complete: rename is
+    // atomic, so a reader sees the old entry, the new one or none, never a part.
+    static std::atomic<uint64_t> counter{0};
+    std::random_device rd;
+    std::string temp = settings_.directory + "/" + kTempPrefix + key + "." + std::to_string(getpid()) + "." +
+                       std::to_string(counter++) + "." + std::to_string(rd());
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        warn_once("cannot write the compile cache entry " + temp + ": " + std::strerror(errno) + ". Compiled code is not cached.");
+        return;
+    }
+    bool ok = write_all(fd, data);
+    ok = (::close(fd) == 0) && ok;
+    if (!ok || ::rename(temp.c_str(), entry_path(key).c_str()) != 0) {
+        warn_once("cannot write the compile cache entry " + entry_path(key) + ": " + std::strerror(errno) + ". Compiled code is not cached.");
+        ::unlink(temp.c_str());
+        return;
+    }
+    g_counters.stores++;
+    evict();
+}
+
+void CompileCache::remove(const std::string &key) {
+    if (usable_) ::unlink(entry_path(key).c_str());
+}
+
+namespace {
+
+struct DirEntry {
+    std::string name, path;
+    int64_t bytes = 0;
+    struct timespec mtime {};
+    bool temp = false;
+};
+
+std::vector<DirEntry> scan(const std::string &dir) {
+    std::vector<DirEntry> out;
+    DIR *d = opendir(dir.c_str());
+    if (!d) return out;
+    while (dirent *ent = readdir(d)) {
+        std::string name = ent->d_name;
+        bool temp = name.rfind(kTempPrefix, 0) == 0;
+        bool entry = name.size() == 64 + std::strlen(kSuffix) && name.compare(64, std::string::npos, kSuffix) == 0 && is_key(name.substr(0, 64));
+        if (!temp && !entry) continue;
+        DirEntry e;
+        e.name = name;
+        e.path = dir + "/" + name;
+        e.temp = temp;
+        struct stat st;
+        if (lstat(e.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        e.bytes = int64_t(st.st_size);
+        e.mtime = st.st_mtim;
+        out.push_back(e);
+    }
+    closedir(d);
+    return out;
+}
+
+} // namespace
+
+void CompileCache::evict() {
+    std::vector<DirEntry> entries = scan(settings_.directory);
+    int64_t now = int64_t(std::time(nullptr));
+    int64_t total = 0;
+    std::vector<DirEntry> live;
+    for (const DirEntry &e : entries) {
+        if (e.temp) {
+            if (now - int64_t(e.mtime.tv_sec) > kStaleTempSeconds) ::unlink(e.path.c_str());
+            continue;
+        }
+        total += e.bytes;
+        live.push_back(e);
+    }
+    if (total <= settings_.max_bytes) return;
+    std::sort(live.begin(), live.end(), [](const DirEntry &a, const DirEntry &b) {
+        return a.mtime.tv_sec != b.mtime.tv_sec ? a.mtime.tv_sec < b.mtime.tv_sec : a.mtime.tv_nsec < b.mtime.tv_nsec;
+    });
+    for (const DirEntry &e : live) {
+        if (total <= settings_.max_bytes) break;
+        if (::unlink(e.path.c_str()) == 0) {
+            total -= e.bytes;
+            g_counters.evictions++;
+            log_line(LogTopic::Cache, "evicted " + e.name.substr(0, 16) + " (" + std::to_string(e.bytes) + " bytes, least recently used)");
+        }
+    }
+}
+
+CacheStats CompileCache::stats() const {
+    CacheStats s;
+    s.directory = settings_.directory;
+    s.usable = usable_;
+    s.refused_reason = refused_;
+    s.max_bytes = settings_.max_bytes;
+    if (!usable_) return s;
+    for (const DirEntry &e : scan(settings_.directory))
+        if (!e.temp) {
+            s.entries++;
+            s.bytes += e.bytes;
+        }
+    return s;
+}
+
+std::vector<CacheListing> CompileCache::list() const {
+    std::vector<CacheListing> out;
+    if (!usable_) return out;
+    for (const DirEntry &e : scan(settings_.directory)) {
+        if (e.temp) continue;
+        CacheListing l;
+        l.key = e.name.substr(0, 64);
+        l.bytes = e.bytes;
+        l.last_used_unix_s = int64_t(e.mtime.tv_sec);
+        // The outputs, from the metadata line (the entry is not verified for listing).
+        int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            std::string head(4096, '\0');
+            ssize_t n = ::read(fd, head.data(), head.size());
+            ::close(fd);
+            head.resize(n > 0 ? size_t(n) : 0);
+            // Four header lines, then the metadata's.
+            size_t pos = 0;
+            for (int k = 0; k < 4 && pos != std::string::npos; ++k) {
+                pos = head.find('\n', pos);
+                if (pos != std::string::npos) ++pos;
+            }
+            size_t nl = pos == std::string::npos ? pos : head.find('\n', pos);
+            if (nl != std::string::npos) {
+                nlohmann::json meta = nlohmann::json::parse(head.substr(pos, nl - pos), nullptr, /*allow_exceptions=*/false);
+                if (meta.is_object() && meta.contains("outputs") && meta["outputs"].is_array())
+                    for (const auto &o : meta["outputs"])
+                        if (o.is_string()) l.outputs.push_back(o.get<std::string>());
+            }
+        }
+        out.push_back(l);
+    }
+    std::sort(out.begin(), out.end(), [](const CacheListing &a, const CacheListing &b) { return a.last_used_unix_s > b.last_used_unix_s; });
+    return out;
+}
+
+int64_t CompileCache::clear() {
+    int64_t n = 0;
+    if (!usable_) return 0;
+    for (const DirEntry &e : scan(settings_.directory))
+        if (::unlink(e.path.c_str()) == 0 && !e.temp) ++n;
+    return n;
+}
+
+std::shared_ptr<CompileCache> process_compile_cache() {
+    static std::mutex mutex;
+    static std::shared_ptr<CompileCache> cache;
+    static struct stat checked {};  // the directory as it was when `cache` checked it
+    CacheSettings s = cache_settings_from_environment();
+    // The directory is checked again when it is no longer the one checked, or its owner or mode
+    // changed: a stat per compile.
+    struct stat now {};
+    bool same_directory = s.enabled && stat(s.directory.c_str(), &now) == 0 && now.st_dev == checked.st_dev &&
+                          now.st_ino == checked.st_ino && now.st_uid == checked.st_uid && now.st_mode == checked.st_mode;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!cache || !(cache->settings() == s) || (s.enabled && !same_directory)) {
+        cache = std::make_shared<CompileCache>(s);
+        if (!s.enabled || stat(s.directory.c_str(), &checked) != 0) checked = {};
+    }
+    return cache;
+}
+
+std::string cache_key(const Pipeline &p, const Target &t, const CompileOptions &o) {
+    std::ostringstream s;
+    s << "tessera " << TESSERA_VERSION_STRING << "\nllvm " << LLVM_VERSION_STRING << "\nbuild " << build_identity()
+      << "\nhost " << host_identity() << "\n";
+    s << "target " << int(t.arch) << " cpu " << t.cpu << " features " << t.features << " sm " << t.sm << " emulate "
+      << t.emulate << " opt-in " << t.shared_memory_opt_in << "\n";
+    s << "options threads " << o.threads << " fast_math " << o.fast_math << " fusion " << o.fusion << " parallel " << o.parallel
+      << " vectorize " << o.vectorize << " keep_assembly " << o.keep_assembly << " tiles";
+    for (int x : o.tile_sizes) s << " " << x;
+    s << " sizes";
+    for (int x : o.specialize_sizes) s << " " << x;
+    s << "\n";
+    // Environment that changes the code (codegen/cpu_target.h).
+    if (const char *llvm_pipeline = std::getenv("TESSERA_LLVM_PIPELINE")) s << "llvm pipeline " << llvm_pipeline << "\n";
+    s << pipeline_text(p);
+    return sha256_hex(s.str());
+}
+
+CacheCounters compile_cache_counters() {
+    CacheCounters c;
+    c.hits = g_counters.hits;
+    c.misses = g_counters.misses;
+    c.stores = g_counters.stores;
+    c.corrupt = g_counters.corrupt;
+    c.evictions = g_counters.evictions;
+    c.refused = g_counters.refused;
+    return c;
+}
+
+} // namespace tessera::runtime

@@ -1,0 +1,309 @@
+// The persistent compile cache (runtime/compile_cache.h, docs/cache.md): hits and misses, what
+// the key tells apart, least-recently-used eviction, corrupt and truncated entries, refused
+// directories, turning it off, and eight processes compiling the same pipeline at once.
+#include "../test_util.h"
+
+#include <chrono>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <tessera/pipeline_text.h>
+#include <tessera/runtime/compile_cache.h>
+
+#include "cache_test_pipeline.h"
+
+extern char **environ;
+
+using namespace tessera;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh cache directory in TESSERA_CACHE_DIR for the test case, with the cache on and the
+// environment restored afterwards (the other tests run with TESSERA_CACHE=0).
+class ScopedCache {
+public:
+    explicit ScopedCache(const std::string &name) {
+        dir_ = fs::temp_directory_path() / ("tessera-cache-test-" + name + "-" + std::to_string(getpid()));
+        fs::remove_all(dir_);
+        save("TESSERA_CACHE");
+        save("TESSERA_CACHE_DIR");
+        save("TESSERA_CACHE_SIZE");
+        unsetenv("TESSERA_CACHE");
+        unsetenv("TESSERA_CACHE_SIZE");
+        setenv("TESSERA_CACHE_DIR", dir_.c_str(), 1);
+    }
+    ~ScopedCache() {
+        for (auto &[name, value] : saved_) {
+            if (value) setenv(name.c_str(), value->c_str(), 1);
+            else unsetenv(name.c_str());
+        }
+        std::error_code ec;
+        fs::permissions(dir_, fs::perms::owner_all, ec);
+        fs::remove_all(dir_, ec);
+    }
+    const fs::path &dir() const { return dir_; }
+    std::vector<fs::path> entries() const {
+        std::vector<fs::path> v;
+        if (fs::exists(dir_))
+            for (const auto &e : fs::directory_iterator(dir_))
+                if (e.path().extension() == ".tobj") v.push_back(e.path());
+        return v;
+    }
+    size_t files() const {
+        size_t n = 0;
+        if (fs::exists(dir_))
+            for ([[maybe_unused]] const auto &e : fs::directory_iterator(dir_)) ++n;
+        return n;
+    }
+
+private:
+    void save(const std::string &name) {
+        const char *v = std::getenv(name.c_str());
+        saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
+    }
+    fs::path dir_;
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+// Compiles a new blur (a Pipeline of its own, as a new process would build it) and checks its
+// result on odd sizes against plain loops; returns the report.
+CompileReport compile_and_check(float divisor = 3.0f, const CompileOptions &o = {}) {
+    cache_test::Blur blur(divisor);
+    Callable c = blur.pipeline.compile(Target::host(), o);
+    Buffer<float> in = cache_test::random_input(37, 29, 11);
+    Buffer<float> out(37, 29);
+    c.run(Bindings().set(blur.input, in), {out});
+    CHECK(cache_test::max_error(in, out, divisor) < 1e-5);
+    return c.report();
+}
+
+bool has_phase(const CompileReport &r, const std::string &phase) {
+    for (const auto &[name, ms] : r.phase_ms)
+        if (name == phase) return true;
+    return false;
+}
+
+std::string read_file(const fs::path &p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+void write_file(const fs::path &p, const std::string &bytes) {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << bytes;
+}
+
+} // namespace
+
+TEST_CASE("a pipeline compiled before is loaded from the cache, skipping scheduling and LLVM", "[cache]") {
+    ScopedCache cache("hit");
+    CompileReport first = compile_and_check();
+    CHECK(first.cache == "miss");
+    CHECK(has_phase(first, "schedule"));
+    REQUIRE(cache.entries().size() == 1);
+    // The entry's file is private to its owner.
+    CHECK((fs::status(cache.dir()).permissions() & fs::perms::all) == fs::perms::owner_all);
+    CHECK((fs::status(cache.entries()[0]).permissions() & (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
+
+    runtime::CacheCounters before = runtime::compile_cache_counters();
+    CompileReport second = compile_and_check();
+    CHECK(second.cache == "hit");
+    CHECK_FALSE(has_phase(second, "model"));
+    CHECK_FALSE(has_phase(second, "schedule"));
+    CHECK_FALSE(has_phase(second, "LLVM optimization"));
+    CHECK(has_phase(second, "load"));
+    CHECK(second.llvm_instructions == first.llvm_instructions);
+    CHECK(runtime::compile_cache_counters().hits == before.hits + 1);
+    CHECK(cache.entries().size() == 1);
+}
+
+TEST_CASE("the cache key tells apart definitions, options, schedules and sizes", "[cache]") {
+    ScopedCache cache("key");
+    CHECK(compile_and_check(3.0f).cache == "miss");
+    CHECK(compile_and_check(4.0f).cache == "miss");  // another constant
+    CompileOptions fast;
+    fast.fast_math = true;
+    CHECK(compile_and_check(3.0f, fast).cache == "miss");
+    CompileOptions tiles;
+    tiles.tile_sizes = {16, 8};
+    CHECK(compile_and_check(3.0f, tiles).cache == "miss");
+    CompileOptions sizes;
+    sizes.specialize_sizes = {37, 29};
+    CHECK(compile_and_check(3.0f, sizes).cache == "miss");
+    CHECK(cache.entries().size() == 5);
+    CHECK(compile_and_check(4.0f).cache == "hit");
+    CHECK(compile_and_check(3.0f, tiles).cache == "hit");
+
+    // An imported schedule is part of the key.
+    cache_test::Blur blur;
+    std::string json = blur.pipeline.schedule_json();
+    blur.pipeline.set_schedule_json(json);
+    CHECK(blur.pipeline.compile().report().cache == "miss");
+    cache_test::Blur again;
+    again.pipeline.set_schedule_json(json);
+    CHECK(again.pipeline.compile().report().cache == "hit");
+
+    // Two Funcs of the same name are told apart in the key's text.
+    Var x("x");
+    Func a("f"), b("f"), c("g");
+    a(x) = x * 2;
+    b(x) = x * 3;
+    c(x) = a(x) + b(x + 1);
+    std::string text = pipeline_text(Pipeline(c));
+    CHECK(text.find("f#0") != std::string::npos);
+    CHECK(text.find("f#1") != std::string::npos);
+}
+
+TEST_CASE("the cache evicts the least recently used entries beyond its size bound", "[cache]") {
+    ScopedCache cache("evict");
+    compile_and_check(3.0f);
+    REQUIRE(cache.entries().size() == 1);
+    auto one = int64_t(fs::file_size(cache.entries()[0]));
+    // Room for two entries of about this size, not three.
+    setenv("TESSERA_CACHE_SIZE", std::to_string(one * 5 / 2).c_str(), 1);
+    compile_and_check(4.0f);
+    CHECK(cache.entries().size() == 2);
+    // Using the first entry makes the second the least recently used.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(compile_and_check(3.0f).cache == "hit");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    uint64_t evictions = runtime::compile_cache_counters().evictions;
+    compile_and_check(5.0f);
+    CHECK(cache.entries().size() == 2);
+    CHECK(runtime::compile_cache_counters().evictions == evictions + 1);
+    CHECK(compile_and_check(3.0f).cache == "hit");
+    CHECK(compile_and_check(4.0f).cache == "miss");  // the one evicted
+}
+
+TEST_CASE("a corrupt or truncated cache entry is detected, never loaded, and compiled again", "[cache]") {
+    ScopedCache cache("corrupt");
+    compile_and_check();
+    REQUIRE(cache.entries().size() == 1);
+    fs::path entry = cache.entries()[0];
+    std::string good = read_file(entry);
+
+    SECTION("a flipped byte in the machine code") {
+        std::string bad = good;
+        bad[bad.size() - 100] = char(bad[bad.size() - 100] ^ 0x01);
+        write_file(entry, bad);
+    }
+    SECTION("a truncated entry") { write_file(entry, good.substr(0, good.size() / 2)); }
+    SECTION("a header that is not Tessera's") { write_file(entry, "garbage\n"); }
+    SECTION("an entry renamed to another key") {
+        cache_test::Blur other(4.0f);
+        std::string key = runtime::cache_key(other.pipeline, Target::host(), CompileOptions{});
+        fs::rename(entry, cache.dir() / (key + ".tobj"));
+        CompileReport r = compile_and_check(4.0f);
+        CHECK(r.cache == "miss");
+        CHECK(runtime::compile_cache_counters().corrupt >= 1);
+        return;
+    }
+    uint64_t corrupt = runtime::compile_cache_counters().corrupt;
+    CompileReport r = compile_and_check();
+    CHECK(r.cache == "miss");
+    CHECK(runtime::compile_cache_counters().corrupt == corrupt + 1);
+    // The entry was written again, and loads.
+    CHECK(fs::exists(entry));
+    CHECK(compile_and_check().cache == "hit");
+}
+
+TEST_CASE("a writer killed before renaming its entry into place leaves nothing that loads", "[cache]") {
+    ScopedCache cache("killed");
+    compile_and_check();
+    REQUIRE(cache.entries().size() == 1);
+    fs::path entry = cache.entries()[0];
+    std::string good = read_file(entry);
+    // What such a writer leaves: half a temporary file, and no entry.
+    fs::path temp = cache.dir() / (".tmp." + entry.stem().string() + ".99999.0.1");
+    write_file(temp, good.substr(0, good.size() / 2));
+    fs::remove(entry);
+    CHECK(compile_and_check().cache == "miss");
+    CHECK(compile_and_check().cache == "hit");
+    // A temporary file older than ten minutes is removed by the next store.
+    fs::last_write_time(temp, fs::file_time_type::clock::now() - std::chrono::hours(1));
+    compile_and_check(7.0f);
+    CHECK_FALSE(fs::exists(temp));
+}
+
+TEST_CASE("a cache directory writable by others or owned by another user is refused with a warning", "[cache]") {
+    ScopedCache cache("refused");
+    fs::create_directories(cache.dir());
+    fs::permissions(cache.dir(), fs::perms::all);  // 0777
+    CompileReport r = compile_and_check();
+    CHECK(r.cache.rfind("off: ", 0) == 0);
+    CHECK(r.cache.find("writable by others") != std::string::npos);
+    CHECK(cache.entries().empty());
+
+    fs::permissions(cache.dir(), fs::perms::owner_all | fs::perms::group_write);  // 0720
+    r = compile_and_check();
+    CHECK(r.cache.find("writable by its group") != std::string::npos);
+
+    fs::permissions(cache.dir(), fs::perms::owner_all);
+    if (geteuid() == 0) {  // only root can give a directory away
+        REQUIRE(chown(cache.dir().c_str(), 12345, 12345) == 0);
+        r = compile_and_check();
+        CHECK(r.cache.find("belongs to another user") != std::string::npos);
+        REQUIRE(chown(cache.dir().c_str(), 0, 0) == 0);
+    }
+    CHECK(compile_and_check().cache == "miss");
+}
+
+TEST_CASE("the cache is off by option and by environment variable", "[cache]") {
+    ScopedCache cache("off");
+    CompileOptions o;
+    o.cache = false;
+    CHECK(compile_and_check(3.0f, o).cache == "off: CompileOptions::cache is false");
+    setenv("TESSERA_CACHE", "0", 1);
+    CHECK(compile_and_check().cache == "off: TESSERA_CACHE=0");
+    CHECK(cache.entries().empty());
+    unsetenv("TESSERA_CACHE");
+    CHECK(compile_and_check().cache == "miss");
+}
+
+TEST_CASE("eight processes compiling the same pipeline at once all get correct code and one entry", "[cache]") {
+    ScopedCache cache("race");
+    // Each worker's cache status on its standard output, in a file of its own.
+    auto run_workers = [&](int n, int64_t start) {
+        std::string start_arg = std::to_string(start);
+        std::vector<std::pair<pid_t, fs::path>> workers;
+        for (int i = 0; i < n; ++i) {
+            fs::path out = fs::temp_directory_path() / ("tessera-cache-race-" + std::to_string(getpid()) + "-" + std::to_string(i));
+            posix_spawn_file_actions_t actions;
+            posix_spawn_file_actions_init(&actions);
+            posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            pid_t pid;
+            char *argv[] = {const_cast<char *>(TESSERA_CACHE_RACE_WORKER), start_arg.data(), nullptr};
+            REQUIRE(posix_spawn(&pid, TESSERA_CACHE_RACE_WORKER, &actions, nullptr, argv, environ) == 0);
+            posix_spawn_file_actions_destroy(&actions);
+            workers.emplace_back(pid, out);
+        }
+        std::vector<std::string> statuses;
+        for (auto &[pid, out] : workers) {
+            int status = 0;
+            REQUIRE(waitpid(pid, &status, 0) == pid);
+            CHECK(WIFEXITED(status));
+            CHECK(WEXITSTATUS(status) == 0);  // the worker's result matched plain loops
+            std::string text = read_file(out);
+            fs::remove(out);
+            statuses.push_back(text.substr(0, text.find(' ')));
+        }
+        return statuses;
+    };
+    auto start = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     (std::chrono::system_clock::now() + std::chrono::milliseconds(500)).time_since_epoch())
+                     .count();
+    for (const std::string &s : run_workers(8, int64_t(start))) CHECK((s == "miss" || s == "hit"));
+    // One entry and no temporary file left; a new process loads it.
+    CHECK(cache.entries().size() == 1);
+    CHECK(cache.files() == 1);
+    std::vector<std::string> after = run_workers(1, 0);
+    REQUIRE(after.size() == 1);
+    CHECK(after[0] == "hit");
+}
