@@ -1,11 +1,13 @@
 // tessera-schedule: prints the automatic schedule of a named app pipeline.
 //
 //   tessera-schedule <app> [--fusion none|smart|max] [--tile X,Y,...] [--no-parallel]
-//                          [--vector-width N] [--gpu SM [--shared-opt-in]] [--loops]
+//                          [--vector-width N] [--gpu SM [--shared-opt-in]] [--loops] [--dump DIR]
 //
 // Prints the schedule JSON (docs/schedule-json.md), or with --loops only the loop nest. --gpu SM:
 // the schedule for Target::cuda(SM) (kernels, threads, barriers; docs/gpu.md); --shared-opt-in
-// for Target::cuda(SM).with_shared_memory_opt_in().
+// for Target::cuda(SM).with_shared_memory_opt_in(). --dump DIR: compiles the app with those options
+// instead (the compile cache off) and writes every stage of the compile into a new directory under
+// DIR (runtime/compiler_ir.h: 01-pipeline.txt ... 08-asm.s), printing the files' paths.
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -14,6 +16,7 @@
 #include <tessera/poly/schedule_json.h>
 #include <tessera/poly/scheduler.h>
 #include <tessera/runtime/compiled_pipeline.h>
+#include <tessera/runtime/compiler_ir.h>
 
 #include "tessera_apps/app.h"
 
@@ -23,7 +26,7 @@ int main(int argc, char **argv) {
     try {
         if (argc < 2 || argv[1][0] == '-') {
             std::fprintf(stderr, "usage: %s <app> [--fusion none|smart|max] [--tile X,Y,...] [--no-parallel] "
-                                 "[--vector-width N] [--gpu SM [--shared-opt-in]] [--loops]\napps:", argv[0]);
+                                 "[--vector-width N] [--gpu SM [--shared-opt-in]] [--loops] [--dump DIR]\napps:", argv[0]);
             for (const auto &n : apps::app_names()) std::fprintf(stderr, " %s", n.c_str());
             std::fprintf(stderr, "\n");
             return 2;
@@ -31,20 +34,23 @@ int main(int argc, char **argv) {
         auto app = apps::make_app(argv[1]);
         poly::ScheduleOptions o;
         bool loops = false, shared_opt_in = false;
+        std::string dump, fusion = "smart";
+        bool vector_width_given = false;
         int gpu_sm = 0;
         for (int i = 2; i < argc; ++i) {
             std::string a = argv[i];
-            if (a == "--fusion" && i + 1 < argc) o.fusion = poly::parse_fusion(argv[++i]);
+            if (a == "--fusion" && i + 1 < argc) o.fusion = poly::parse_fusion(fusion = argv[++i]);
             else if (a == "--tile" && i + 1 < argc) {
                 std::stringstream s(argv[++i]);
                 std::string t;
                 o.tile_sizes.clear();
                 while (std::getline(s, t, ',')) o.tile_sizes.push_back(std::stoi(t));
             } else if (a == "--no-parallel") o.parallel = false;
-            else if (a == "--vector-width" && i + 1 < argc) o.vector_width = std::stoi(argv[++i]);
+            else if (a == "--vector-width" && i + 1 < argc) o.vector_width = std::stoi(argv[++i]), vector_width_given = true;
             else if (a == "--gpu" && i + 1 < argc) gpu_sm = std::stoi(argv[++i]);
             else if (a == "--shared-opt-in") shared_opt_in = true;
             else if (a == "--loops") loops = true;
+            else if (a == "--dump" && i + 1 < argc) dump = argv[++i];
             else user_error("tessera-schedule: unknown option '", a, "'.");
         }
         if (shared_opt_in && !gpu_sm) user_error("tessera-schedule: --shared-opt-in needs --gpu SM.");
@@ -54,6 +60,21 @@ int main(int argc, char **argv) {
             g.tile_sizes = o.tile_sizes;
             g.parallel = o.parallel;
             o = g;
+        }
+        if (!dump.empty()) {
+            if (vector_width_given || loops)
+                user_error("tessera-schedule: --vector-width and --loops apply to printing a schedule, not to --dump.");
+            CompileOptions co;
+            co.fusion = fusion;
+            co.tile_sizes = o.tile_sizes;
+            co.parallel = o.parallel;
+            co.keep_assembly = true;
+            co.cache = false;
+            Target t = gpu_sm ? Target::cuda(gpu_sm).emulated() : Target::host();
+            if (shared_opt_in) t = t.with_shared_memory_opt_in();
+            Callable c = app->pipeline().compile(t, co);
+            for (const std::string &f : runtime::dump_compiler_ir(c, dump)) std::cout << f << "\n";
+            return 0;
         }
         poly::Program p = poly::schedule_pipeline(app->pipeline(), o);
         if (loops) std::cout << poly::to_string(p.nest);

@@ -10,6 +10,7 @@ PACKAGES=(
   llvm-19-dev clang-19 lld-19 liblld-19-dev libomp-19-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
   nlohmann-json3-dev catch2
+  chromium  # the HTML report's browser test (tests/report): headless, no display needed
   libopenblas-dev  # bench/ only: the sgemm baseline of bench/run_matmul_benchmark.py and run_dnn_benchmark.py
 )
 

@@ -48,6 +48,16 @@ const CompileReport &Callable::report() const {
     return impl_->report();
 }
 
+std::string Callable::compiler_ir(const std::string &stage) const {
+    check();
+    return impl_->compiler_ir(stage);
+}
+
+void Callable::write_report(const std::string &path) const {
+    check();
+    impl_->write_report(path);
+}
+
 namespace detail {
 namespace {
 std::atomic<CompileHook> g_compile_hook{nullptr};

@@ -2,7 +2,9 @@
 
 #include "tessera/runtime/buffer_pool.h"
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -21,11 +23,14 @@
 #include <tessera/poly/gpu_mapping.h>
 #include <tessera/target_info.h>
 #include <tessera/eval.h>
+#include <tessera/pipeline_text.h>
 #include <tessera/poly/schedule_json.h>
 #include <tessera/poly/scheduler.h>
 
 #include "cuda_runtime.h"
 #include "tessera/runtime/compile_cache.h"
+#include "tessera/runtime/compiler_ir.h"
+#include "tessera/runtime/html_report.h"
 #include "tessera/runtime/gpu_emulator.h"
 #include "tessera/runtime/jit.h"
 #include "tessera/runtime/log.h"
@@ -137,14 +142,64 @@ public:
     // against the call's buffers.
     // It needs no program to run (a cache hit has none): its arguments come from the Func graph,
     // and `array_names` (the program's arrays, e.g. "Func blur_x") name them in run-time errors.
+    // `program`: the scheduled program, or null (a cache hit: compiler_ir schedules again on
+    // request). `kept`: the stages only a compile produces (LLVM IR, assembly, PTX), when kept.
     CompiledPipeline(const Pipeline &p, std::vector<std::string> array_names, std::unique_ptr<JitCode> code,
-                     CompileReport report, std::shared_ptr<CudaProgram> cuda = nullptr, bool emulated = false)
+                     CompileReport report, std::shared_ptr<const poly::Program> program, Target target, CompileOptions options,
+                     std::map<std::string, std::string> kept, std::shared_ptr<CudaProgram> cuda = nullptr, bool emulated = false)
         : pipeline_(p.outputs()), graph_(build_pipeline_graph(pipeline_.outputs())), array_names_(std::move(array_names)),
           code_(std::move(code)), report_(std::move(report)), arguments_(codegen::pipeline_arguments(graph_, pipeline_)),
-          cuda_(std::move(cuda)), emulated_(emulated) {}
+          cuda_(std::move(cuda)), emulated_(emulated), target_(std::move(target)), options_(std::move(options)),
+          kept_(std::move(kept)), program_(std::move(program)) {
+        // The schedule it was compiled with, for compiler_ir's stages.
+        std::string imported;
+        {
+            std::lock_guard<std::mutex> lock(p.contents()->mutex);
+            imported = p.contents()->schedule_override;
+        }
+        pipeline_.contents()->schedule_override = imported;
+    }
 
     const CompileReport &report() const override { return report_; }
     const Pipeline &pipeline() const override { return pipeline_; }
+
+    std::string compiler_ir(const std::string &stage) const override {
+        const auto &stages = compiler_ir_stages();
+        if (std::find(stages.begin(), stages.end(), stage) == stages.end()) {
+            std::string all;
+            for (const auto &x : stages) all += (all.empty() ? "" : ", ") + x;
+            user_error("Callable::compiler_ir: there is no stage '", stage, "'. The stages are ", all, ".");
+        }
+        if (stage == "pipeline") return pipeline_text(pipeline_);
+        if (stage == "model" || stage == "dependences" || stage == "schedule" || stage == "loop_nest") {
+            std::shared_ptr<const poly::Program> program = scheduled();
+            std::lock_guard<std::mutex> lock(program->model->isl_mutex);
+            if (stage == "model") return model_text(*program->model);
+            if (stage == "dependences") return dependences_text(*program->model);
+            if (stage == "schedule") return poly::schedule_to_json(*program);
+            return poly::to_string(program->nest);
+        }
+        auto it = kept_.find(stage);
+        if (it != kept_.end()) return it->second;
+        if (stage == "ptx" && !cuda_ && !emulated_)
+            user_error("Callable::compiler_ir: stage 'ptx' exists for GPU targets (Target::cuda); this pipeline was compiled for the host.");
+        if (stage == "asm" && (cuda_ || emulated_))
+            user_error("Callable::compiler_ir: stage 'asm' is the host's assembly; a GPU target's kernels are in stage 'ptx'.");
+        user_error("Callable::compiler_ir: stage '", stage, "' was not kept. Compile with CompileOptions::keep_assembly = true ",
+                   "(or with TESSERA_DUMP set) to keep the LLVM IR and the assembly.");
+    }
+
+    void write_report(const std::string &path) const override {
+        std::shared_ptr<const poly::Program> program = scheduled();
+        std::string page;
+        {
+            std::lock_guard<std::mutex> lock(program->model->isl_mutex);
+            page = html_report(*program, report_, pipeline_text(pipeline_), target_);
+        }
+        std::ofstream out(path, std::ios::binary);
+        out << page;
+        if (!out) user_error("Callable::write_report: cannot write ", path, ".");
+    }
 
     void run(const Bindings *bindings, const std::vector<Buffer<void>> &outputs) const override {
         if (!bindings) check_bindings(graph_);
@@ -323,6 +378,18 @@ private:
         }
     }
 
+    // The program compiled (a cache hit: scheduled again, the same way, on first request).
+    std::shared_ptr<const poly::Program> scheduled() const {
+        std::lock_guard<std::mutex> lock(program_mutex_);
+        if (!program_) {
+            CompileReport ignored;
+            program_ = target_.arch == Target::Arch::CUDA
+                           ? program_for(pipeline_, gpu_schedule_options(options_, TargetInfo::nvidia_gpu(target_.sm, target_.shared_memory_opt_in)), ignored)
+                           : program_for(pipeline_, options_, ignored);
+        }
+        return program_;
+    }
+
     Pipeline pipeline_;
     PipelineGraph graph_;
     std::vector<std::string> array_names_;
@@ -331,6 +398,11 @@ private:
     std::vector<codegen::Argument> arguments_;
     std::shared_ptr<CudaProgram> cuda_;
     bool emulated_ = false;
+    Target target_;
+    CompileOptions options_;
+    std::map<std::string, std::string> kept_;
+    mutable std::mutex program_mutex_;
+    mutable std::shared_ptr<const poly::Program> program_;
 };
 
 // A module for the JIT, named after this process's next pipeline, and the JIT's TargetMachine.
@@ -381,10 +453,15 @@ JitModule new_jit_module() {
 } // namespace
 
 void lower_and_optimize(const poly::Program &program, const codegen::CodegenOptions &options, llvm::Module &module,
-                        llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &w) {
+                        llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &w, std::string *unoptimized_ir) {
     codegen::prepare_module(module, tm);
     codegen::lower_program(program, module, options);
     report.phase_ms.emplace_back("LLVM IR", w.lap());
+    if (unoptimized_ir) {
+        llvm::raw_string_ostream ir(*unoptimized_ir);
+        module.print(ir, nullptr);
+        w.lap();
+    }
     report.llvm_instructions = codegen::instruction_count(module);
     report.llvm_optimization_level = codegen::optimize_module(module, tm);
     report.phase_ms.emplace_back("LLVM optimization", w.lap());
@@ -403,12 +480,19 @@ std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std
     auto [name, context, module, tm] = new_jit_module();
     codegen::CodegenOptions co = codegen_options(p, o, name);
     co.pooled_buffers = true;
-    lower_and_optimize(*program, co, *module, *tm, report, w);
-    if (o.keep_assembly) {
-        llvm::raw_string_ostream ir(report.llvm_ir);
+    std::string dump = dump_directory();
+    bool keep = o.keep_assembly || !dump.empty();
+    std::map<std::string, std::string> kept;
+    lower_and_optimize(*program, co, *module, *tm, report, w, keep ? &kept["llvm_unoptimized"] : nullptr);
+    if (keep) {
+        llvm::raw_string_ostream ir(kept["llvm"]);
         module->print(ir, nullptr);
         auto copy = llvm::CloneModule(*module);
-        report.assembly = codegen::emit_assembly(*copy, *tm);
+        kept["asm"] = codegen::emit_assembly(*copy, *tm);
+        if (o.keep_assembly) {
+            report.llvm_ir = kept["llvm"];
+            report.assembly = kept["asm"];
+        }
         w.lap();
     }
     // Machine code in this thread, with no lock held; only linking is serialized.
@@ -431,7 +515,10 @@ std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std
         log_line(LogTopic::Cache, "miss " + key.substr(0, 16) + " (" + joined(e.outputs) + "): compiled and stored");
     }
     log_line(LogTopic::Compile, joined(output_names(p)) + " for the host: " + phases_text(report));
-    return std::make_shared<CompiledPipeline>(p, std::move(arrays), std::move(code), std::move(report));
+    auto compiled = std::make_shared<CompiledPipeline>(p, std::move(arrays), std::move(code), std::move(report), program,
+                                                       Target::host(), o, std::move(kept));
+    if (!dump.empty()) dump_compiler_ir(Callable(compiled), dump);
+    return compiled;
 }
 
 } // namespace
@@ -450,6 +537,7 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
     std::string key;
     if (!o.cache) report.cache = "off: CompileOptions::cache is false";
     else if (o.keep_assembly) report.cache = "off: CompileOptions::keep_assembly asks for the IR and assembly of a compile";
+    else if (!dump_directory().empty()) report.cache = "off: TESSERA_DUMP asks for every stage of a compile";
     else {
         cache = process_compile_cache();
         if (!cache->usable()) {
@@ -481,7 +569,8 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
                 report.total_ms = total.lap();
                 log_line(LogTopic::Cache, "hit " + key.substr(0, 16) + " (" + joined(e->outputs) + "): loaded in " + phases_text(report) +
                                               ", where compiling took " + std::to_string(int64_t(e->compile_ms)) + " ms");
-                return std::make_shared<CompiledPipeline>(p, std::move(e->array_names), std::move(code), std::move(report));
+                return std::make_shared<CompiledPipeline>(p, std::move(e->array_names), std::move(code), std::move(report), nullptr,
+                                                          t, o, std::map<std::string, std::string>{});
             }
         }
         report.cache = "miss";
@@ -533,10 +622,18 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
     co.streaming_output_stores = false;
     std::shared_ptr<CudaProgram> cuda = t.emulate ? nullptr : std::make_shared<CudaProgram>();
     co.gpu_runtime = cuda ? cuda->runtime() : emulator_runtime();
+    std::string dump = dump_directory();
+    bool keep = o.keep_assembly || !dump.empty();
+    std::map<std::string, std::string> kept;
     codegen::prepare_module(*module, *tm);
     codegen::lower_program(*program, *module, co);
     report.phase_ms.emplace_back("LLVM IR", w.lap());
-    if (o.keep_assembly || cuda) {
+    if (keep) {
+        llvm::raw_string_ostream ir(kept["llvm_unoptimized"]);
+        module->print(ir, nullptr);
+        w.lap();
+    }
+    if (keep || cuda) {
         report.ptx = codegen::emit_ptx(*module, t.sm);
         report.phase_ms.emplace_back("PTX", w.lap());
     }
@@ -546,15 +643,23 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
     report.llvm_instructions = codegen::instruction_count(*module);
     report.llvm_optimization_level = codegen::optimize_module(*module, *tm);
     report.phase_ms.emplace_back("LLVM optimization", w.lap());
-    if (o.keep_assembly) {
-        llvm::raw_string_ostream ir(report.llvm_ir);
+    if (keep) {
+        llvm::raw_string_ostream ir(kept["llvm"]);
         module->print(ir, nullptr);
+        kept["ptx"] = report.ptx;
+        if (o.keep_assembly) report.llvm_ir = kept["llvm"];
+        else if (!cuda) report.ptx.clear();  // computed for the dump only
     }
     std::unique_ptr<JitCode> code = jit_add(*module, *tm, name);
     report.phase_ms.emplace_back("machine code", w.lap());
     report.total_ms += total.lap();
     report.cache = "off: GPU targets are not cached yet";
-    return std::make_shared<CompiledPipeline>(p, array_names(*program), std::move(code), std::move(report), std::move(cuda), t.emulate);
+    log_line(LogTopic::Compile, joined(output_names(p)) + " for sm_" + std::to_string(t.sm) + (t.emulate ? " (emulated)" : "") +
+                                    ": " + phases_text(report));
+    auto compiled = std::make_shared<CompiledPipeline>(p, array_names(*program), std::move(code), std::move(report), program, t, o,
+                                                       std::move(kept), std::move(cuda), t.emulate);
+    if (!dump.empty()) dump_compiler_ir(Callable(compiled), dump);
+    return compiled;
 }
 
 } // namespace tessera::runtime

@@ -307,3 +307,16 @@ TEST_CASE("eight processes compiling the same pipeline at once all get correct c
     REQUIRE(after.size() == 1);
     CHECK(after[0] == "hit");
 }
+
+TEST_CASE("a Callable loaded from the cache shows the schedule it was compiled with", "[cache][inspection]") {
+    ScopedCache cache("inspect");
+    cache_test::Blur first;
+    Callable miss = first.pipeline.compile();
+    REQUIRE(miss.report().cache == "miss");
+    cache_test::Blur second;
+    Callable hit = second.pipeline.compile();
+    REQUIRE(hit.report().cache == "hit");
+    CHECK(hit.compiler_ir("schedule") == miss.compiler_ir("schedule"));
+    CHECK(hit.compiler_ir("loop_nest") == miss.compiler_ir("loop_nest"));
+    CHECK(hit.compiler_ir("pipeline") == miss.compiler_ir("pipeline"));
+}

@@ -37,14 +37,19 @@ void initialize_llvm() {
 } // namespace
 
 CpuTarget host_cpu() {
-    initialize_llvm();
-    CpuTarget t;
-    t.triple = llvm::sys::getProcessTriple();
-    t.cpu = llvm::sys::getHostCPUName().str();
-    std::string f;
-    for (const auto &kv : llvm::sys::getHostCPUFeatures()) f += std::string(f.empty() ? "" : ",") + (kv.second ? "+" : "-") + kv.first().str();
-    t.features = f;
-    return t;
+    // Asked once: LLVM's queries (cpuid and /proc) take about 0.2 ms, and a process that loads
+    // its pipelines from the compile cache would spend more on them than on loading.
+    static const CpuTarget host = [] {
+        initialize_llvm();
+        CpuTarget t;
+        t.triple = llvm::sys::getProcessTriple();
+        t.cpu = llvm::sys::getHostCPUName().str();
+        std::string f;
+        for (const auto &kv : llvm::sys::getHostCPUFeatures()) f += std::string(f.empty() ? "" : ",") + (kv.second ? "+" : "-") + kv.first().str();
+        t.features = f;
+        return t;
+    }();
+    return host;
 }
 
 namespace {

@@ -117,7 +117,24 @@ public:
     virtual void run(const Bindings *bindings, const std::vector<Buffer<void>> &outputs) const = 0;
     virtual const CompileReport &report() const = 0;
     virtual const Pipeline &pipeline() const = 0;
+    virtual std::string compiler_ir(const std::string &stage) const = 0;
+    virtual void write_report(const std::string &path) const = 0;
 };
+
+// The stages Callable::compiler_ir returns, in the order the compiler produces them:
+//   pipeline          the DSL as text (pipeline_text.h)
+//   model             isl's view: every statement's domain, write and reads; every array's region
+//   dependences       flow, anti and output dependences between statement instances (isl maps)
+//   schedule          the schedule as JSON (docs/schedule-json.md)
+//   loop_nest         C-like pseudocode of the loop nest from isl's AST, with its marks
+//   llvm_unoptimized  the LLVM IR as generated         } kept when compiled with
+//   llvm              the LLVM IR after optimization  } CompileOptions::keep_assembly or
+//   asm / ptx         host assembly / the kernels' PTX } TESSERA_DUMP set
+inline const std::vector<std::string> &compiler_ir_stages() {
+    static const std::vector<std::string> stages{"pipeline", "model", "dependences", "schedule", "loop_nest",
+                                                 "llvm_unoptimized", "llvm", "asm", "ptx"};
+    return stages;
+}
 
 class Callable {
 public:
@@ -134,6 +151,16 @@ public:
     // Computes the outputs with explicit values; safe to call from many threads at once.
     void run(const Bindings &bindings, const std::vector<Buffer<void>> &outputs) const;
     const CompileReport &report() const;
+    // One stage of compiling this pipeline as text (compiler_ir_stages()). A stage the compile
+    // did not keep (the LLVM IR and assembly without keep_assembly, ptx on the host) is a
+    // UserError saying how to get it. The model, dependences, schedule and loop nest of a
+    // Callable loaded from the compile cache are computed again on first request: the same
+    // schedule, since the cache key holds everything the scheduler reads.
+    std::string compiler_ir(const std::string &stage) const;
+    // Writes a self-contained HTML page (docs/cache.md, "Report"): the Func graph with its fusion
+    // groups, each group's tiles and scratchpads, the loop nest, compile time by phase, and the
+    // cache status.
+    void write_report(const std::string &path) const;
 
 private:
     void check() const;

@@ -216,7 +216,19 @@ void define_pipelines(nb::module_ &m) {
              "Runs with explicit values {input_buffer: array, param: number} into the outputs; safe to call from "
              "several threads at once.")
         .def("report", [](const Callable &c) { return report_dict(c.report()); },
-             "Compile time by phase (ms), and the generated code when compiled with keep_assembly=True.");
+             "Compile time by phase (ms), the compile cache's status, and the generated code when compiled with "
+             "keep_assembly=True.")
+        .def("compiler_ir", [](const Callable &c, const std::string &stage) {
+            nb::gil_scoped_release release;
+            return c.compiler_ir(stage);
+        }, nb::arg("stage"),
+             "One stage of the compile as text: pipeline, model, dependences, schedule, loop_nest, llvm_unoptimized, llvm, "
+             "asm, ptx (the last four with keep_assembly=True or TESSERA_DUMP set).")
+        .def("write_report", [](const Callable &c, const std::string &path) {
+            nb::gil_scoped_release release;
+            c.write_report(path);
+        }, nb::arg("path"), "Writes a self-contained HTML page: the Func graph with its fusion groups, tiles, loop nest, "
+                            "compile time by phase and the cache status.");
 
     nb::class_<Pipeline>(m, "Pipeline", "One or more output Funcs computed together.")
         .def("__init__", [](Pipeline *self, nb::handle outputs) { new (self) Pipeline(to_outputs(outputs)); },

@@ -45,8 +45,10 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
 // Lowers `program` into `module` (prepared for `tm`) and runs the optimization pipeline over it,
 // appending the "LLVM IR" and "LLVM optimization" phases to `report`, timed by `phase` (started
 // by the caller when its setup began): what the JIT and AOT paths share before machine code.
+// `unoptimized_ir`: when given, receives the module's text before optimization.
 void lower_and_optimize(const poly::Program &program, const codegen::CodegenOptions &options, llvm::Module &module,
-                        llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &phase);
+                        llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &phase,
+                        std::string *unoptimized_ir = nullptr);
 
 // Compiles for the host CPU through the JIT.
 std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o);
