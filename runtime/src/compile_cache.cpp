@@ -253,6 +253,9 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
                     e.llvm_instructions = meta.at("llvm_instructions");
                     e.llvm_optimization_level = meta.at("llvm_optimization_level");
                     e.compile_ms = meta.at("compile_ms");
+                    e.kernels = meta.at("kernels");
+                    e.ptx = meta.at("ptx");
+                    e.kernel_names = meta.at("kernel_names").get<std::vector<std::pair<std::string, std::string>>>();
                     e.object = std::string(body.substr(nl + 1));
                 } catch (const std::exception &x) {
                     problem = std::string("has unreadable metadata (") + x.what() + ")";
@@ -280,7 +283,10 @@ void CompileCache::store(const std::string &key, const CacheEntry &e) {
                         {"arrays", e.array_names},
                         {"llvm_instructions", e.llvm_instructions},
                         {"llvm_optimization_level", e.llvm_optimization_level},
-                        {"compile_ms", e.compile_ms}};
+                        {"compile_ms", e.compile_ms},
+                        {"kernels", e.kernels},
+                        {"ptx", e.ptx},
+                        {"kernel_names", e.kernel_names}};
     std::string body = meta.dump() + "\n" + e.object;
     std::string data = std::string(kMagic) + "\n" + key + "\n" + sha256_hex(key + "\n", body) + "\n" +
                        std::to_string(body.size()) + "\n" + body;
@@ -397,24 +403,23 @@ std::vector<CacheListing> CompileCache::list() const {
         l.last_used_unix_s = int64_t(e.mtime.tv_sec);
         // The outputs, from the metadata line (the entry is not verified for listing).
         int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        std::string bytes;
         if (fd >= 0) {
-            std::string head(4096, '\0');
-            ssize_t n = ::read(fd, head.data(), head.size());
+            if (!read_all(fd, bytes)) bytes.clear();
             ::close(fd);
-            head.resize(n > 0 ? size_t(n) : 0);
-            // Four header lines, then the metadata's.
-            size_t pos = 0;
-            for (int k = 0; k < 4 && pos != std::string::npos; ++k) {
-                pos = head.find('\n', pos);
-                if (pos != std::string::npos) ++pos;
-            }
-            size_t nl = pos == std::string::npos ? pos : head.find('\n', pos);
-            if (nl != std::string::npos) {
-                nlohmann::json meta = nlohmann::json::parse(head.substr(pos, nl - pos), nullptr, /*allow_exceptions=*/false);
-                if (meta.is_object() && meta.contains("outputs") && meta["outputs"].is_array())
-                    for (const auto &o : meta["outputs"])
-                        if (o.is_string()) l.outputs.push_back(o.get<std::string>());
-            }
+        }
+        // Four header lines, then the metadata's.
+        size_t pos = 0;
+        for (int k = 0; k < 4 && pos != std::string::npos; ++k) {
+            pos = bytes.find('\n', pos);
+            if (pos != std::string::npos) ++pos;
+        }
+        size_t nl = pos == std::string::npos ? pos : bytes.find('\n', pos);
+        if (nl != std::string::npos) {
+            nlohmann::json meta = nlohmann::json::parse(bytes.substr(pos, nl - pos), nullptr, /*allow_exceptions=*/false);
+            if (meta.is_object() && meta.contains("outputs") && meta["outputs"].is_array())
+                for (const auto &o : meta["outputs"])
+                    if (o.is_string()) l.outputs.push_back(o.get<std::string>());
         }
         out.push_back(l);
     }

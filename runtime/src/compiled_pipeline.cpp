@@ -523,6 +523,75 @@ std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std
 
 } // namespace
 
+namespace {
+
+// The persistent cache a compile for `t` with `o` uses, with its key; none (and report.cache
+// saying why) when it is off. `report`'s "cache lookup" phase is timed by `w`.
+struct CacheUse {
+    std::shared_ptr<CompileCache> cache;
+    std::string key;
+};
+
+CacheUse cache_for(const Pipeline &p, const Target &t, const CompileOptions &o, CompileReport &report, poly::Stopwatch &w) {
+    CacheUse use;
+    if (!o.cache) report.cache = "off: CompileOptions::cache is false";
+    else if (o.keep_assembly) report.cache = "off: CompileOptions::keep_assembly asks for the IR and assembly of a compile";
+    else if (!dump_directory().empty()) report.cache = "off: TESSERA_DUMP asks for every stage of a compile";
+    else {
+        use.cache = process_compile_cache();
+        if (!use.cache->usable()) {
+            report.cache = "off: " + use.cache->refused_reason();
+            use.cache.reset();
+        }
+    }
+    if (!use.cache) return use;
+    // Checks the options the way compiling does before the key is made of them.
+    codegen_options(p, o, "");
+    schedule_options(o);
+    use.key = cache_key(p, t, o);
+    report.phase_ms.emplace_back("cache lookup", w.lap());
+    return use;
+}
+
+// The entry of `use.key` loaded into the JIT, or nothing (report.cache "miss"; an entry that
+// verified but does not link is reported, removed and compiled again).
+std::optional<std::pair<CacheEntry, std::unique_ptr<JitCode>>> load_cached(const CacheUse &use, CompileReport &report,
+                                                                            poly::Stopwatch &w) {
+    if (!use.cache) return std::nullopt;
+    if (std::optional<CacheEntry> e = use.cache->load(use.key)) {
+        try {
+            std::unique_ptr<JitCode> code = jit_load_object(e->object, e->symbol);
+            report.phase_ms.emplace_back("load", w.lap());
+            report.cache = "hit";
+            report.llvm_instructions = e->llvm_instructions;
+            report.llvm_optimization_level = e->llvm_optimization_level;
+            report.kernels = e->kernels;
+            return std::make_pair(std::move(*e), std::move(code));
+        } catch (const InternalError &x) {
+            warn_once("the compile cache entry " + use.cache->entry_path(use.key) + " verified but could not be linked (" + x.what() +
+                      "). It was removed and the pipeline is compiled again.");
+            use.cache->remove(use.key);
+        }
+    }
+    report.cache = "miss";
+    return std::nullopt;
+}
+
+void log_hit(const CacheUse &use, const CacheEntry &e, const CompileReport &report) {
+    log_line(LogTopic::Cache, "hit " + use.key.substr(0, 16) + " (" + joined(e.outputs) + "): loaded in " + phases_text(report) +
+                                  ", where compiling took " + std::to_string(int64_t(e.compile_ms)) + " ms");
+}
+
+// Points the GPU entry's `<symbol>_gpu_runtime` global at what it launches through: the CUDA
+// program's runtime, or the emulator's. Set by the loader, so that the object holds no address
+// of this process and can be cached.
+void set_gpu_runtime(const JitCode &code, const std::string &symbol, CudaProgram *cuda) {
+    auto *slot = static_cast<tessera_gpu_runtime_t **>(code.lookup(symbol + codegen::kRuntimeGlobalSuffix));
+    *slot = cuda ? cuda->runtime() : emulator_runtime();
+}
+
+} // namespace
+
 std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o) {
     if (t.arch == Target::Arch::CUDA) return compile_for_cuda(p, t, o);
     if (!t.cpu.empty() || !t.features.empty())
@@ -531,53 +600,19 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
         user_error("Target::", t.emulate ? "emulated()" : "with_shared_memory_opt_in()",
                    " applies to GPU targets: use it on Target::cuda(sm), not on Target::host().");
     poly::Stopwatch total;
+    poly::Stopwatch w;
     CompileReport report;
     // The persistent cache: a hit loads the stored object and skips everything else.
-    std::shared_ptr<CompileCache> cache;
-    std::string key;
-    if (!o.cache) report.cache = "off: CompileOptions::cache is false";
-    else if (o.keep_assembly) report.cache = "off: CompileOptions::keep_assembly asks for the IR and assembly of a compile";
-    else if (!dump_directory().empty()) report.cache = "off: TESSERA_DUMP asks for every stage of a compile";
-    else {
-        cache = process_compile_cache();
-        if (!cache->usable()) {
-            report.cache = "off: " + cache->refused_reason();
-            cache.reset();
-        }
-    }
-    if (cache) {
-        poly::Stopwatch w;
-        // Checks the sizes the way compiling does before the key is made of them.
-        codegen_options(p, o, "");
-        schedule_options(o);
-        key = cache_key(p, t, o);
-        report.phase_ms.emplace_back("cache lookup", w.lap());
-        if (std::optional<CacheEntry> e = cache->load(key)) {
-            std::unique_ptr<JitCode> code;
-            try {
-                code = jit_load_object(e->object, e->symbol);
-            } catch (const InternalError &x) {
-                warn_once("the compile cache entry " + cache->entry_path(key) + " verified but could not be linked (" + x.what() +
-                          "). It was removed and the pipeline is compiled again.");
-                cache->remove(key);
-            }
-            if (code) {
-                report.phase_ms.emplace_back("load", w.lap());
-                report.cache = "hit";
-                report.llvm_instructions = e->llvm_instructions;
-                report.llvm_optimization_level = e->llvm_optimization_level;
-                report.total_ms = total.lap();
-                log_line(LogTopic::Cache, "hit " + key.substr(0, 16) + " (" + joined(e->outputs) + "): loaded in " + phases_text(report) +
-                                              ", where compiling took " + std::to_string(int64_t(e->compile_ms)) + " ms");
-                return std::make_shared<CompiledPipeline>(p, std::move(e->array_names), std::move(code), std::move(report), nullptr,
-                                                          t, o, std::map<std::string, std::string>{});
-            }
-        }
-        report.cache = "miss";
+    CacheUse use = cache_for(p, t, o, report, w);
+    if (auto hit = load_cached(use, report, w)) {
+        report.total_ms = total.lap();
+        log_hit(use, hit->first, report);
+        return std::make_shared<CompiledPipeline>(p, std::move(hit->first.array_names), std::move(hit->second), std::move(report),
+                                                  nullptr, t, o, std::map<std::string, std::string>{});
     }
     std::shared_ptr<const poly::Program> program = program_for(p, o, report);
     report.total_ms = total.lap();
-    return compile_program(p, program, o, std::move(report), cache.get(), key);
+    return compile_program(p, program, o, std::move(report), use.cache.get(), use.key);
 }
 
 std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, std::shared_ptr<const poly::Program> program,
@@ -596,20 +631,13 @@ poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const Target
     return s;
 }
 
-std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Target &t, const CompileOptions &o) {
-    if (!t.cpu.empty() || !t.features.empty())
-        user_error("Target::cuda: leave Target::cpu and features empty (the compute capability is Target::sm).");
-    if (t.sm < 50 || t.sm > 120)
-        user_error("Target::cuda(", t.sm, "): the compute capability must be 50 to 120 (80 for sm_80, 90 for sm_90).");
-    poly::Stopwatch total;
-    CompileReport report;
-    std::shared_ptr<const poly::Program> program = program_for(p, gpu_schedule_options(o, TargetInfo::nvidia_gpu(t.sm, t.shared_memory_opt_in)), report);
-    report.total_ms = total.lap();
-    return compile_program_for_cuda(p, std::move(program), t, o, std::move(report));
-}
+namespace {
 
-std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, std::shared_ptr<const poly::Program> program,
-                                                             const Target &t, const CompileOptions &o, CompileReport report) {
+// Compiles a GPU program: kernels (PTX for a CUDA GPU) and the host code that launches them,
+// loads it, and stores it in `cache` under `key` when given.
+std::shared_ptr<const CallableImpl> compile_gpu_program(const Pipeline &p, std::shared_ptr<const poly::Program> program,
+                                                        const Target &t, const CompileOptions &o, CompileReport report,
+                                                        CompileCache *cache, const std::string &key) {
     TargetInfo device = TargetInfo::nvidia_gpu(t.sm, t.shared_memory_opt_in);
     poly::Stopwatch total;
     report.kernels = poly::count_kernels(program->schedule);
@@ -620,8 +648,9 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
     co.gpu_threads = std::min(256, device.max_threads_per_block);
     co.gpu_shared_bytes = device.shared_bytes_per_block;
     co.streaming_output_stores = false;
+    // The entry's runtime global starts null and is set once loaded (set_gpu_runtime).
+    co.gpu_runtime = nullptr;
     std::shared_ptr<CudaProgram> cuda = t.emulate ? nullptr : std::make_shared<CudaProgram>();
-    co.gpu_runtime = cuda ? cuda->runtime() : emulator_runtime();
     std::string dump = dump_directory();
     bool keep = o.keep_assembly || !dump.empty();
     std::map<std::string, std::string> kept;
@@ -633,11 +662,13 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
         module->print(ir, nullptr);
         w.lap();
     }
+    std::vector<codegen::KernelName> kernels = codegen::kernel_names(*module);
     if (keep || cuda) {
         report.ptx = codegen::emit_ptx(*module, t.sm);
         report.phase_ms.emplace_back("PTX", w.lap());
     }
-    if (cuda) cuda->set_code(report.ptx, codegen::kernel_names(*module));
+    std::string ptx = cuda ? report.ptx : std::string();
+    if (cuda) cuda->set_code(report.ptx, kernels);
     // The emulator runs the same kernels on the host, its device interface inlined.
     codegen::define_emulated_device(*module);
     report.llvm_instructions = codegen::instruction_count(*module);
@@ -650,16 +681,71 @@ std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, 
         if (o.keep_assembly) report.llvm_ir = kept["llvm"];
         else if (!cuda) report.ptx.clear();  // computed for the dump only
     }
-    std::unique_ptr<JitCode> code = jit_add(*module, *tm, name);
+    std::string object = codegen::emit_object_code(*module, *tm);
+    std::unique_ptr<JitCode> code = jit_load_object(object, name);
+    set_gpu_runtime(*code, name, cuda.get());
     report.phase_ms.emplace_back("machine code", w.lap());
     report.total_ms += total.lap();
-    report.cache = "off: GPU targets are not cached yet";
+    std::vector<std::string> arrays = array_names(*program);
+    if (cache) {
+        CacheEntry e;
+        e.symbol = name;
+        e.object = std::move(object);
+        e.outputs = output_names(p);
+        e.array_names = arrays;
+        e.llvm_instructions = report.llvm_instructions;
+        e.llvm_optimization_level = report.llvm_optimization_level;
+        e.compile_ms = report.total_ms;
+        e.kernels = report.kernels;
+        e.ptx = std::move(ptx);
+        for (const auto &k : kernels) e.kernel_names.emplace_back(k.function, k.groups);
+        cache->store(key, e);
+        report.phase_ms.emplace_back("cache store", w.lap());
+        log_line(LogTopic::Cache, "miss " + key.substr(0, 16) + " (" + joined(e.outputs) + "): compiled and stored");
+    }
     log_line(LogTopic::Compile, joined(output_names(p)) + " for sm_" + std::to_string(t.sm) + (t.emulate ? " (emulated)" : "") +
                                     ": " + phases_text(report));
-    auto compiled = std::make_shared<CompiledPipeline>(p, array_names(*program), std::move(code), std::move(report), program, t, o,
+    auto compiled = std::make_shared<CompiledPipeline>(p, std::move(arrays), std::move(code), std::move(report), program, t, o,
                                                        std::move(kept), std::move(cuda), t.emulate);
     if (!dump.empty()) dump_compiler_ir(Callable(compiled), dump);
     return compiled;
+}
+
+} // namespace
+
+std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Target &t, const CompileOptions &o) {
+    if (!t.cpu.empty() || !t.features.empty())
+        user_error("Target::cuda: leave Target::cpu and features empty (the compute capability is Target::sm).");
+    if (t.sm < 50 || t.sm > 120)
+        user_error("Target::cuda(", t.sm, "): the compute capability must be 50 to 120 (80 for sm_80, 90 for sm_90).");
+    poly::Stopwatch total;
+    poly::Stopwatch w;
+    CompileReport report;
+    CacheUse use = cache_for(p, t, o, report, w);
+    if (auto hit = load_cached(use, report, w)) {
+        CacheEntry &e = hit->first;
+        std::shared_ptr<CudaProgram> cuda;
+        if (!t.emulate) {
+            cuda = std::make_shared<CudaProgram>();
+            std::vector<codegen::KernelName> kernels;
+            for (auto &[function, groups] : e.kernel_names) kernels.push_back({function, groups});
+            cuda->set_code(e.ptx, std::move(kernels));
+        }
+        set_gpu_runtime(*hit->second, e.symbol, cuda.get());
+        report.total_ms = total.lap();
+        log_hit(use, e, report);
+        return std::make_shared<CompiledPipeline>(p, std::move(e.array_names), std::move(hit->second), std::move(report), nullptr, t, o,
+                                                  std::map<std::string, std::string>{}, std::move(cuda), t.emulate);
+    }
+    std::shared_ptr<const poly::Program> program = program_for(p, gpu_schedule_options(o, TargetInfo::nvidia_gpu(t.sm, t.shared_memory_opt_in)), report);
+    report.total_ms = total.lap();
+    return compile_gpu_program(p, std::move(program), t, o, std::move(report), use.cache.get(), use.key);
+}
+
+std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, std::shared_ptr<const poly::Program> program,
+                                                             const Target &t, const CompileOptions &o, CompileReport report) {
+    if (report.cache.empty()) report.cache = "off: a program scheduled in this process";
+    return compile_gpu_program(p, std::move(program), t, o, std::move(report), nullptr, "");
 }
 
 } // namespace tessera::runtime

@@ -92,13 +92,18 @@ private:
 
 class OrcCode : public JitCode {
 public:
-    OrcCode(llvm::orc::ExecutionSession &session, llvm::orc::JITDylib &dylib) : session_(session), dylib_(&dylib) {}
-    ~OrcCode() override { llvm::consumeError(session_.removeJITDylib(*dylib_)); }
+    OrcCode(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &dylib) : jit_(jit), dylib_(&dylib) {}
+    ~OrcCode() override { llvm::consumeError(jit_.getExecutionSession().removeJITDylib(*dylib_)); }
     void *address() const override { return address_; }
+    void *lookup(const std::string &symbol) const override {
+        auto addr = jit_.lookup(*dylib_, symbol);
+        if (!addr) internal_error("the JIT has no symbol ", symbol, ": ", message(addr.takeError()));
+        return addr->toPtr<void *>();
+    }
     void *address_ = nullptr;
 
 private:
-    llvm::orc::ExecutionSession &session_;
+    llvm::orc::LLJIT &jit_;
     llvm::orc::JITDylib *dylib_;
 };
 
@@ -109,7 +114,7 @@ std::unique_ptr<JitCode> Jit::load(std::string_view object, const std::string &s
     // symbols and the buffer pool). `code` removes it again if linking fails.
     llvm::orc::JITDylib &dylib = session.createBareJITDylib("tessera_code_" + std::to_string(dylibs_++));
     dylib.setLinkOrder({{&jit_->getMainJITDylib(), llvm::orc::JITDylibLookupFlags::MatchExportedSymbolsOnly}});
-    auto code = std::make_unique<OrcCode>(session, dylib);
+    auto code = std::make_unique<OrcCode>(*jit_, dylib);
     if (auto e = jit_->addObjectFile(dylib, llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), symbol)))
         internal_error("the JIT rejected the object of ", symbol, ": ", message(std::move(e)));
     auto addr = jit_->lookup(dylib, symbol);
@@ -128,11 +133,6 @@ std::unique_ptr<llvm::TargetMachine> jit_target_machine() {
 
 std::unique_ptr<JitCode> jit_load_object(std::string_view object, const std::string &symbol) {
     return Jit::instance().load(object, symbol);
-}
-
-std::unique_ptr<JitCode> jit_add(llvm::Module &module, llvm::TargetMachine &tm, const std::string &symbol) {
-    std::string object = codegen::emit_object_code(module, tm);
-    return jit_load_object(object, symbol);
 }
 
 } // namespace tessera::runtime

@@ -11,6 +11,9 @@
 
 #include <tessera/runtime/cuda_device.h>
 
+#include <filesystem>
+#include <unistd.h>
+
 #include "tessera_apps/app.h"
 
 #include "fake_driver/fake_cuda.h"
@@ -224,4 +227,31 @@ TEST_CASE("a pipeline of several kernels keeps its intermediates in device memor
     // Inputs, outputs, the intermediates and one context per launch.
     CHECK(after.allocations - before.allocations >= 2 + (c.report().kernels - 1) + c.report().kernels);
     CHECK(after.live_allocations - before.live_allocations == 2);  // only the input's and the output's copies remain
+}
+
+TEST_CASE("a CUDA pipeline loaded from the compile cache loads the stored PTX and launches its kernel", "[cuda][cache]") {
+    // A cache of this test's own (the tests run with TESSERA_CACHE=0).
+    std::string dir = std::filesystem::temp_directory_path() / ("tessera-cuda-cache-" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir);
+    setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
+    unsetenv("TESSERA_CACHE");
+    {
+        auto first = apps::make_app("blur_x_blur_y");
+        CHECK(first->pipeline().compile(Target::cuda(80)).report().cache == "miss");
+    }
+    auto app = apps::make_app("blur_x_blur_y");
+    Callable c = app->pipeline().compile(Target::cuda(80));
+    CHECK(c.report().cache == "hit");
+    CHECK(c.report().kernels == 1);
+    app->prepare({300, 70}, 1);
+    std::vector<Buffer<void>> out = app->make_outputs();
+    c.realize(out);
+    FakeCudaRecord r = record();
+    CHECK(r.modules_loaded == 1);
+    CHECK(r.functions == 1);
+    CHECK(r.launches == 1);
+    CHECK(std::string(r.last_function).find("_kernel0") != std::string::npos);
+    CHECK(r.last_block == 256);
+    setenv("TESSERA_CACHE", "0", 1);
+    std::filesystem::remove_all(dir);
 }

@@ -320,3 +320,23 @@ TEST_CASE("a Callable loaded from the cache shows the schedule it was compiled w
     CHECK(hit.compiler_ir("loop_nest") == miss.compiler_ir("loop_nest"));
     CHECK(hit.compiler_ir("pipeline") == miss.compiler_ir("pipeline"));
 }
+
+TEST_CASE("a GPU pipeline run by the emulator is cached like a host one", "[cache][gpu]") {
+    ScopedCache cache("gpu");
+    auto compile_and_run = [](const char *expect) {
+        cache_test::Blur blur;
+        Callable c = blur.pipeline.compile(Target::cuda(80).emulated());
+        CHECK(c.report().cache == expect);
+        CHECK(c.report().kernels >= 1);
+        Buffer<float> in = cache_test::random_input(45, 19, 5);
+        Buffer<float> out(45, 19);
+        c.run(Bindings().set(blur.input, in), {out});
+        CHECK(cache_test::max_error(in, out, 3.0f) < 1e-5);
+        return c.report().kernels;
+    };
+    int kernels = compile_and_run("miss");
+    CHECK(compile_and_run("hit") == kernels);
+    // The host and the GPU targets have keys of their own.
+    CHECK(compile_and_check().cache == "miss");
+    CHECK(cache.entries().size() == 2);
+}

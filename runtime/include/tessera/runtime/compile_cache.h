@@ -49,6 +49,11 @@ struct CacheEntry {
     size_t llvm_instructions = 0;
     int llvm_optimization_level = 0;
     double compile_ms = 0;                 // what compiling it took
+    // GPU targets: the kernels' launches outside loops, and for a CUDA GPU the PTX and each
+    // kernel's function name and groups (codegen::KernelName).
+    int kernels = 0;
+    std::string ptx;
+    std::vector<std::pair<std::string, std::string>> kernel_names;
 };
 
 struct CacheListing {
