@@ -3,6 +3,7 @@
 #include <atomic>
 #include <mutex>
 
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -54,7 +55,17 @@ private:
         if (!loaded)
             user_error("The OpenMP runtime libomp.so.5 could not be loaded (", err,
                        "). Install libomp-19-dev (./scripts/setup.sh does).");
-        auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb_).create();
+        // Code comes in as objects (jit_load_object): the IR compiler LLJIT insists on is a
+        // ConcurrentIRCompiler, which makes its TargetMachine only when asked to compile, not
+        // the default one that makes it now (a quarter of a millisecond of every process's
+        // first cache hit).
+        auto jit = llvm::orc::LLJITBuilder()
+                       .setJITTargetMachineBuilder(jtmb_)
+                       .setCompileFunctionCreator([](llvm::orc::JITTargetMachineBuilder jtmb)
+                                                      -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                           return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(jtmb));
+                       })
+                       .create();
         if (!jit) internal_error("could not create the LLVM JIT: ", message(jit.takeError()));
         jit_ = std::move(*jit);
         auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
