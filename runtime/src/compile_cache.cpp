@@ -264,10 +264,14 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
         }
     }
     if (!problem.empty()) {
+        // Removed only if it is still the file read: another process may have renamed a good
+        // entry into place meanwhile.
+        struct stat now;
+        bool same = fstat(fd, &st) == 0 && lstat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev;
         ::close(fd);
         g_counters.corrupt++;
         warn_once("the compile cache entry " + path + " " + problem + ". It was removed and the pipeline is compiled again.");
-        ::unlink(path.c_str());
+        if (same) ::unlink(path.c_str());
         return std::nullopt;
     }
     futimens(fd, nullptr);  // used now: least recently used entries are evicted first
