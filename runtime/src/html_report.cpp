@@ -124,6 +124,14 @@ std::string graph_svg(const poly::Program &program) {
     auto edge = [&](const Node &a, const Node &b) {
         double x1 = x_of(a) + kNodeW, y1 = y_of(a) + kNodeH / 2.0, x2 = x_of(b), y2 = y_of(b) + kNodeH / 2.0;
         double mid = (x1 + x2) / 2;
+        if (y_of(a) == y_of(b) && x2 - x1 > kLevelW) {
+            // Past other nodes of the same row: an arc from the top of one to the top of the other.
+            double top = y_of(a) - 7;
+            s << "<path class=\"edge\" d=\"M " << x1 - kNodeW / 2.0 << " " << y_of(a) << " C " << x1 - kNodeW / 2.0 << " " << top
+              << ", " << x2 + kNodeW / 2.0 << " " << top << ", " << x2 + kNodeW / 2.0 << " " << y_of(b)
+              << "\" marker-end=\"url(#arrow)\"/>\n";
+            return;
+        }
         s << "<path class=\"edge\" d=\"M " << x1 << " " << y1 << " C " << mid << " " << y1 << ", " << mid << " " << y2 << ", " << x2
           << " " << y2 << "\" marker-end=\"url(#arrow)\"/>\n";
     };
