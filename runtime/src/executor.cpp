@@ -47,11 +47,16 @@ std::shared_ptr<ExecutorState> state_of(const Pipeline &p) {
     return s;
 }
 
-// The code realize() runs, compiled once from the same scheduled program schedule_json() shows.
+// The code realize() runs, compiled once with the default options: the program schedule_json()
+// shows when that was asked for first, else through the persistent compile cache (a hit skips
+// scheduling; a miss schedules the same program, the scheduler being deterministic, and
+// schedule_json() schedules it again only if asked).
 std::shared_ptr<const CallableImpl> compiled(const Pipeline &p) {
     auto s = state_of(p);
     std::lock_guard<std::mutex> lock(s->mutex);
-    if (!s->compiled) s->compiled = compile_program_for_host(p, s->program_of(p), CompileOptions{});
+    if (!s->compiled)
+        s->compiled = s->program ? compile_program_for_host(p, s->program, CompileOptions{})
+                                 : compile_for_host(p, Target::host(), CompileOptions{});
     return s->compiled;
 }
 

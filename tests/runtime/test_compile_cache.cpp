@@ -340,3 +340,26 @@ TEST_CASE("a GPU pipeline run by the emulator is cached like a host one", "[cach
     CHECK(compile_and_check().cache == "miss");
     CHECK(cache.entries().size() == 2);
 }
+
+TEST_CASE("Pipeline::realize loads from the cache what an earlier process compiled", "[cache]") {
+    ScopedCache cache("realize");
+    auto realize_and_check = [] {
+        cache_test::Blur blur;
+        Buffer<float> in = cache_test::random_input(23, 31, 9);
+        blur.input.set(in);
+        Buffer<float> out(23, 31);
+        blur.pipeline.realize(out);
+        CHECK(cache_test::max_error(in, out, 3.0f) < 1e-5);
+        return blur.pipeline.schedule_json();
+    };
+    runtime::CacheCounters before = runtime::compile_cache_counters();
+    std::string first = realize_and_check();
+    CHECK(runtime::compile_cache_counters().stores == before.stores + 1);
+    std::string second = realize_and_check();
+    CHECK(runtime::compile_cache_counters().hits == before.hits + 1);
+    // The schedule shown is the one compiled, both times.
+    CHECK(first == second);
+    // compile() with the default options shares the entry.
+    CHECK(compile_and_check().cache == "hit");
+    CHECK(cache.entries().size() == 1);
+}
