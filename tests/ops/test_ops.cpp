@@ -113,3 +113,30 @@ TEST_CASE("an inline expression that would grow past the cap becomes a Func", "[
     Buffer<float> out = t.func().realize(t.realize_sizes());
     for (int i = 0; i < 8; ++i) CHECK(out(i) == xb(i) * 256);
 }
+
+TEST_CASE("integer division rounded toward zero or down matches C++ and floor division for every sign", "[ops]") {
+    // a: 19 x 1 of -9..9, b: 1 x 6 of divisors of both signs; the quotient broadcasts to 19 x 6.
+    Buffer<int32_t> ab(1, 19), bb(6, 1);
+    for (int i = 0; i < 19; ++i) ab(0, i) = i - 9;
+    const int divisors[6] = {-4, -3, -1, 1, 2, 5};
+    for (int j = 0; j < 6; ++j) bb(j, 0) = divisors[j];
+    InputBuffer<int32_t> a("a", 2), b("b", 2);
+    a.set(ab);
+    b.set(bb);
+    for (ops::Rounding mode : {ops::Rounding::Trunc, ops::Rounding::Floor}) {
+        ops::Tensor q = ops::div(ops::input(a, {19, 1}), ops::input(b, {1, 6}), mode);
+        REQUIRE(q.type() == Int(32));
+        Buffer<int32_t> out = q.func().realize(q.realize_sizes());
+        for (int i = 0; i < 19; ++i)
+            for (int j = 0; j < 6; ++j) {
+                int x = i - 9, y = divisors[j];
+                int want = x / y;  // C++ truncates
+                if (mode == ops::Rounding::Floor && x % y != 0 && ((x < 0) != (y < 0))) want -= 1;
+                INFO(x << " / " << y);
+                CHECK(out(j, i) == want);
+            }
+    }
+    InputBuffer<float> f("f", 1);
+    REQUIRE_USER_ERROR(ops::div(ops::input(f, {4}), ops::input(f, {4}), ops::Rounding::Floor), "rounding_mode \"floor\"",
+                       "not supported");
+}

@@ -75,6 +75,31 @@ Tensor mul(const Tensor &a, const Tensor &b) { return promoted("mul", a, b, [](E
 Tensor div(const Tensor &a, const Tensor &b) {
     return binary("div", a, b, float_type_for(promote_types(a.type(), b.type())), [](Expr x, Expr y) { return x / y; });
 }
+Tensor div(const Tensor &a, const Tensor &b, Rounding rounding) {
+    Type t = promote_types(a.type(), b.type());
+    if (t.is_float()) {
+        if (rounding == Rounding::Floor)
+            user_error("ops::div: rounding toward negative infinity (rounding_mode \"floor\") of ", t,
+                       " tensors is not supported; use Rounding::Trunc, or floor the true quotient if the last bit "
+                       "of torch's floor division does not matter.");
+        return binary("div", a, b, t, [](Expr x, Expr y) { return trunc(x / y); });
+    }
+    if (t.is_bool()) user_error("ops::div: both operands are bool; cast one to an integer type first.");
+    return binary("div", a, b, t, [rounding](Expr x, Expr y) {
+        // q is the floor or the ceiling of the exact quotient x / y (whichever the DSL's division
+        // gives for these signs); the remainder r = x - q y tells which.
+        Type it = x.type();
+        Expr zero = make_const(it, int64_t(0)), one = make_const(it, int64_t(1));
+        Expr q = x / y;
+        Expr r = x - q * y;
+        Expr inexact = r != zero;
+        Expr q_is_floor = (r > zero) == (y > zero);  // x / y = q + r / y with r / y in (0, 1)
+        Expr floor_q = select(inexact && !q_is_floor, q - one, q);
+        if (rounding == Rounding::Floor) return floor_q;
+        Expr ceil_q = select(inexact && q_is_floor, q + one, q);
+        return select((x < zero) != (y < zero), ceil_q, floor_q);
+    });
+}
 Tensor maximum(const Tensor &a, const Tensor &b) { return promoted("maximum", a, b, [](Expr x, Expr y) { return max(x, y); }); }
 Tensor minimum(const Tensor &a, const Tensor &b) { return promoted("minimum", a, b, [](Expr x, Expr y) { return min(x, y); }); }
 Tensor pow(const Tensor &a, const Tensor &b) {

@@ -88,11 +88,18 @@ void define_ops(nb::module_ &m) {
 #define TESSERA_PY_OP2(NAME)                                                                                     \
     o.def(#NAME, [](const Tensor &a, nb::handle b) { return ops::NAME(a, binary_operand(b, "ops." #NAME)); });
     TESSERA_PY_OP2(sub)
-    TESSERA_PY_OP2(div)
     TESSERA_PY_OP2(maximum)
     TESSERA_PY_OP2(minimum)
     TESSERA_PY_OP2(pow)
 #undef TESSERA_PY_OP2
+    o.def("div", [](const Tensor &a, nb::handle b, nb::handle rounding_mode) {
+        Tensor bt = binary_operand(b, "ops.div");
+        if (rounding_mode.is_none()) return ops::div(a, bt);
+        std::string mode = nb::cast<std::string>(rounding_mode);
+        if (mode == "trunc") return ops::div(a, bt, ops::Rounding::Trunc);
+        if (mode == "floor") return ops::div(a, bt, ops::Rounding::Floor);
+        user_error("ops.div: rounding_mode is None, \"trunc\" or \"floor\", not \"", mode, "\".");
+    }, nb::arg("a"), nb::arg("b"), nb::arg("rounding_mode") = nb::none());
     // add and mul also take a number.
     o.def("add", [](const Tensor &a, nb::handle b) {
         if (PyFloat_Check(b.ptr()) || PyLong_Check(b.ptr())) return ops::add(a, nb::cast<double>(b));

@@ -148,6 +148,18 @@ def _div(a, b):
     return ops.div(*operands(a, b))
 
 
+def _div_mode_check(node):
+    mode = node.kwargs.get("rounding_mode")
+    if mode == "floor" and node_val(node) is not None and node_val(node).dtype.is_floating_point:
+        return "div with rounding_mode='floor' of floating-point tensors"
+    return None
+
+
+@lowering(aten.div.Tensor_mode, aten.div.Scalar_mode, check=_div_mode_check, elementwise=True)
+def _div_mode(a, b, rounding_mode=None):
+    return ops.div(*operands(a, b), rounding_mode=rounding_mode)
+
+
 def _pow_check(node):
     base = node.args[0]
     if not hasattr(base, "meta"):

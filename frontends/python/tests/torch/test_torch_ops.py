@@ -50,6 +50,30 @@ def test_scalar_operands_promote_like_torch(gen):
                         torch.where(i > 0, f, 0.0)), i, f)
 
 
+def test_div_with_a_rounding_mode_matches_torch(gen):
+    # Every sign combination of integer operands, exact and inexact quotients, both modes; and
+    # floats rounded toward zero.
+    i = torch.arange(-9, 10, dtype=torch.int32).reshape(19, 1).expand(19, 6).contiguous()
+    j = torch.tensor([-4, -3, -1, 1, 2, 5], dtype=torch.int32)
+    f = randn(gen, 5, 7) * 10
+    g = randn(gen, 7).abs() + 0.5
+    check(lambda i, j, f, g: (torch.div(i, j, rounding_mode="trunc"), torch.div(i, j, rounding_mode="floor"), i // j,
+                              torch.div(i, 3, rounding_mode="floor"), torch.div(i, -2, rounding_mode="trunc"),
+                              torch.div(f, g, rounding_mode="trunc"), torch.div(f, -g, rounding_mode="trunc"),
+                              i.to(torch.int64) // 4), i, j, f, g)
+
+
+def test_float_floor_division_runs_in_eager(gen):
+    f, g = randn(gen, 4, 5) * 10, randn(gen, 5).abs() + 0.5
+    compiled = ts.jit_torch(lambda f, g: torch.div(f, g, rounding_mode="floor") + 1)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(f, g), torch.div(f, g, rounding_mode="floor") + 1)
+    from tessera.torch_frontend import stats
+    assert stats()["fallback_nodes"] >= 1
+    reasons = ts.explain(lambda f, g: torch.div(f, g, rounding_mode="floor"), f, g)
+    assert "rounding_mode='floor' of floating-point tensors" in str(reasons)
+
+
 @pytest.mark.parametrize("shape", [(1,), (7,), (3, 1, 5), (2, 17)])
 def test_unary_ops_match_torch(gen, shape):
     a = randn(gen, *shape)

@@ -96,6 +96,12 @@ Tensor sub(const Tensor &a, const Tensor &b);
 Tensor mul(const Tensor &a, const Tensor &b);
 // True division, as torch's: integer operands are divided as float32.
 Tensor div(const Tensor &a, const Tensor &b);
+// torch.div with a rounding_mode: the quotient rounded toward zero (Trunc) or toward negative
+// infinity (Floor), in the promoted type. Floats: trunc(a / b), as torch computes it; Floor of
+// floats is a UserError (torch's exact algorithm needs an exact fmod). Integers: exact, whatever
+// the signs (7 / -2: Trunc -3, Floor -4).
+enum class Rounding { Trunc, Floor };
+Tensor div(const Tensor &a, const Tensor &b, Rounding rounding);
 Tensor maximum(const Tensor &a, const Tensor &b);
 Tensor minimum(const Tensor &a, const Tensor &b);
 Tensor pow(const Tensor &a, const Tensor &b);
