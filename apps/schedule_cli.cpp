@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
             Target t = gpu_sm ? Target::cuda(gpu_sm).emulated() : Target::host();
             if (shared_opt_in) t = t.with_shared_memory_opt_in();
             Callable c = app->pipeline().compile(t, co);
-            for (const std::string &f : runtime::dump_compiler_ir(c, dump)) std::cout << f << "\n";
+            for (const std::string &f : runtime::dump_compiler_ir(c, app->pipeline(), dump)) std::cout << f << "\n";
             return 0;
         }
         poly::Program p = poly::schedule_pipeline(app->pipeline(), o);

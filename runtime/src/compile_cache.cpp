@@ -115,6 +115,30 @@ bool write_all(int fd, std::string_view data) {
     return true;
 }
 
+// An entry file's parts: a header of four lines (the magic line, the key, the SHA-256 of the key
+// and the body, the body's length), then the body: one line of metadata JSON and the object.
+// Nullopt when the header is not there; nothing is checked beyond the magic line.
+struct EntryFile {
+    std::string key, digest, length;
+    std::string_view body;
+};
+
+std::optional<EntryFile> split_entry(const std::string &bytes) {
+    size_t pos = 0;
+    auto line = [&](std::string &out) {
+        size_t nl = bytes.find('\n', pos);
+        if (nl == std::string::npos) return false;
+        out = bytes.substr(pos, nl - pos);
+        pos = nl + 1;
+        return true;
+    };
+    EntryFile f;
+    std::string magic;
+    if (!line(magic) || magic != kMagic || !line(f.key) || !line(f.digest) || !line(f.length)) return std::nullopt;
+    f.body = std::string_view(bytes.data() + pos, bytes.size() - pos);
+    return f;
+}
+
 // The identity of the code that compiles: the file this function was linked into (its size and
 // modification time), so that a rebuilt Tessera never loads what an older build compiled.
 const std::string &build_identity() {
@@ -224,42 +248,30 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
     bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
               read_all(fd, bytes);
     std::string problem = ok ? "" : "is not a regular file of yours that only you can write, or cannot be read";
-    // Header: magic, key, digest of (key, body), body length; then the body: metadata JSON and
-    // the object.
     CacheEntry e;
     if (ok) {
-        size_t pos = 0;
-        auto line = [&](std::string &out) {
-            size_t nl = bytes.find('\n', pos);
-            if (nl == std::string::npos) return false;
-            out = bytes.substr(pos, nl - pos);
-            pos = nl + 1;
-            return true;
-        };
-        std::string magic, stored_key, digest, length;
-        if (!line(magic) || magic != kMagic || !line(stored_key) || !line(digest) || !line(length)) problem = "has no valid header";
-        else if (stored_key != key) problem = "holds another key";
+        std::optional<EntryFile> f = split_entry(bytes);
+        if (!f) problem = "has no valid header";
+        else if (f->key != key) problem = "holds another key";
+        else if (std::to_string(f->body.size()) != f->length)
+            problem = "is truncated (" + std::to_string(f->body.size()) + " of " + f->length + " bytes)";
+        else if (sha256_hex(key + "\n", f->body) != f->digest) problem = "does not match its digest";
         else {
-            std::string_view body(bytes.data() + pos, bytes.size() - pos);
-            if (std::to_string(body.size()) != length) problem = "is truncated (" + std::to_string(body.size()) + " of " + length + " bytes)";
-            else if (sha256_hex(key + "\n", body) != digest) problem = "does not match its digest";
-            else {
-                size_t nl = body.find('\n');
-                try {
-                    nlohmann::json meta = nlohmann::json::parse(body.substr(0, nl));
-                    e.symbol = meta.at("symbol");
-                    e.outputs = meta.at("outputs").get<std::vector<std::string>>();
-                    e.array_names = meta.at("arrays").get<std::vector<std::string>>();
-                    e.llvm_instructions = meta.at("llvm_instructions");
-                    e.llvm_optimization_level = meta.at("llvm_optimization_level");
-                    e.compile_ms = meta.at("compile_ms");
-                    e.kernels = meta.at("kernels");
-                    e.ptx = meta.at("ptx");
-                    e.kernel_names = meta.at("kernel_names").get<std::vector<std::pair<std::string, std::string>>>();
-                    e.object = std::string(body.substr(nl + 1));
-                } catch (const std::exception &x) {
-                    problem = std::string("has unreadable metadata (") + x.what() + ")";
-                }
+            size_t nl = f->body.find('\n');
+            try {
+                nlohmann::json meta = nlohmann::json::parse(f->body.substr(0, nl));
+                e.symbol = meta.at("symbol");
+                e.outputs = meta.at("outputs").get<std::vector<std::string>>();
+                e.array_names = meta.at("arrays").get<std::vector<std::string>>();
+                e.llvm_instructions = meta.at("llvm_instructions");
+                e.llvm_optimization_level = meta.at("llvm_optimization_level");
+                e.compile_ms = meta.at("compile_ms");
+                e.kernels = meta.at("kernels");
+                e.ptx = meta.at("ptx");
+                e.kernel_names = meta.at("kernel_names").get<std::vector<std::pair<std::string, std::string>>>();
+                e.object = std::string(f->body.substr(nl + 1));
+            } catch (const std::exception &x) {
+                problem = std::string("has unreadable metadata (") + x.what() + ")";
             }
         }
     }
@@ -412,15 +424,10 @@ std::vector<CacheListing> CompileCache::list() const {
             if (!read_all(fd, bytes)) bytes.clear();
             ::close(fd);
         }
-        // Four header lines, then the metadata's.
-        size_t pos = 0;
-        for (int k = 0; k < 4 && pos != std::string::npos; ++k) {
-            pos = bytes.find('\n', pos);
-            if (pos != std::string::npos) ++pos;
-        }
-        size_t nl = pos == std::string::npos ? pos : bytes.find('\n', pos);
-        if (nl != std::string::npos) {
-            nlohmann::json meta = nlohmann::json::parse(bytes.substr(pos, nl - pos), nullptr, /*allow_exceptions=*/false);
+        std::optional<EntryFile> f = split_entry(bytes);
+        if (f) {
+            std::string_view metadata = f->body.substr(0, f->body.find('\n'));
+            nlohmann::json meta = nlohmann::json::parse(metadata, nullptr, /*allow_exceptions=*/false);
             if (meta.is_object() && meta.contains("outputs") && meta["outputs"].is_array())
                 for (const auto &o : meta["outputs"])
                     if (o.is_string()) l.outputs.push_back(o.get<std::string>());
@@ -457,7 +464,9 @@ std::shared_ptr<CompileCache> process_compile_cache() {
     return cache;
 }
 
-std::string cache_key(const Pipeline &p, const Target &t, const CompileOptions &o) {
+std::string cache_key(const Pipeline &p, const Target &t, const CompileOptions &o) { return cache_key(pipeline_text(p), t, o); }
+
+std::string cache_key(const std::string &text, const Target &t, const CompileOptions &o) {
     std::ostringstream s;
     s << "tessera " << TESSERA_VERSION_STRING << "\nllvm " << LLVM_VERSION_STRING << "\nbuild " << build_identity()
       << "\nhost " << host_identity() << "\n";
@@ -471,7 +480,7 @@ std::string cache_key(const Pipeline &p, const Target &t, const CompileOptions &
     s << "\n";
     // Environment that changes the code (codegen/cpu_target.h).
     if (const char *llvm_pipeline = std::getenv("TESSERA_LLVM_PIPELINE")) s << "llvm pipeline " << llvm_pipeline << "\n";
-    s << pipeline_text(p);
+    s << text;
     return sha256_hex(s.str());
 }
 

@@ -471,6 +471,28 @@ int compilation_count() { return g_counter.load(); }
 
 namespace {
 
+// What every cache entry holds of a compile: its entry symbol and object, the outputs, the
+// arrays' names for run-time errors, and the report's LLVM figures and total time.
+CacheEntry cache_entry(const Pipeline &p, const std::string &symbol, std::string object, const std::vector<std::string> &arrays,
+                       const CompileReport &report) {
+    CacheEntry e;
+    e.symbol = symbol;
+    e.object = std::move(object);
+    e.outputs = output_names(p);
+    e.array_names = arrays;
+    e.llvm_instructions = report.llvm_instructions;
+    e.llvm_optimization_level = report.llvm_optimization_level;
+    e.compile_ms = report.total_ms;
+    return e;
+}
+
+// Stores `e` under `key`, timed as the report's "cache store" phase.
+void store_compiled(CompileCache &cache, const std::string &key, const CacheEntry &e, CompileReport &report, poly::Stopwatch &w) {
+    cache.store(key, e);
+    report.phase_ms.emplace_back("cache store", w.lap());
+    log_line(LogTopic::Cache, "miss " + key.substr(0, 16) + " (" + joined(e.outputs) + "): compiled and stored");
+}
+
 // Compiles the program to an object, loads it, and stores it in `cache` under `key` when given.
 std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std::shared_ptr<const poly::Program> &program,
                                                     const CompileOptions &o, CompileReport report, CompileCache *cache,
@@ -501,23 +523,11 @@ std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std
     report.phase_ms.emplace_back("machine code", w.lap());
     report.total_ms += total.lap();  // after the scheduling time it may hold already
     std::vector<std::string> arrays = array_names(*program);
-    if (cache) {
-        CacheEntry e;
-        e.symbol = name;
-        e.object = std::move(object);
-        e.outputs = output_names(p);
-        e.array_names = arrays;
-        e.llvm_instructions = report.llvm_instructions;
-        e.llvm_optimization_level = report.llvm_optimization_level;
-        e.compile_ms = report.total_ms;
-        cache->store(key, e);
-        report.phase_ms.emplace_back("cache store", w.lap());
-        log_line(LogTopic::Cache, "miss " + key.substr(0, 16) + " (" + joined(e.outputs) + "): compiled and stored");
-    }
+    if (cache) store_compiled(*cache, key, cache_entry(p, name, std::move(object), arrays, report), report, w);
     log_line(LogTopic::Compile, joined(output_names(p)) + " for the host: " + phases_text(report));
     auto compiled = std::make_shared<CompiledPipeline>(p, std::move(arrays), std::move(code), std::move(report), program,
                                                        Target::host(), o, std::move(kept));
-    if (!dump.empty()) dump_compiler_ir(Callable(compiled), dump);
+    if (!dump.empty()) dump_compiler_ir(Callable(compiled), p, dump);
     return compiled;
 }
 
@@ -532,7 +542,8 @@ struct CacheUse {
     std::string key;
 };
 
-CacheUse cache_for(const Pipeline &p, const Target &t, const CompileOptions &o, CompileReport &report, poly::Stopwatch &w) {
+CacheUse cache_for(const Pipeline &p, const Target &t, const CompileOptions &o, const std::string *text, CompileReport &report,
+                   poly::Stopwatch &w) {
     CacheUse use;
     if (!o.cache) report.cache = "off: CompileOptions::cache is false";
     else if (o.keep_assembly) report.cache = "off: CompileOptions::keep_assembly asks for the IR and assembly of a compile";
@@ -548,7 +559,7 @@ CacheUse cache_for(const Pipeline &p, const Target &t, const CompileOptions &o, 
     // Checks the options the way compiling does before the key is made of them.
     codegen_options(p, o, "");
     schedule_options(o);
-    use.key = cache_key(p, t, o);
+    use.key = text ? cache_key(*text, t, o) : cache_key(p, t, o);
     report.phase_ms.emplace_back("cache lookup", w.lap());
     return use;
 }
@@ -592,8 +603,9 @@ void set_gpu_runtime(const JitCode &code, const std::string &symbol, CudaProgram
 
 } // namespace
 
-std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o) {
-    if (t.arch == Target::Arch::CUDA) return compile_for_cuda(p, t, o);
+std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o,
+                                                     const std::string *text) {
+    if (t.arch == Target::Arch::CUDA) return compile_for_cuda(p, t, o, text);
     if (!t.cpu.empty() || !t.features.empty())
         user_error("Target: only the host CPU is supported for now; leave Target::cpu and features empty.");
     if (t.emulate || t.shared_memory_opt_in)
@@ -603,7 +615,7 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
     poly::Stopwatch w;
     CompileReport report;
     // The persistent cache: a hit loads the stored object and skips everything else.
-    CacheUse use = cache_for(p, t, o, report, w);
+    CacheUse use = cache_for(p, t, o, text, report, w);
     if (auto hit = load_cached(use, report, w)) {
         report.total_ms = total.lap();
         log_hit(use, hit->first, report);
@@ -617,7 +629,7 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
 
 std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, std::shared_ptr<const poly::Program> program,
                                                              const CompileOptions &o, CompileReport report) {
-    if (report.cache.empty()) report.cache = "off: a program scheduled in this process (realize(), set_schedule_json checks)";
+    if (report.cache.empty()) report.cache = "off: a program already scheduled in this process (one schedule_json() showed first)";
     return compile_program(p, program, o, std::move(report), nullptr, "");
 }
 
@@ -688,32 +700,24 @@ std::shared_ptr<const CallableImpl> compile_gpu_program(const Pipeline &p, std::
     report.total_ms += total.lap();
     std::vector<std::string> arrays = array_names(*program);
     if (cache) {
-        CacheEntry e;
-        e.symbol = name;
-        e.object = std::move(object);
-        e.outputs = output_names(p);
-        e.array_names = arrays;
-        e.llvm_instructions = report.llvm_instructions;
-        e.llvm_optimization_level = report.llvm_optimization_level;
-        e.compile_ms = report.total_ms;
+        CacheEntry e = cache_entry(p, name, std::move(object), arrays, report);
         e.kernels = report.kernels;
         e.ptx = std::move(ptx);
         for (const auto &k : kernels) e.kernel_names.emplace_back(k.function, k.groups);
-        cache->store(key, e);
-        report.phase_ms.emplace_back("cache store", w.lap());
-        log_line(LogTopic::Cache, "miss " + key.substr(0, 16) + " (" + joined(e.outputs) + "): compiled and stored");
+        store_compiled(*cache, key, std::move(e), report, w);
     }
     log_line(LogTopic::Compile, joined(output_names(p)) + " for sm_" + std::to_string(t.sm) + (t.emulate ? " (emulated)" : "") +
                                     ": " + phases_text(report));
     auto compiled = std::make_shared<CompiledPipeline>(p, std::move(arrays), std::move(code), std::move(report), program, t, o,
                                                        std::move(kept), std::move(cuda), t.emulate);
-    if (!dump.empty()) dump_compiler_ir(Callable(compiled), dump);
+    if (!dump.empty()) dump_compiler_ir(Callable(compiled), p, dump);
     return compiled;
 }
 
 } // namespace
 
-std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Target &t, const CompileOptions &o) {
+std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Target &t, const CompileOptions &o,
+                                                     const std::string *text) {
     if (!t.cpu.empty() || !t.features.empty())
         user_error("Target::cuda: leave Target::cpu and features empty (the compute capability is Target::sm).");
     if (t.sm < 50 || t.sm > 120)
@@ -721,7 +725,7 @@ std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Ta
     poly::Stopwatch total;
     poly::Stopwatch w;
     CompileReport report;
-    CacheUse use = cache_for(p, t, o, report, w);
+    CacheUse use = cache_for(p, t, o, text, report, w);
     if (auto hit = load_cached(use, report, w)) {
         CacheEntry &e = hit->first;
         std::shared_ptr<CudaProgram> cuda;

@@ -52,15 +52,12 @@ std::string stage_file_name(const std::string &stage) {
     return number + "-" + stage + "." + ext;
 }
 
-std::vector<std::string> dump_compiler_ir(const Callable &c, const std::string &dir) {
+std::vector<std::string> dump_compiler_ir(const Callable &c, const Pipeline &p, const std::string &dir) {
     static std::atomic<int> count{0};
     std::vector<std::string> files;
-    // The directory is named after the outputs, from the "output" lines of the pipeline stage.
+    // The directory is named after the outputs.
     std::string outputs;
-    std::string text = c.compiler_ir("pipeline");
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);)
-        if (line.rfind("output ", 0) == 0) outputs += (outputs.empty() ? "" : "+") + line.substr(7);
+    for (const Func &f : p.outputs()) outputs += (outputs.empty() ? "" : "+") + f.name();
     for (char &ch : outputs)
         if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '+' && ch != '-') ch = '_';
     std::filesystem::path out = std::filesystem::path(dir) / (outputs + "-" + std::to_string(getpid()) + "-" + std::to_string(count++));

@@ -89,14 +89,17 @@ std::string target_text(const Target &t) {
     return "cuda sm_" + std::to_string(t.sm) + (t.emulate ? " emulated" : "") + (t.shared_memory_opt_in ? " shared-memory opt-in" : "");
 }
 
+// "64x48"; `none` for no sizes.
+std::string sizes_text(const std::vector<int> &x, const char *none) {
+    std::string s;
+    for (int e : x) s += (s.empty() ? "" : "x") + std::to_string(e);
+    return s.empty() ? std::string(none) : s;
+}
+
 // The options that differ, by name.
 std::vector<std::string> changed_options(const CompileOptions &a, const CompileOptions &b) {
     std::vector<std::string> v;
-    auto sizes = [](const std::vector<int> &x) {
-        std::string s;
-        for (int e : x) s += (s.empty() ? "" : "x") + std::to_string(e);
-        return s.empty() ? std::string("any") : s;
-    };
+    auto sizes = [](const std::vector<int> &x) { return sizes_text(x, "any"); };
     if (a.threads != b.threads) v.push_back("threads " + std::to_string(a.threads) + " -> " + std::to_string(b.threads));
     if (a.fast_math != b.fast_math) v.push_back(std::string("fast_math ") + (b.fast_math ? "on" : "off"));
     if (a.fusion != b.fusion) v.push_back("fusion " + a.fusion + " -> " + b.fusion);
@@ -108,10 +111,10 @@ std::vector<std::string> changed_options(const CompileOptions &a, const CompileO
     return v;
 }
 
-// Counts the compile and, when `p` was compiled before, logs why it is compiled again.
-void note_compile(const Pipeline &p, const Target &t, const CompileOptions &o) {
+// Counts the compile and, when `p` was compiled before, logs why it is compiled again. `text`
+// is p's pipeline_text.
+void note_compile(const Pipeline &p, const std::string &text, const Target &t, const CompileOptions &o) {
     g_compiles++;
-    std::string text = pipeline_text(p);
     std::lock_guard<std::mutex> lock(g_last_mutex);
     auto it = g_last.find(p.contents().get());
     if (it != g_last.end() && !it->second.pipeline.expired()) {
@@ -123,11 +126,7 @@ void note_compile(const Pipeline &p, const Target &t, const CompileOptions &o) {
         else if (last.text != text) why.push_back("new schedule (set_schedule_json)");
         if (target_text(last.target) != target_text(t)) why.push_back("new target (" + target_text(last.target) + " -> " + target_text(t) + ")");
         if (last.options.specialize_sizes != o.specialize_sizes) {
-            auto sizes = [](const std::vector<int> &x) {
-                std::string s;
-                for (int e : x) s += (s.empty() ? "" : "x") + std::to_string(e);
-                return s.empty() ? std::string("any size") : s;
-            };
+            auto sizes = [](const std::vector<int> &x) { return sizes_text(x, "any size"); };
             why.push_back("new shape (specialize_sizes " + sizes(last.options.specialize_sizes) + " -> " + sizes(o.specialize_sizes) + ")");
         }
         std::vector<std::string> opts = changed_options(last.options, o);
@@ -145,12 +144,14 @@ void note_compile(const Pipeline &p, const Target &t, const CompileOptions &o) {
     }
     // Forget pipelines that are gone, so the map stays as small as the live ones.
     for (auto g = g_last.begin(); g != g_last.end();) g = g->second.pipeline.expired() ? g_last.erase(g) : std::next(g);
-    g_last[p.contents().get()] = LastCompile{p.contents(), std::move(text), t, o};
+    g_last[p.contents().get()] = LastCompile{p.contents(), text, t, o};
 }
 
 std::shared_ptr<const CallableImpl> compile_hook(const Pipeline &p, const Target &t, const CompileOptions &o) {
-    note_compile(p, t, o);
-    return compile_for_host(p, t, o);
+    // One pipeline_text for the recompile log and the compile cache's key.
+    std::string text = pipeline_text(p);
+    note_compile(p, text, t, o);
+    return compile_for_host(p, t, o, &text);
 }
 
 } // namespace

@@ -1,6 +1,5 @@
 #include "tessera/runtime/jit.h"
 
-#include <atomic>
 #include <mutex>
 
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
@@ -98,7 +97,7 @@ private:
     llvm::orc::JITTargetMachineBuilder jtmb_;
     std::unique_ptr<llvm::orc::LLJIT> jit_;
     std::mutex mutex_;
-    std::atomic<uint64_t> dylibs_{0};
+    uint64_t dylibs_ = 0;  // under mutex_
 };
 
 class OrcCode : public JitCode {

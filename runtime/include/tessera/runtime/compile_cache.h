@@ -111,8 +111,10 @@ private:
 // of TESSERA_CACHE_DIR or TESSERA_CACHE takes effect.
 std::shared_ptr<CompileCache> process_compile_cache();
 
-// The key of compiling `p` for `t` with `o` (64 hex digits).
+// The key of compiling `p` for `t` with `o` (64 hex digits); the same from `p`'s pipeline_text
+// when the caller has it already.
 std::string cache_key(const Pipeline &p, const Target &t, const CompileOptions &o);
+std::string cache_key(const std::string &pipeline_text, const Target &t, const CompileOptions &o);
 
 CacheCounters compile_cache_counters();
 

@@ -36,7 +36,9 @@ std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::
 poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const TargetInfo &device);
 // Compiles for Target::cuda: the kernels as PTX (in the report with keep_assembly), and the host
 // code, which runs them in the emulator (Target::emulated) or reports that no GPU runtime exists.
-std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Target &t, const CompileOptions &o);
+// `text`: p's pipeline_text when the caller has it already (the compile cache's key needs it).
+std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Target &t, const CompileOptions &o,
+                                                     const std::string *text = nullptr);
 // The same for a program already scheduled, taken as it is: tests use it to run programs that
 // legality rejects (a GPU schedule without its barrier) in the emulator.
 std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, std::shared_ptr<const poly::Program> program,
@@ -51,7 +53,8 @@ void lower_and_optimize(const poly::Program &program, const codegen::CodegenOpti
                         std::string *unoptimized_ir = nullptr);
 
 // Compiles for the host CPU through the JIT.
-std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o);
+std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Target &t, const CompileOptions &o,
+                                                     const std::string *text = nullptr);
 // The same for a program already scheduled (by program_for with the same options).
 std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, std::shared_ptr<const poly::Program> program,
                                                              const CompileOptions &o, CompileReport report = {});

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <tessera/callable.h>
+#include <tessera/pipeline.h>
 #include <tessera/poly/model.h>
 
 namespace tessera::runtime {
@@ -28,9 +29,10 @@ std::string dependences_text(const poly::Model &m);
 // The file a stage is dumped to: "01-pipeline.txt", "04-schedule.json", "08-asm.s", ...
 std::string stage_file_name(const std::string &stage);
 
-// Writes every stage `c` kept into a new directory under `dir` named after its outputs, this
-// process and a count (created, with `dir`, as needed); returns the files written.
-std::vector<std::string> dump_compiler_ir(const Callable &c, const std::string &dir);
+// Writes every stage `c` (compiled from `p`) kept into a new directory under `dir` named after
+// p's outputs, this process and a count (created, with `dir`, as needed); returns the files
+// written.
+std::vector<std::string> dump_compiler_ir(const Callable &c, const Pipeline &p, const std::string &dir);
 
 // The directory TESSERA_DUMP names, or empty.
 std::string dump_directory();
