@@ -675,12 +675,21 @@ private:
             // that may wrap is modeled with its wrap (to_set_wrapping): a guard alone left the
             // domain, and the regions it needs, as if it held everywhere, where the interpreter
             // finds it holds nowhere (`r.x + -2147483645 > 0`, fuzzer seed 1700140).
+            // An affine conjunct exact only where its arithmetic stays in range (`(r.x + y) % 2
+            // == 0` is exact unless y is within 2 of INT32_MIN) restricts the domain there and
+            // stays a guard for the rest: the regions it needs are exact for every coordinate a
+            // realistic buffer has (fuzzer seed 2473823 asked for an input region that only a
+            // never-taken update would read).
             for (const Expr &p : u.rdom->predicates)
                 for (const Expr &lp : ir::conjuncts(lower(p))) {
                     auto ps = to_set(lp, sp);
-                    if (ps && dom.is_subset(exact_conditions(lp, sp))) dom = dom.intersect(*ps);
+                    isl::set exact = ps ? exact_conditions(lp, sp) : isl::set();
+                    if (ps && dom.is_subset(exact)) dom = dom.intersect(*ps);
                     else if (auto ws = to_set_wrapping(lp, sp)) dom = dom.intersect(*ws);
-                    else s.guards.push_back(lp);
+                    else {
+                        if (ps) dom = dom.intersect(ps->unite(sp.universe.subtract(exact))).coalesce();
+                        s.guards.push_back(lp);
+                    }
                 }
         }
         s.domain = dom.coalesce();

@@ -811,3 +811,30 @@ TEST_CASE("dependences of an update over a data-dependent coordinate are compute
     interpret(pipeline, {want});
     CHECK(apps::compare(got, want, 0).ok);
 }
+
+TEST_CASE("an update whose where clause no point satisfies for the realized pure coordinates reads nothing",
+          "[reliability]") {
+    // Fuzzer seed 2473823: `(r.x + y) % 2 == 0` with r.x = -2 and the output's y = -5 never
+    // holds, so the update never reads f, and f's update never reads the input at z = 2y.
+    Var x("x"), y("y");
+    Buffer<int> data(std::vector<int>{8, 8});
+    data.set_min({-4, -4});
+    for (int j = -4; j < 4; ++j)
+        for (int i = -4; i < 4; ++i) data(i, j) = 3 * i + j;
+    InputBuffer<int> in("in", 2);
+    in.set(data);
+    Func f("f"), g("g");
+    f(x, y) = x + y;
+    f(x, y) = in(x, y * 2);  // y = -7 would read row -14
+    g(x, y) = 1;
+    RDom r(-2, 1, "r");
+    r.where((r.x + y) % 2 == 0);
+    g(x, y) = f(r.x + 1, y - 2) + 3;
+    Pipeline p(g);
+    Buffer<int> got(std::vector<int>{3, 1}), want(std::vector<int>{3, 1});
+    got.set_min({0, -5});
+    want.set_min({0, -5});
+    realize_both(p, got, want);
+    CHECK(same(got, want));
+    CHECK(got(0, -5) == 1);
+}
