@@ -59,6 +59,53 @@ Expr Func::value() const {
 
 int Func::num_update_definitions() const { return int(c_->updates.size()); }
 
+Stage Func::pure_stage() const {
+    if (!c_->defined) user_error("Func ", c_->name, " has no definition to schedule yet. Define it first.");
+    return Stage(c_, 0);
+}
+
+Stage Func::update(int k) const {
+    if (k < 0 || k >= int(c_->updates.size()))
+        user_error("Func ", c_->name, " has ", c_->updates.size(), " update definitions; update(", k, ") does not exist.");
+    return Stage(c_, k + 1);
+}
+
+Func &Func::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, int factor) {
+    pure_stage().split(old, outer, inner, factor);
+    return *this;
+}
+Func &Func::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
+    pure_stage().fuse(inner, outer, fused);
+    return *this;
+}
+Func &Func::reorder(const std::vector<VarOrRVar> &innermost_first) {
+    pure_stage().reorder(innermost_first);
+    return *this;
+}
+Func &Func::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo, const VarOrRVar &xi,
+                 const VarOrRVar &yi, int fx, int fy) {
+    pure_stage().tile(x, y, xo, yo, xi, yi, fx, fy);
+    return *this;
+}
+Func &Func::vectorize(const VarOrRVar &v, int factor) {
+    pure_stage().vectorize(v, factor);
+    return *this;
+}
+Func &Func::unroll(const VarOrRVar &v, int factor) {
+    pure_stage().unroll(v, factor);
+    return *this;
+}
+Func &Func::parallel(const VarOrRVar &v) {
+    pure_stage().parallel(v);
+    return *this;
+}
+Func &Func::compute_root() {
+    pure_stage();
+    c_->compute_root = true;
+    detail::bump_definitions_epoch();
+    return *this;
+}
+
 namespace {
 
 // Checks one coordinate of a call or definition and converts it to int32.

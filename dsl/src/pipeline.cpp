@@ -1,4 +1,5 @@
 #include "tessera/pipeline.h"
+#include "tessera/func_graph.h"
 
 #include <algorithm>
 #include <atomic>
@@ -36,6 +37,27 @@ Pipeline::Pipeline(const std::vector<Func> &outputs) : c_(std::make_shared<Pipel
 }
 
 const std::vector<Func> &Pipeline::outputs() const { return c_->outputs; }
+
+void Pipeline::auto_schedule(bool on) const {
+    {
+        std::lock_guard<std::mutex> lock(c_->mutex);
+        c_->auto_schedule = on;
+    }
+    detail::bump_definitions_epoch();
+}
+
+bool Pipeline::auto_scheduled() const {
+    {
+        std::lock_guard<std::mutex> lock(c_->mutex);
+        if (!c_->auto_schedule) return false;
+    }
+    for (const auto &f : build_pipeline_graph(outputs()).funcs) {
+        if (f->compute_root) return false;
+        for (const Definition *d : definitions_of(*f))
+            if (!d->directives.empty()) return false;
+    }
+    return true;
+}
 
 namespace detail {
 

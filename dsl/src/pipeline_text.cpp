@@ -1,5 +1,7 @@
 #include "tessera/pipeline_text.h"
 
+#include "tessera/stage_loops.h"
+
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -128,6 +130,15 @@ struct Printer {
         }
         s << "\n";
     }
+
+    void directives(const FuncContents &f) {
+        if (f.compute_root) s << "  compute_root\n";
+        int k = 0;
+        for (const Definition *d : definitions_of(f)) {
+            for (const LoopDirective &l : d->directives) s << "  schedule " << directive_text(f, k, l) << "\n";
+            ++k;
+        }
+    }
 };
 
 } // namespace
@@ -163,13 +174,17 @@ std::string pipeline_text(const Pipeline &p) {
         for (size_t i = 0; i < f->pure_args.size(); ++i) s << (i ? ", " : "") << f->pure_args[i];
         s << ") : " << f->type << "\n";
         for (const Definition *d : definitions_of(*f)) out.definition(*f, *d);
+        out.directives(*f);
     }
     for (const Func &o : p.outputs()) s << "output " << out.funcs(o.contents().get()) << "\n";
     std::string schedule;
+    bool automatic;
     {
         std::lock_guard<std::mutex> lock(p.contents()->mutex);
         schedule = p.contents()->schedule_override;
+        automatic = p.contents()->auto_schedule;
     }
+    if (!automatic) s << "auto_schedule off\n";
     if (!schedule.empty()) s << "schedule (imported)\n" << schedule << "\n";
     return s.str();
 }

@@ -353,10 +353,23 @@ static void check_marks(const Program &p, const isl::union_map &deps, Checker &c
         isl::union_map carried = carried_dependences(band, deps, collapsed ? mark.collapse : 1);
         if (!carried.is_empty()) {
             std::vector<isl::map> ex = maps_of(carried);
-            c.fail(detail::str_cat("The loop", mark.collapse > 1 ? "s" : "", " marked ", mark.text(), " around ", isl_map_get_tuple_name(ex.front().get(), isl_dim_in),
-                                   " carries a dependence (from ", isl_map_get_tuple_name(ex.front().get(), isl_dim_in), " to ",
-                                   isl_map_get_tuple_name(ex.front().get(), isl_dim_out),
-                                   "): its iterations may not run in parallel. Remove the mark."));
+            const isl::map &e = ex.front();
+            const char *src = isl_map_get_tuple_name(e.get(), isl_dim_in), *dst = isl_map_get_tuple_name(e.get(), isl_dim_out);
+            int n_in = int(isl_map_dim(e.get(), isl_dim_in)), n_out = int(isl_map_dim(e.get(), isl_dim_out));
+            // An example pair, and the distance between instances of one statement.
+            std::string example;
+            if (n_in == n_out && std::string(src) == dst) {
+                isl_point *dp = isl_set_sample_point(isl_map_deltas(e.copy()));
+                example += " (distance " + coords(dp, isl_dim_set, 0, n_in) + ")";
+                isl_point_free(dp);
+            }
+            isl_point *pt = isl_set_sample_point(isl_map_wrap(e.copy()));
+            example += detail::str_cat(": ", src, coords(pt, isl_dim_set, 0, n_in), " and ", dst,
+                                       coords(pt, isl_dim_set, n_in, n_out), " touch the same element");
+            isl_point_free(pt);
+            c.fail(detail::str_cat("The loop", mark.collapse > 1 ? "s" : "", " marked ", mark.text(), " around ", src,
+                                   " carries a dependence from ", src, " to ", dst, example,
+                                   ", so its iterations may not run in parallel. Remove the mark."));
         }
     }
 }

@@ -255,4 +255,20 @@ Distribution distribute_innermost_member(const isl::schedule_node &node, const i
     return d;
 }
 
+isl::schedule_node replace_band_members(const isl::schedule_node &node, const isl::multi_union_pw_aff &members) {
+    isl::schedule_node below = isl::manage(isl_schedule_node_delete(node.copy()));
+    return below.insert_partial_schedule(members);
+}
+
+isl::schedule_node mark_member(const isl::schedule_node &node, int member, const Mark &mark) {
+    isl::schedule_node n = node;
+    if (member > 0) n = split_band(n, member).child(0);
+    if (isl_schedule_node_band_n_member(n.get()) > 1) n = split_band(n, 1);
+    return insert_mark(n, mark);
+}
+
+isl::schedule_node unroll_member(const isl::schedule_node &node, int member) {
+    return isl::manage(isl_schedule_node_band_member_set_ast_loop_type(node.copy(), member, isl_ast_loop_unroll));
+}
+
 } // namespace tessera::poly

@@ -24,6 +24,7 @@
 #include <tessera/target_info.h>
 #include <tessera/eval.h>
 #include <tessera/pipeline_text.h>
+#include <tessera/poly/directive_schedule.h>
 #include <tessera/poly/schedule_json.h>
 #include <tessera/poly/scheduler.h>
 
@@ -90,14 +91,16 @@ std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::
         imported = p.contents()->schedule_override;
     }
     std::shared_ptr<const poly::Program> program;
-    if (!imported.empty()) {
-        poly::Program q = poly::schedule_from_json(model, imported);
+    const bool directives = imported.empty() && !p.auto_scheduled();
+    if (!imported.empty() || directives) {
+        poly::Program q = directives ? poly::schedule_from_directives(model, so.max_operations)
+                                     : poly::schedule_from_json(model, imported);
         // A CPU schedule imported for a GPU target is mapped onto kernels as the automatic
         // one is; one with kernel marks is taken as it is (and checked for legality).
         if (so.gpu && poly::count_kernels(q.schedule) == 0)
             q = poly::program_from_tree(model, poly::map_to_gpu(*model, q.schedule), q.groups);
         program = std::make_shared<const poly::Program>(std::move(q));
-        report.phase_ms.emplace_back("schedule (imported)", w.lap());
+        report.phase_ms.emplace_back(directives ? "schedule (directives)" : "schedule (imported)", w.lap());
         return program;
     }
     program = std::make_shared<const poly::Program>(poly::schedule_model(model, so));

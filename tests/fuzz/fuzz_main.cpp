@@ -49,6 +49,7 @@ void usage() {
         << "usage: tessera-fuzz [--count N] [--seed S] [--progress] [--verbose] [--trace] [--isolate]\n"
            "                    [--timeout SECONDS] [--shrink] [--shrink-attempts N] [--max-funcs N]\n"
            "                    [--max-points N] [--max-dims 1-3] [--slow-ms MS] [--gpu]\n"
+           "                    [--directives]\n"
            "Runs the random pipelines of seeds S .. S+N-1 compiled and interpreted, and compares them.\n"
            "  --progress  a summary line every 100 pipelines\n"
            "  --verbose   print each seed and its pipeline before running it\n"
@@ -61,6 +62,8 @@ void usage() {
            "              attempt in a child process; implies --isolate; hangs are not shrunk)\n"
            "  --gpu       compile for the emulated GPU (Target::cuda(80).emulated(), 30% of seeds with\n"
            "              with_shared_memory_opt_in()) instead of the host\n"
+           "  --directives  give every stage random scheduling directives (split, reorder, parallel, ...);\n"
+           "              a compile that rejects one as illegal counts as a rejection\n"
            "  --max-funcs, --max-points, --max-dims, --slow-ms: FuzzSettings (pipeline_fuzzer.h)\n";
 }
 
@@ -90,6 +93,7 @@ bool parse(int argc, char **argv, Options &o) {
         else if (a == "--max-dims") ok = number(o.settings.max_dimensions);
         else if (a == "--slow-ms") ok = number(o.settings.slow_compile_ms);
         else if (a == "--gpu") o.settings.gpu = true;
+        else if (a == "--directives") o.settings.directives = true;
         else ok = false;
         if (!ok) return false;
     }

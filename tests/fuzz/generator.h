@@ -247,6 +247,9 @@ private:
     void make_params();
     void make_options(int dimensions);
     void make_outputs(const std::vector<FuncInfo> &funcs);
+    // Random scheduling directives on every stage of `funcs` (FuzzSettings::directives); one the
+    // DSL refuses where it is written is left out.
+    void add_directives(const std::vector<FuncInfo> &funcs);
     void add_boundary(const InputInfo &in, Boundary kind);
     void add_boundary(const FuncInfo &f);
     FuncInfo define_func(int index, int dimensions, bool is_output);

@@ -193,6 +193,14 @@ FuzzResult run(uint64_t seed, Choices &choices, const FuzzSettings &settings) {
         else r.detail = std::string(compiled_once ? "running" : "compiling") + " threw " + compiled.message;
         return r;
     }
+    // A random directive that would compute a wrong result is rejected when compiling, with the
+    // dependence it violates: a rejection, as a shared UserError is.
+    if (settings.directives && !compiled_once && compiled.kind == Thrown::User && interpreted.kind == Thrown::Nothing &&
+        compiled.message.find("is illegal") != std::string::npos) {
+        r.user_error = true;
+        r.detail = compiled.message;
+        return r;
+    }
     if (interpreted.kind != compiled.kind) {
         r.outcome = Outcome::ErrorMismatch;
         if (interpreted.kind == Thrown::User)

@@ -38,6 +38,9 @@ struct FuzzSettings {
     int max_output_points = 2048;   // elements per output buffer
     int max_dimensions = 3;         // of inputs, Funcs and RDoms (1 to 3)
     bool gpu = false;               // compile for the emulated GPU (Target::cuda(80).emulated(), 30% of seeds with the shared-memory opt-in), not the host
+    // Give each stage random scheduling directives (stage.h): the pipeline is then scheduled from
+    // them, and a compile that rejects one as illegal counts as a rejection, not a failure.
+    bool directives = false;
 };
 
 struct FuzzResult {

@@ -5,6 +5,8 @@
 // calls, in the same order), so the reproduction of a failure is exactly the pipeline that ran.
 #include "generator.h"
 
+#include <tessera/stage_loops.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -54,6 +56,8 @@ GeneratedPipeline Generator::generate() {
         // reads, which random regions rarely do.
         if (is_output) sources_.back().readable = false;
     }
+    // Drawn only with directives on, so that the pipelines of other runs stay as they were.
+    if (settings_.directives) add_directives(funcs);
     make_outputs(std::vector<FuncInfo>(funcs.end() - outputs, funcs.end()));
     complete_ = true;
     return result_;
@@ -533,6 +537,81 @@ Code Generator::predicate(const RDomInfo &r, const std::vector<Code> &pure) {
         return binary(choices_.percent(50) ? Binary::GT : Binary::LT, wrapping_sum(v), int_constant(choices_.range(-2, 2)));
     default:
         return binary(choices_.percent(50) ? Binary::And : Binary::Or, predicate(r, pure), predicate(r, pure));
+    }
+}
+
+void Generator::add_directives(const std::vector<FuncInfo> &funcs) {
+    int fresh = 0;
+    for (const FuncInfo &fi : funcs) {
+        int owner = kAlways;
+        for (const Source &src : sources_)
+            if (src.name == fi.name) owner = src.owner;
+        int stages = 1 + fi.func.num_update_definitions();
+        for (int k = 0; k < stages; ++k) {
+            Stage stage(fi.func.contents(), k);
+            std::string on = fi.name + (k > 0 ? ".update(" + std::to_string(k - 1) + ")" : "");
+            int count = choices_.weighted({30, 30, 25, 15});
+            for (int j = 0; j < count; ++j) {
+                std::vector<StageLoop> loops = stage_loops(*fi.func.contents(), k);
+                if (loops.empty()) break;
+                // A loop's C++ expression in the reproduction is its name: x, r0.x, or a Var
+                // declared for a split (d3o).
+                auto pick = [&] { return loops[size_t(choices_.below(int(loops.size())))].name; };
+                std::string declare, call;
+                std::function<void()> apply;
+                switch (choices_.below(6)) {
+                case 0: {
+                    std::string old = pick(), o = "d" + std::to_string(fresh) + "o", i = "d" + std::to_string(fresh) + "i";
+                    ++fresh;
+                    int factor = choices_.one_of<int>({4, 2, 3, 8, 1});
+                    declare = "Var " + o + "(\"" + o + "\"), " + i + "(\"" + i + "\");";
+                    call = "split(" + old + ", " + o + ", " + i + ", " + std::to_string(factor) + ")";
+                    apply = [&stage, old, o, i, factor] { stage.split(Var(old), Var(o), Var(i), factor); };
+                    break;
+                }
+                case 1: {
+                    std::string a = pick(), b = pick();
+                    call = "reorder(" + a + ", " + b + ")";
+                    apply = [&stage, a, b] { stage.reorder(Var(a), Var(b)); };
+                    break;
+                }
+                case 2: {
+                    std::string v = pick();
+                    call = "parallel(" + v + ")";
+                    apply = [&stage, v] { stage.parallel(Var(v)); };
+                    break;
+                }
+                case 3: {
+                    std::string v = loops.back().name;
+                    int factor = choices_.one_of<int>({0, 4, 8});
+                    call = "vectorize(" + v + (factor ? ", " + std::to_string(factor) : "") + ")";
+                    apply = [&stage, v, factor] { stage.vectorize(Var(v), factor); };
+                    break;
+                }
+                case 4: {
+                    std::string v = pick();
+                    int factor = choices_.one_of<int>({2, 0, 4});
+                    call = "unroll(" + v + (factor ? ", " + std::to_string(factor) : "") + ")";
+                    apply = [&stage, v, factor] { stage.unroll(Var(v), factor); };
+                    break;
+                }
+                default: {
+                    std::string inner = pick(), outer = pick(), fused = "d" + std::to_string(fresh++) + "f";
+                    declare = "Var " + fused + "(\"" + fused + "\");";
+                    call = "fuse(" + inner + ", " + outer + ", " + fused + ")";
+                    apply = [&stage, inner, outer, fused] { stage.fuse(Var(inner), Var(outer), Var(fused)); };
+                    break;
+                }
+                }
+                try {
+                    apply();
+                } catch (const UserError &) {
+                    continue;  // refused where it is written (no such loop, two parallel loops, ...)
+                }
+                if (!declare.empty()) emit(owner, declare);
+                emit(owner, on + "." + call + ";");
+            }
+        }
     }
 }
 

@@ -8,12 +8,13 @@ namespace {
 
 // Runs seeds first .. first + count - 1 with small pipelines (on the emulated GPU when `gpu`);
 // the number of failures, each described in `failures` with its reproduction.
-int run_quick(uint64_t first, uint64_t count, bool gpu, std::string &failures) {
+int run_quick(uint64_t first, uint64_t count, bool gpu, std::string &failures, bool directives = false) {
     tessera::fuzz::FuzzSettings settings;
     settings.max_funcs = 3;
     settings.max_output_points = 256;
     settings.max_dimensions = 2;
     settings.gpu = gpu;
+    settings.directives = directives;
     int failed = 0;
     for (uint64_t seed = first; seed < first + count; ++seed) {
         tessera::fuzz::FuzzResult r = tessera::fuzz::run_one(seed, settings);
@@ -49,6 +50,20 @@ TEST_CASE("random pipelines compiled for the emulated GPU compute what the inter
     INFO(failed << " of " << count
                 << " pipelines failed (replay one with tessera-fuzz --gpu --max-funcs 3 --max-points 256 --max-dims 2 "
                    "--seed S --count 1 --verbose):"
+                << failures);
+    REQUIRE(failed == 0);
+}
+
+TEST_CASE("random pipelines scheduled by random directives compute what the interpreter computes, or are rejected as illegal",
+          "[fuzz][directives]") {
+    // Splits, reorders, fuses, parallel, vector and unrolled loops on every stage: what compiles
+    // must match the interpreter bit for bit; an illegal directive is rejected with its dependence.
+    const uint64_t count = 80;
+    std::string failures;
+    int failed = run_quick(5001, count, false, failures, true);
+    INFO(failed << " of " << count
+                << " pipelines failed (replay one with tessera-fuzz --directives --max-funcs 3 --max-points 256 "
+                   "--max-dims 2 --seed S --count 1 --verbose):"
                 << failures);
     REQUIRE(failed == 0);
 }

@@ -14,6 +14,7 @@
 #include "tessera/buffer.h"
 #include "tessera/expr.h"
 #include "tessera/ir.h"
+#include "tessera/stage.h"
 #include "tessera/var.h"
 
 namespace tessera {
@@ -56,9 +57,29 @@ public:
     // Computes the Func over the region of `output` (its mins and extents), into it.
     void realize(const Buffer<void> &output) const;
 
+    // Scheduling directives (stage.h) on the pure definition; update(k) schedules update k.
+    Stage update(int k = 0) const;
+    Func &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, int factor);
+    Func &fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused);
+    Func &reorder(const std::vector<VarOrRVar> &innermost_first);
+    template <typename... More>
+    Func &reorder(const VarOrRVar &a, const VarOrRVar &b, const More &...more) {
+        return reorder(std::vector<VarOrRVar>{a, b, VarOrRVar(more)...});
+    }
+    Func &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo, const VarOrRVar &xi,
+               const VarOrRVar &yi, int fx, int fy);
+    Func &vectorize(const VarOrRVar &v, int factor = 0);
+    Func &unroll(const VarOrRVar &v, int factor = 0);
+    Func &parallel(const VarOrRVar &v);
+    // Computes the Func in a loop nest of its own into a buffer over its whole region, as every
+    // Func is once the pipeline is scheduled from directives (stage.h); stating it puts the
+    // pipeline under directives.
+    Func &compute_root();
+
     const std::shared_ptr<FuncContents> &contents() const { return c_; }
 
 private:
+    Stage pure_stage() const;
     // The single-output Pipeline realize() runs, created on first use. Shared by copies of the
     // handle; not by the FuncContents, which the Pipeline holds (that would be a cycle), nor by
     // the Pipeline's own handles onto its outputs.

@@ -33,10 +33,22 @@ union Value {
 // One definition of a Func: `func(args) = value`. The pure definition has one Var per
 // dimension as args; an update definition may have any integer Exprs and iterates over the
 // pure Vars among its args (each in its own position) and, innermost, over its RDom.
+// One scheduling directive on a definition's loops (Stage::split, Func::parallel, ...), as
+// written; stage_loops.h replays them into the definition's loop nest.
+struct LoopDirective {
+    enum class Kind { Split, Fuse, Reorder, Vectorize, Unroll, Parallel };
+    Kind kind = Kind::Split;
+    // Split: old, outer, inner. Fuse: inner, outer, fused. Reorder: innermost first.
+    // Vectorize, Unroll, Parallel: the loop.
+    std::vector<std::string> vars;
+    int factor = 0;  // Split: the factor; Vectorize, Unroll: a split first by this factor (0: none)
+};
+
 struct Definition {
     std::vector<Expr> args;
     Expr value;
     std::shared_ptr<RDomContents> rdom;  // update definitions only; may be null
+    std::vector<LoopDirective> directives;
 };
 
 struct FuncContents {
@@ -46,6 +58,9 @@ struct FuncContents {
     bool defined = false;
     Definition pure;
     std::vector<Definition> updates;
+    // Func::compute_root(): the Func gets a loop nest and a buffer of its own (the directive
+    // schedule's default, stated).
+    bool compute_root = false;
 
     int dimensions() const { return int(pure_args.size()); }
 };

@@ -37,6 +37,9 @@ struct PipelineContents {
     std::vector<Func> outputs;
     // An imported schedule (JSON) that replaces the automatic one, or empty.
     std::string schedule_override;
+    // Pipeline::auto_schedule(false): scheduled from its directives (stage.h) even where none
+    // is given.
+    bool auto_schedule = true;
     // State owned by the layer that executes the pipeline (e.g. compiled code), created on
     // first use and guarded by `mutex`.
     std::mutex mutex;
@@ -70,6 +73,14 @@ public:
     void set_schedule_json(const std::string &json) const;
     // Returns to the automatic schedule.
     void clear_schedule_json() const;
+
+    // false: schedule the pipeline from its directives (stage.h) in place of the automatic
+    // scheduler, even where no Func has one: every Func at root, in definition order, each
+    // stage in Halide's default loop order. A directive on any stage does the same.
+    void auto_schedule(bool on) const;
+    // Whether the pipeline is scheduled automatically: auto_schedule(false) was not called and
+    // no Func it computes has a directive.
+    bool auto_scheduled() const;
 
     const std::shared_ptr<PipelineContents> &contents() const { return c_; }
 

@@ -17,6 +17,56 @@ namespace tessera::python {
 
 namespace {
 
+// A loop named in a scheduling directive: a Var, an RVar, or a one-dimensional RDom.
+VarOrRVar to_loop(nb::handle h, const std::string &directive) {
+    if (Var v; nb::try_cast<Var>(h, v)) return v;
+    if (RVar r; nb::try_cast<RVar>(h, r)) return r;
+    if (RDom d; nb::try_cast<RDom>(h, d)) return VarOrRVar(d);
+    user_error(directive, ": ", nb::repr(h).c_str(), " is not a loop. Pass a tessera.Var or a tessera.RVar.");
+}
+
+// The directives of stage.h on Func (the pure definition) and Stage, each returning its object
+// so that calls chain: f.split(x, xo, xi, 8).vectorize(xi).parallel(y).
+template <typename T>
+void bind_directives(nb::class_<T> &c) {
+    c.def("split",
+          [](T &s, nb::handle old, nb::handle outer, nb::handle inner, int factor) -> T & {
+              return s.split(to_loop(old, "split"), to_loop(outer, "split"), to_loop(inner, "split"), factor);
+          },
+          nb::arg("old"), nb::arg("outer"), nb::arg("inner"), nb::arg("factor"), nb::rv_policy::reference_internal,
+          "Splits loop `old` into `outer` and `inner` (inner over [0, factor)).")
+        .def("fuse",
+             [](T &s, nb::handle inner, nb::handle outer, nb::handle fused) -> T & {
+                 return s.fuse(to_loop(inner, "fuse"), to_loop(outer, "fuse"), to_loop(fused, "fuse"));
+             },
+             nb::arg("inner"), nb::arg("outer"), nb::arg("fused"), nb::rv_policy::reference_internal,
+             "Fuses `inner` (of constant range) and `outer` into one loop `fused`.")
+        .def("reorder",
+             [](T &s, nb::args loops) -> T & {
+                 std::vector<VarOrRVar> v;
+                 for (nb::handle h : loops) v.push_back(to_loop(h, "reorder"));
+                 return s.reorder(v);
+             },
+             nb::rv_policy::reference_internal, "Puts the named loops, innermost first, into the positions they hold.")
+        .def("tile",
+             [](T &s, nb::handle x, nb::handle y, nb::handle xo, nb::handle yo, nb::handle xi, nb::handle yi, int fx,
+                int fy) -> T & {
+                 return s.tile(to_loop(x, "tile"), to_loop(y, "tile"), to_loop(xo, "tile"), to_loop(yo, "tile"),
+                               to_loop(xi, "tile"), to_loop(yi, "tile"), fx, fy);
+             },
+             nb::arg("x"), nb::arg("y"), nb::arg("xo"), nb::arg("yo"), nb::arg("xi"), nb::arg("yi"), nb::arg("x_factor"),
+             nb::arg("y_factor"), nb::rv_policy::reference_internal,
+             "split(x, xo, xi, x_factor), split(y, yo, yi, y_factor), reorder(xi, yi, xo, yo).")
+        .def("vectorize", [](T &s, nb::handle v, int factor) -> T & { return s.vectorize(to_loop(v, "vectorize"), factor); },
+             nb::arg("loop"), nb::arg("factor") = 0, nb::rv_policy::reference_internal,
+             "Runs the (innermost) loop as SIMD lanes; with a factor, splits it first.")
+        .def("unroll", [](T &s, nb::handle v, int factor) -> T & { return s.unroll(to_loop(v, "unroll"), factor); },
+             nb::arg("loop"), nb::arg("factor") = 0, nb::rv_policy::reference_internal,
+             "Unrolls the loop; with a factor, splits it first and unrolls the inner loop.")
+        .def("parallel", [](T &s, nb::handle v) -> T & { return s.parallel(to_loop(v, "parallel")); }, nb::arg("loop"),
+             nb::rv_policy::reference_internal, "Runs the loop's iterations on threads.");
+}
+
 // What `FuncRef.__iadd__` and its kin return: the update is already made.
 struct AppliedUpdate {
     Func func;
@@ -77,7 +127,8 @@ void define_funcs(nb::module_ &m) {
                    .def("__repr__", [](const PyFuncRef &r) { return "<tessera.FuncRef of " + r.func.name() + ">"; });
     add_operators(ref);
 
-    nb::class_<Func>(m, "Func", "A function over integer coordinates: a pure definition and any number of updates.")
+    auto func = nb::class_<Func>(m, "Func", "A function over integer coordinates: a pure definition and any number of updates.");
+    func
         .def(nb::init<>())
         .def(nb::init<const std::string &>(), nb::arg("name"))
         .def_prop_ro("name", &Func::name)
@@ -111,6 +162,14 @@ void define_funcs(nb::module_ &m) {
              "Buffer or writable array (over its region) and returns None.")
         .def("__hash__", [](const Func &f) { return (Py_hash_t)(intptr_t)f.contents().get(); })
         .def("__repr__", [](const Func &f) { return "<tessera.Func " + f.name() + ">"; });
+    // Scheduling directives (docs/dsl.md, "Scheduling").
+    auto stage = nb::class_<Stage>(m, "Stage", "One definition of a Func, for scheduling directives: Func.update(k).");
+    stage.def_prop_ro("name", &Stage::name).def("__repr__", [](const Stage &s) { return "<tessera.Stage " + s.name() + ">"; });
+    bind_directives(stage);
+    bind_directives(func);
+    func.def("update", &Func::update, nb::arg("k") = 0, "The update definition k, for scheduling directives.")
+        .def("compute_root", &Func::compute_root, nb::rv_policy::reference_internal,
+             "Computes the Func in a loop nest and buffer of its own (the directive schedule's default).");
 
     nb::module_ bc = m.def_submodule("BoundaryConditions",
                                      "Funcs defined everywhere that read a bounded source only inside its bounds.");

@@ -251,7 +251,11 @@ void define_pipelines(nb::module_ &m) {
             nb::gil_scoped_release release;
             p.set_schedule_json(json);
         }, nb::arg("json"), "Replaces the automatic schedule; an illegal schedule raises tessera.Error naming the dependence.")
-        .def("clear_schedule_json", &Pipeline::clear_schedule_json);
+        .def("clear_schedule_json", &Pipeline::clear_schedule_json)
+        .def("auto_schedule", &Pipeline::auto_schedule, nb::arg("on"),
+             "False: schedule from the Funcs' directives, every Func at root (docs/dsl.md, \"Scheduling\").")
+        .def_prop_ro("auto_scheduled", &Pipeline::auto_scheduled,
+                     "Whether the automatic scheduler schedules the pipeline (no directive, auto_schedule not off).");
 
     m.def("compile_counters", [] {
         runtime::CompileCounters c = runtime::compile_counters();

@@ -54,6 +54,7 @@ from ._tessera import (  # noqa: F401  (the public API)
     Pipeline,
     RDom,
     RVar,
+    Stage,
     Target,
     Type,
     UInt,

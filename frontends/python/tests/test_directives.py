@@ -1,0 +1,76 @@
+"""Scheduling directives from Python: the loops they produce, the results against the
+interpreter, and an illegal directive rejected with the dependence it violates."""
+import json
+
+import numpy as np
+import pytest
+
+import tessera as ts
+
+
+def _scaled(inp):
+    x, y = ts.Var("x"), ts.Var("y")
+    f = ts.Func("f")
+    f[x, y] = inp[x, y] * 2.0 + 1.0
+    return f, x, y
+
+
+def test_split_parallel_vectorize_match_the_interpreter_and_show_in_the_json():
+    data = np.random.default_rng(1).random((23, 37), dtype=np.float32)
+    inp = ts.Buffer(data)
+    f, x, y = _scaled(inp)
+    xo, xi = ts.Var("xo"), ts.Var("xi")
+    f.split(x, xo, xi, 8).parallel(y).vectorize(xi)
+    p = ts.Pipeline(f)
+    assert not p.auto_scheduled
+    note = json.loads(p.schedule_json())["groups"][0]["note"]
+    assert "y (parallel), xo, xi (vector)" in note
+    got = p.realize([37, 23]).numpy()
+    np.testing.assert_array_equal(got, data * 2.0 + 1.0)
+
+
+def test_update_stages_take_directives_and_a_legal_reduction_reorder_is_exact():
+    rng = np.random.default_rng(2)
+    a = rng.random((13, 19), dtype=np.float32)
+    b = rng.random((19, 11), dtype=np.float32)
+    x, y = ts.Var("x"), ts.Var("y")
+    k = ts.RDom([(0, 19)], "k")
+    c = ts.Func("c")
+    c[x, y] = 0.0
+    c[x, y] += ts.Buffer(a)[k.x, y] * ts.Buffer(b)[x, k.x]
+    stage = c.update(0).reorder(x, k.x, y).vectorize(x)
+    assert stage.name == "c.update(0)"
+    p = ts.Pipeline(c)
+    got = p.realize([11, 13]).numpy()
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5)
+
+
+def test_parallelizing_a_prefix_sum_is_rejected_with_the_dependence():
+    data = np.arange(16, dtype=np.int32)
+    x = ts.Var("x")
+    r = ts.RDom([(1, 15)], "r")
+    f = ts.Func("prefix")
+    f[x] = ts.Buffer(data)[x]
+    f[r.x] = f[r.x - 1] + f[r.x]
+    f.update(0).parallel(r.x)
+    with pytest.raises(ts.Error, match=r"prefix\.update\(0\)\.parallel\(r\.x\) is illegal.*distance \[1\]"):
+        ts.Pipeline(f).compile()
+
+
+def test_a_directive_naming_no_loop_of_the_stage_is_an_error():
+    f, x, y = _scaled(ts.Buffer(np.zeros((4, 4), dtype=np.float32)))
+    with pytest.raises(ts.Error, match="no loop z"):
+        f.parallel(ts.Var("z"))
+    with pytest.raises(ts.Error, match="is not a loop"):
+        f.parallel("y")
+
+
+def test_auto_schedule_off_computes_each_func_at_root():
+    data = np.random.default_rng(3).random((9, 17), dtype=np.float32)
+    f, x, y = _scaled(ts.Buffer(data))
+    p = ts.Pipeline(f)
+    assert p.auto_scheduled
+    p.auto_schedule(False)
+    assert not p.auto_scheduled
+    assert json.loads(p.schedule_json())["groups"][0]["kind"] == "sequential"
+    np.testing.assert_array_equal(p.realize([17, 9]).numpy(), data * 2.0 + 1.0)

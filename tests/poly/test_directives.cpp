@@ -1,0 +1,277 @@
+// Halide-style scheduling directives (dsl stage.h, poly directive_schedule.h): each changes the
+// loop nest as documented, the results match the reference interpreter, and an illegal one is
+// rejected with the dependence it violates.
+#include "../test_util.h"
+
+#include <tessera/pipeline_text.h>
+
+#include <nlohmann/json.hpp>
+
+#include "../reliability/regression_util.h"
+
+using namespace tessera;
+
+namespace {
+
+Buffer<float> random_image(int w, int h, uint32_t seed) {
+    Buffer<float> b(std::vector<int>{w, h});
+    uint32_t s = seed;
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            s = s * 1664525u + 1013904223u;
+            b(x, y) = float(s >> 8) / float(1 << 24);
+        }
+    return b;
+}
+
+std::string loop_nest(const Pipeline &p) { return p.compile(Target::host(), {}).compiler_ir("loop_nest"); }
+
+// Compiled with directives and interpreted over a region with odd extents and negative mins.
+void check_against_interpreter(const Pipeline &p, int w, int h) {
+    for (auto [mx, my] : {std::pair{0, 0}, std::pair{-3, 5}}) {
+        Buffer<float> got(std::vector<int>{w, h}), want(std::vector<int>{w, h});
+        got.set_min({mx, my});
+        want.set_min({mx, my});
+        p.compile(Target::host(), {}).realize(got);
+        interpret(p, std::vector<Buffer<void>>{Buffer<void>(want)});
+        INFO("region " << w << " x " << h << " at (" << mx << ", " << my << ")");
+        CHECK(same(got, want));
+    }
+}
+
+// Indentation of the loop whose line contains `what` in a loop nest dump, or -1.
+int depth_of(const std::string &nest, const std::string &what) {
+    size_t at = nest.find(what);
+    if (at == std::string::npos) return -1;
+    size_t line = nest.rfind('\n', at);
+    line = line == std::string::npos ? 0 : line + 1;
+    int spaces = 0;
+    while (nest[line + size_t(spaces)] == ' ') ++spaces;
+    return spaces / 2;
+}
+
+Func scaled(const Buffer<float> &in, const std::string &name) {
+    Var x("x"), y("y");
+    Func f(name);
+    f(x, y) = in(x, y) * 2.0f + in(x, y) * in(x, y);
+    return f;
+}
+
+} // namespace
+
+TEST_CASE("split, parallel and vectorize give the documented loops and the reference's results", "[directives]") {
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Buffer<float> in = random_image(64, 64, 1);
+    in.set_min({-8, -8});
+    Func f = scaled(in, "f");
+    f.split(x, xo, xi, 8).parallel(y).vectorize(xi);
+    Pipeline p(f);
+    CHECK_FALSE(p.auto_scheduled());
+    std::string nest = loop_nest(p);
+    INFO(nest);
+    // y, then x / 8, then x % 8 as the vector loop.
+    CHECK(nest.find("parallel for") != std::string::npos);
+    CHECK(nest.find("vectorized for") != std::string::npos);
+    CHECK(depth_of(nest, "parallel for") == 0);
+    CHECK(depth_of(nest, "vectorized for") == 2);
+    CHECK(nest.find("(int64)8") != std::string::npos);
+    nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+    CHECK(j["groups"][0]["note"].get<std::string>().find("y (parallel), xo, xi (vector)") != std::string::npos);
+    for (auto [w, h] : {std::pair{1, 1}, std::pair{7, 3}, std::pair{8, 8}, std::pair{9, 17}, std::pair{37, 23}})
+        check_against_interpreter(p, w, h);
+}
+
+TEST_CASE("reorder and tile put the loops in the order written, innermost first", "[directives]") {
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Buffer<float> in = random_image(64, 64, 2);
+    in.set_min({-8, -8});
+    SECTION("reorder(y, x): x outermost, y innermost") {
+        Func f = scaled(in, "f");
+        f.reorder(y, x);
+        Pipeline p(f);
+        nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+        CHECK(j["groups"][0]["note"].get<std::string>().find("loops (outermost first): x, y;") != std::string::npos);
+        // The band's outer member is the x coordinate (i1 of S_f_0[y, x]).
+        std::string tree = j["schedule_tree"];
+        CHECK(tree.find("S_f_0[i0, i1] -> [(i1)]") < tree.find("S_f_0[i0, i1] -> [(i0)]"));
+        check_against_interpreter(p, 13, 5);
+    }
+    SECTION("tile(x, y, xo, yo, xi, yi, 8, 4): yo, xo, yi, xi") {
+        Func f = scaled(in, "f");
+        f.tile(x, y, xo, yo, xi, yi, 8, 4).parallel(yo);
+        Pipeline p(f);
+        nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+        CHECK(j["groups"][0]["note"].get<std::string>().find("yo (parallel), xo, yi, xi;") != std::string::npos);
+        std::string nest = loop_nest(p);
+        INFO(nest);
+        CHECK(depth_of(nest, "parallel for") == 0);
+        for (auto [w, h] : {std::pair{3, 2}, std::pair{8, 4}, std::pair{9, 5}, std::pair{31, 29}}) check_against_interpreter(p, w, h);
+    }
+    SECTION("fuse(xi, y, t) after a split: one loop over y and the block's columns") {
+        Func f = scaled(in, "f");
+        Var t("t");
+        f.split(x, xo, xi, 4).fuse(xi, y, t).parallel(t);
+        Pipeline p(f);
+        nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+        CHECK(j["groups"][0]["note"].get<std::string>().find("t (parallel), xo;") != std::string::npos);
+        std::string tree = j["schedule_tree"];
+        CHECK(tree.find("4i0") != std::string::npos);
+        for (auto [w, h] : {std::pair{1, 1}, std::pair{5, 3}, std::pair{16, 7}}) check_against_interpreter(p, w, h);
+    }
+    SECTION("unroll(x, 4): the inner loop of 4 is unrolled") {
+        Func f = scaled(in, "f");
+        f.unroll(x, 4);
+        Pipeline p(f);
+        std::string nest = loop_nest(p);
+        INFO(nest);
+        // Four copies of the statement, no loop over the 4 columns.
+        size_t copies = 0;
+        for (size_t at = nest.find("S_f_0("); at != std::string::npos; at = nest.find("S_f_0(", at + 1)) ++copies;
+        CHECK(copies >= 4);
+        for (auto [w, h] : {std::pair{1, 1}, std::pair{6, 3}, std::pair{12, 5}}) check_against_interpreter(p, w, h);
+    }
+}
+
+namespace {
+
+// C(j, i) = sum_k A(k, i) * B(j, k), Halide order: i, j outer, k innermost.
+struct Matmul {
+    Var x{"x"}, y{"y"};
+    RDom k{0, 19, "k"};
+    Buffer<float> a = random_image(19, 13, 3), b = random_image(11, 19, 4);
+    Func c{"c"};
+    Matmul() {
+        c(x, y) = 0.0f;
+        c(x, y) += a(k.x, y) * b(x, k.x);
+    }
+};
+
+} // namespace
+
+TEST_CASE("a legal reorder of a reduction (matmul's k loop outward) is accepted and exact", "[directives]") {
+    Matmul m;
+    m.c.update(0).reorder(m.x, m.k.x, m.y).vectorize(m.x);
+    Pipeline p(m.c);
+    nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+    CHECK(j["groups"][0]["note"].get<std::string>().find("update 0 loops (outermost first): y, k.x, x (vector);") !=
+          std::string::npos);
+    Buffer<float> got(std::vector<int>{11, 13}), want(std::vector<int>{11, 13});
+    realize_both(p, got, want);
+    CHECK(same(got, want));  // the same order of k per element: bit for bit
+}
+
+TEST_CASE("illegal directives are rejected with the Func, the directive and the dependence", "[directives]") {
+    Var x("x"), y("y");
+    Buffer<float> in = random_image(16, 16, 5);
+    SECTION("parallelizing a prefix sum's RDom loop") {
+        Func f("prefix");
+        RDom r(1, 15, "r");
+        f(x) = in(x, 0);
+        f(r.x) = f(r.x - 1) + f(r.x);
+        f.update(0).parallel(r.x);
+        Pipeline p(f);
+        REQUIRE_USER_ERROR(p.compile(Target::host(), {}), "Func prefix", "prefix.update(0).parallel(r.x) is illegal",
+                           "dependence from S_prefix_1 to S_prefix_1", "distance [1]");
+    }
+    SECTION("reordering a prefix sum's RDom loops against its carried dependence") {
+        // f(r.x, r.y) reads f(r.x + 1, r.y - 1): written one r.y earlier (distance (1, -1) in
+        // (r.y, r.x)); with r.x outermost the read would come first.
+        Func f("wave");
+        RDom r(0, 15, 1, 15, "r");
+        f(x, y) = in(x, y);
+        f(r.x, r.y) = f(r.x + 1, r.y - 1) + f(r.x, r.y);
+        f.update(0).reorder(r.y, r.x);
+        Pipeline p(f);
+        REQUIRE_USER_ERROR(p.compile(Target::host(), {}), "Func wave", "wave.update(0).reorder(r.y, r.x) is illegal",
+                           "flow (read-after-write) dependence from S_wave_1 to S_wave_1", "distance [1, -1]");
+    }
+    SECTION("vectorizing a reduction loop") {
+        Matmul m;
+        m.c.update(0).vectorize(m.k.x);
+        Pipeline p(m.c);
+        REQUIRE_USER_ERROR(p.compile(Target::host(), {}), "Func c", "c.update(0).vectorize(k.x) is illegal", "S_c_1");
+    }
+}
+
+TEST_CASE("a directive that does not apply fails where it is written, naming the Func and the loop", "[directives]") {
+    Var x("x"), y("y"), xo("xo"), xi("xi"), z("z");
+    Buffer<float> in = random_image(16, 16, 6);
+    Func f = scaled(in, "f");
+    REQUIRE_USER_ERROR(f.split(z, xo, xi, 4), "Func f: f.split(z, xo, xi, 4)", "no loop z", "y, x");
+    REQUIRE_USER_ERROR(f.split(x, xo, xi, 0), "factor must be positive");
+    REQUIRE_USER_ERROR(f.split(x, y, xi, 4), "already has a loop named y");
+    REQUIRE_USER_ERROR(f.vectorize(y), "f.vectorize(y)", "not the innermost loop");
+    REQUIRE_USER_ERROR(f.fuse(x, y, z), "f.fuse(x, y, z)", "no constant range");
+    REQUIRE_USER_ERROR(f.update(0), "Func f has 0 update definitions");
+    REQUIRE_USER_ERROR(f.unroll(x), "f.unroll(x)", "no constant range to unroll");
+    f.parallel(y);
+    REQUIRE_USER_ERROR(f.vectorize(y), "already parallel");
+    REQUIRE_USER_ERROR(f.parallel(x), "two parallel loops");
+    // The failed directives were not recorded: the pipeline compiles with parallel(y) alone.
+    nlohmann::json j = nlohmann::json::parse(Pipeline(f).schedule_json());
+    CHECK(j["groups"][0]["note"].get<std::string>().find("pure loops (outermost first): y (parallel), x;") != std::string::npos);
+    Func undefined("undefined");
+    REQUIRE_USER_ERROR(undefined.parallel(x), "Func undefined has no definition");
+}
+
+TEST_CASE("a directive-written schedule round-trips through its JSON", "[directives][json]") {
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Buffer<float> in = random_image(40, 40, 7);
+    Func g("g"), f("f");
+    g(x, y) = in(x, y) + 1.0f;
+    f(x, y) = g(x, y) * g(x + 1, y);
+    f.tile(x, y, xo, yo, xi, yi, 8, 4).parallel(yo).vectorize(xi);
+    g.compute_root().parallel(y);
+    Pipeline p(f);
+    std::string json = p.schedule_json();
+    // The same algorithm without directives, given the JSON: the same loop nest and results.
+    Func g2("g"), f2("f");
+    g2(x, y) = in(x, y) + 1.0f;
+    f2(x, y) = g2(x, y) * g2(x + 1, y);
+    Pipeline q(f2);
+    CHECK(q.auto_scheduled());
+    q.set_schedule_json(json);
+    CHECK(loop_nest(q) == loop_nest(p));
+    Buffer<float> a(std::vector<int>{29, 31}), b(std::vector<int>{29, 31}), want(std::vector<int>{29, 31});
+    p.compile(Target::host(), {}).realize(a);
+    q.compile(Target::host(), {}).realize(b);
+    interpret(p, std::vector<Buffer<void>>{Buffer<void>(want)});
+    CHECK(same(a, want));
+    CHECK(same(b, want));
+}
+
+TEST_CASE("auto_schedule(false) computes every Func at root in Halide's default order", "[directives]") {
+    Var x("x"), y("y");
+    Buffer<float> in = random_image(40, 40, 8);
+    in.set_min({-8, -8});
+    Func g("g"), f("f");
+    g(x, y) = in(x, y) + 1.0f;
+    f(x, y) = g(x, y) * g(x + 1, y);
+    Pipeline p(f);
+    p.auto_schedule(false);
+    CHECK_FALSE(p.auto_scheduled());
+    nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+    REQUIRE(j["groups"].size() == 2);
+    CHECK(j["groups"][0]["name"] == "g");
+    CHECK(j["groups"][1]["note"].get<std::string>().find("pure loops (outermost first): y, x;") != std::string::npos);
+    check_against_interpreter(p, 17, 9);
+    // Directives are part of the pipeline's text, so the compile cache tells the schedules apart.
+    std::string before = pipeline_text(p);
+    f.parallel(y);
+    CHECK(pipeline_text(p) != before);
+    CHECK(pipeline_text(p).find("schedule f.parallel(y)") != std::string::npos);
+    p.auto_schedule(true);
+    CHECK_FALSE(p.auto_scheduled());  // f's directive still applies
+}
+
+TEST_CASE("a directive-written schedule runs on the emulated GPU with the same results", "[directives][gpu]") {
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Buffer<float> in = random_image(48, 48, 9);
+    Func f = scaled(in, "f");
+    f.split(x, xo, xi, 8).parallel(y).vectorize(xi);
+    Pipeline p(f);
+    Buffer<float> got(std::vector<int>{37, 23}), want(std::vector<int>{37, 23});
+    p.compile(Target::cuda(80).emulated(), {}).realize(got);
+    interpret(p, std::vector<Buffer<void>>{Buffer<void>(want)});
+    CHECK(same(got, want));
+}
