@@ -2,6 +2,7 @@
 //
 //   tessera-schedule <app> [--fusion none|smart|max] [--tile X,Y,...] [--no-parallel]
 //                          [--vector-width N] [--gpu SM [--shared-opt-in]] [--loops] [--dump DIR]
+//                          [--directives]
 //
 // Prints the schedule JSON (docs/schedule-json.md), or with --loops only the loop nest. --gpu SM:
 // the schedule for Target::cuda(SM) (kernels, threads, barriers; docs/gpu.md); --shared-opt-in
@@ -19,6 +20,7 @@
 #include <tessera/runtime/compiler_ir.h>
 
 #include "tessera_apps/app.h"
+#include "tessera_apps/written_schedules.h"
 
 using namespace tessera;
 
@@ -26,14 +28,14 @@ int main(int argc, char **argv) {
     try {
         if (argc < 2 || argv[1][0] == '-') {
             std::fprintf(stderr, "usage: %s <app> [--fusion none|smart|max] [--tile X,Y,...] [--no-parallel] "
-                                 "[--vector-width N] [--gpu SM [--shared-opt-in]] [--loops] [--dump DIR]\napps:", argv[0]);
+                                 "[--vector-width N] [--gpu SM [--shared-opt-in]] [--loops] [--dump DIR] [--directives]\napps:", argv[0]);
             for (const auto &n : apps::app_names()) std::fprintf(stderr, " %s", n.c_str());
             std::fprintf(stderr, "\n");
             return 2;
         }
         auto app = apps::make_app(argv[1]);
         poly::ScheduleOptions o;
-        bool loops = false, shared_opt_in = false;
+        bool loops = false, shared_opt_in = false, directives = false;
         std::string dump, fusion = "smart";
         bool vector_width_given = false;
         int gpu_sm = 0;
@@ -51,6 +53,7 @@ int main(int argc, char **argv) {
             else if (a == "--shared-opt-in") shared_opt_in = true;
             else if (a == "--loops") loops = true;
             else if (a == "--dump" && i + 1 < argc) dump = argv[++i];
+            else if (a == "--directives") directives = true;
             else user_error("tessera-schedule: unknown option '", a, "'.");
         }
         if (shared_opt_in && !gpu_sm) user_error("tessera-schedule: --shared-opt-in needs --gpu SM.");
@@ -74,6 +77,14 @@ int main(int argc, char **argv) {
             if (shared_opt_in) t = t.with_shared_memory_opt_in();
             Callable c = app->pipeline().compile(t, co);
             for (const std::string &f : runtime::dump_compiler_ir(c, app->pipeline(), dump)) std::cout << f << "\n";
+            return 0;
+        }
+        if (directives) {
+            // The app's directive-written schedule (written_schedules.h), as realize() runs it.
+            if (!apps::apply_written_schedule(*app))
+                user_error("tessera-schedule: ", argv[1], " has no directive-written schedule.");
+            if (loops) std::cout << app->pipeline().compile(Target::host(), {}).compiler_ir("loop_nest");
+            else std::cout << app->pipeline().schedule_json() << "\n";
             return 0;
         }
         poly::Program p = poly::schedule_pipeline(app->pipeline(), o);

@@ -2,8 +2,10 @@
 // default options (the automatic schedule), compile time by phase, run times, and the output
 // checked against the app's plain C++ loops. Prints one JSON object.
 //
-//   app_tessera <app> <runs> <check|nocheck> [--fast-math] <size>...
+//   app_tessera <app> <runs> <check|nocheck> [--fast-math] [--directives] <size>...
 //
+// --directives schedules the app with its directive-written schedule (written_schedules.h)
+// instead of the automatic one.
 // --fast-math compiles with CompileOptions::fast_math (reassociation and fused multiply-add, as
 // OpenBLAS's kernels use) and checks within a relative error of 1e-4 instead of exactly.
 // e.g. `app_tessera matmul 5 check 2048 2048 2048` (M N K), `app_tessera conv2d 5 nocheck 56 56
@@ -16,6 +18,7 @@
 #include <string>
 
 #include "tessera_apps/app.h"
+#include "tessera_apps/written_schedules.h"
 
 using namespace tessera;
 
@@ -30,7 +33,7 @@ int main(int argc, char **argv) {
     // measures it).
     setenv("TESSERA_CACHE", "0", 1);
     if (argc < 5 || (std::string(argv[3]) != "check" && std::string(argv[3]) != "nocheck")) {
-        std::fprintf(stderr, "usage: %s <app> <runs> <check|nocheck> [--fast-math] <size>...\n", argv[0]);
+        std::fprintf(stderr, "usage: %s <app> <runs> <check|nocheck> [--fast-math] [--directives] <size>...\n", argv[0]);
         return 2;
     }
     std::string name = argv[1];
@@ -38,13 +41,22 @@ int main(int argc, char **argv) {
     bool check = std::string(argv[3]) == "check";
     CompileOptions options;
     int first_size = 4;
-    if (std::string(argv[4]) == "--fast-math") {
-        options.fast_math = true;
-        ++first_size;
+    bool written = false;
+    for (; first_size < argc && argv[first_size][0] == '-'; ++first_size) {
+        if (std::string(argv[first_size]) == "--fast-math") options.fast_math = true;
+        else if (std::string(argv[first_size]) == "--directives") written = true;
+        else {
+            std::fprintf(stderr, "unknown flag %s\n", argv[first_size]);
+            return 2;
+        }
     }
     std::vector<int> sizes;
     for (int i = first_size; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
     auto app = apps::make_app(name);
+    if (written && !apps::apply_written_schedule(*app)) {
+        std::fprintf(stderr, "%s has no directive-written schedule (apps/include/tessera_apps/written_schedules.h)\n", name.c_str());
+        return 2;
+    }
     app->prepare(sizes, 7);
     Callable c = app->pipeline().compile(Target::host(), options);
     std::vector<Buffer<void>> out = app->make_outputs();

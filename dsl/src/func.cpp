@@ -101,7 +101,39 @@ Func &Func::parallel(const VarOrRVar &v) {
 }
 Func &Func::compute_root() {
     pure_stage();
+    if (c_->compute_at.defined())
+        user_error("Func ", c_->name, ": compute_root() after compute_at(). A Func is computed at one place.");
     c_->compute_root = true;
+    detail::bump_definitions_epoch();
+    return *this;
+}
+
+namespace {
+FuncContents::LoopLevel loop_level(const FuncContents &self, const Func &consumer, const VarOrRVar &loop, const char *what) {
+    if (!self.defined) user_error("Func ", self.name, " has no definition to schedule yet. Define it first.");
+    if (!consumer.defined())
+        user_error("Func ", self.name, ".", what, "(", consumer.name(), ", ", loop.name(), "): Func ", consumer.name(),
+                   " has no definition.");
+    if (consumer.contents().get() == &self)
+        user_error("Func ", self.name, ".", what, "(", consumer.name(), ", ", loop.name(),
+                   "): a Func is computed at a loop of another Func (its consumer), not of itself.");
+    FuncContents::LoopLevel l;
+    l.func = consumer.contents();
+    l.loop = loop.name();
+    return l;
+}
+} // namespace
+
+Func &Func::compute_at(const Func &consumer, const VarOrRVar &loop) {
+    if (c_->compute_root)
+        user_error("Func ", c_->name, ": compute_at() after compute_root(). A Func is computed at one place.");
+    c_->compute_at = loop_level(*c_, consumer, loop, "compute_at");
+    detail::bump_definitions_epoch();
+    return *this;
+}
+
+Func &Func::store_at(const Func &consumer, const VarOrRVar &loop) {
+    c_->store_at = loop_level(*c_, consumer, loop, "store_at");
     detail::bump_definitions_epoch();
     return *this;
 }

@@ -52,7 +52,7 @@ bool Pipeline::auto_scheduled() const {
         if (!c_->auto_schedule) return false;
     }
     for (const auto &f : build_pipeline_graph(outputs()).funcs) {
-        if (f->compute_root) return false;
+        if (f->compute_root || f->compute_at.defined() || f->store_at.defined()) return false;
         for (const Definition *d : definitions_of(*f))
             if (!d->directives.empty()) return false;
     }

@@ -133,6 +133,11 @@ struct Printer {
 
     void directives(const FuncContents &f) {
         if (f.compute_root) s << "  compute_root\n";
+        for (auto [what, level] : {std::pair{"compute_at", &f.compute_at}, std::pair{"store_at", &f.store_at}})
+            if (level->defined()) {
+                std::shared_ptr<FuncContents> at = level->func.lock();
+                s << "  " << what << " " << (at ? funcs(at.get()) : std::string("?")) << "." << level->loop << "\n";
+            }
         int k = 0;
         for (const Definition *d : definitions_of(f)) {
             for (const LoopDirective &l : d->directives) s << "  schedule " << directive_text(f, k, l) << "\n";

@@ -297,13 +297,13 @@ std::optional<SlidingWindow> sliding_window(const Model &m, const std::vector<in
 std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const std::vector<int> &stages,
                                                   const std::vector<int> &tile_sizes,
                                                   const std::optional<SlidingWindow> &window, bool parallel,
-                                                  bool vector, std::string &why_not) {
+                                                  bool vector, std::string &why_not, const std::vector<int> &tile_order_in) {
     const Statement &root = m.statements[size_t(stages.back())];
     auto fp = compute_footprints(m, stages, tile_sizes, why_not);
     if (!fp) return std::nullopt;
     OverlappedTiling r;
     r.tile_sizes = tile_sizes;
-    std::vector<int> tile_order = tile_loop_order(tile_sizes);
+    std::vector<int> tile_order = tile_order_in.empty() ? tile_loop_order(tile_sizes) : tile_order_in;
     unsigned n_tile = unsigned(root.dims.size());
 
     // The tree: tile band (parallel), a "tile_body" mark, then each stage over its footprint.

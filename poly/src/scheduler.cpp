@@ -43,11 +43,6 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
 }
 
 namespace {
-// `first` then `second` (`second` alone when `first` is null).
-isl::schedule in_sequence(const isl::schedule &first, const isl::schedule &second) {
-    return first.is_null() ? second : isl::manage(isl_schedule_sequence(first.copy(), second.copy()));
-}
-
 // The automatic schedule: groups, their schedules, storage and the AST.
 Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOptions &o) {
     const Model &m = *model;

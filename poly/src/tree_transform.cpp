@@ -271,4 +271,8 @@ isl::schedule_node unroll_member(const isl::schedule_node &node, int member) {
     return isl::manage(isl_schedule_node_band_member_set_ast_loop_type(node.copy(), member, isl_ast_loop_unroll));
 }
 
+isl::schedule in_sequence(const isl::schedule &first, const isl::schedule &second) {
+    return first.is_null() ? second : isl::manage(isl_schedule_sequence(first.copy(), second.copy()));
+}
+
 } // namespace tessera::poly

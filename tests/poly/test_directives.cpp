@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../reliability/regression_util.h"
+#include "tessera_apps/written_schedules.h"
 
 using namespace tessera;
 
@@ -274,4 +275,126 @@ TEST_CASE("a directive-written schedule runs on the emulated GPU with the same r
     p.compile(Target::cuda(80).emulated(), {}).realize(got);
     interpret(p, std::vector<Buffer<void>>{Buffer<void>(want)});
     CHECK(same(got, want));
+}
+
+namespace {
+
+// blur_x -> blur_y over a 3 x 3 box, the input read with a margin.
+struct Blur {
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
+    Buffer<float> in = random_image(80, 80, 11);
+    Func bx{"blur_x"}, by{"blur_y"};
+    Blur() {
+        in.set_min({-8, -8});
+        bx(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) / 3.0f;
+        by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 3.0f;
+    }
+};
+
+} // namespace
+
+TEST_CASE("compute_at a tile loop computes the producer per tile, as the automatic overlapped tiles do", "[directives]") {
+    Blur b;
+    b.by.tile(b.x, b.y, b.xo, b.yo, b.xi, b.yi, 16, 8).parallel(b.yo).vectorize(b.xi);
+    b.bx.compute_at(b.by, b.xo);
+    Pipeline p(b.by);
+    nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+    REQUIRE(j["groups"].size() == 1);
+    CHECK(j["groups"][0]["kind"] == "overlapped_tiles");
+    CHECK(j["groups"][0]["tile_sizes"] == nlohmann::json::array({8, 16}));
+    CHECK(j["groups"][0]["note"].get<std::string>().find("blur_x computed at blur_y.xo") != std::string::npos);
+    // blur_x lives in a scratchpad of the tile: its footprint, 10 rows of 16 columns.
+    bool scratch = false;
+    for (const auto &s : j["storage"])
+        if (s["func"] == "blur_x") scratch = s["kind"] == "scratch";
+    CHECK(scratch);
+    for (auto [w, h] : {std::pair{1, 1}, std::pair{15, 7}, std::pair{16, 8}, std::pair{17, 9}, std::pair{37, 29}})
+        check_against_interpreter(p, w, h);
+    // The automatic scheduler with the same tiles makes the same loop nest.
+    Blur a;
+    CompileOptions o;
+    o.tile_sizes = {8, 16};
+    o.fusion = "max";
+    std::string automatic = Pipeline(a.by).compile(Target::host(), o).compiler_ir("loop_nest");
+    INFO(automatic);
+    CHECK(automatic.find("blur_x") != std::string::npos);
+}
+
+TEST_CASE("store_at a tile loop with compute_at its row loop slides rows through a ring", "[directives]") {
+    Blur b;
+    b.by.tile(b.x, b.y, b.xo, b.yo, b.xi, b.yi, 32, 16).parallel(b.yo).vectorize(b.xi);
+    b.bx.store_at(b.by, b.xo).compute_at(b.by, b.yi);
+    Pipeline p(b.by);
+    nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+    CHECK(j["groups"][0]["note"].get<std::string>().find("rows slide") != std::string::npos);
+    CHECK(j["schedule_tree"].get<std::string>().find("fold:") != std::string::npos);
+    for (auto [w, h] : {std::pair{1, 1}, std::pair{31, 15}, std::pair{33, 17}, std::pair{50, 41}}) check_against_interpreter(p, w, h);
+}
+
+TEST_CASE("compute_at and store_at that cannot apply are errors naming the directive", "[directives]") {
+    SECTION("a consumer loop that does not tile it") {
+        Blur b;
+        b.bx.compute_at(b.by, b.y);
+        REQUIRE_USER_ERROR(Pipeline(b.by).compile(Target::host(), {}), "blur_x.compute_at(blur_y, y)",
+                           "leave its dimension x whole");
+    }
+    SECTION("a loop the consumer does not have") {
+        Blur b;
+        b.bx.compute_at(b.by, b.xo);
+        REQUIRE_USER_ERROR(Pipeline(b.by).compile(Target::host(), {}), "blur_y has no loop xo");
+    }
+    SECTION("a producer that another Func reads outside the tiles") {
+        Blur b;
+        Func other("other");
+        other(b.x, b.y) = b.bx(b.x, b.y) + b.by(b.x, b.y);
+        b.by.tile(b.x, b.y, b.xo, b.yo, b.xi, b.yi, 16, 8);
+        b.bx.compute_at(b.by, b.xo);
+        REQUIRE_USER_ERROR(Pipeline(other).compile(Target::host(), {}), "Func other also reads blur_x");
+    }
+    SECTION("store_at without compute_at") {
+        Blur b;
+        b.by.tile(b.x, b.y, b.xo, b.yo, b.xi, b.yi, 16, 8);
+        b.bx.store_at(b.by, b.xo);
+        REQUIRE_USER_ERROR(Pipeline(b.by).compile(Target::host(), {}), "needs a compute_at");
+    }
+    SECTION("compute_at itself") {
+        Blur b;
+        REQUIRE_USER_ERROR(b.by.compute_at(b.by, b.x), "not of itself");
+    }
+}
+
+TEST_CASE("unrolled rows and a vector block inside a reduction loop become a register tile", "[directives]") {
+    // Halide's register blocking of matmul: ..., k, yi (unrolled, 4), xi (vector, 8).
+    Matmul m;
+    Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    m.c.update(0).split(m.y, yo, yi, 4).split(m.x, xo, xi, 8).reorder(xi, yi, m.k.x, xo, yo).unroll(yi).vectorize(xi).parallel(yo);
+    Pipeline p(m.c);
+    nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+    INFO(j["loop_nest"].get<std::string>());
+    CHECK(j["schedule_tree"].get<std::string>().find("register_tile:4:8") != std::string::npos);
+    for (auto [w, h] : {std::pair{11, 13}, std::pair{8, 4}, std::pair{9, 12}, std::pair{3, 2}}) {
+        Buffer<float> got(std::vector<int>{w, h}), want(std::vector<int>{w, h});
+        realize_both(p, got, want);
+        INFO(w << " x " << h);
+        CHECK(same(got, want));  // each element sums its k in order: bit for bit
+    }
+}
+
+TEST_CASE("the apps' directive-written schedules compute the apps' results", "[directives]") {
+    for (const std::string &name : apps::apps_with_written_schedules()) {
+        auto app = apps::make_app(name);
+        REQUIRE(apps::apply_written_schedule(*app));
+        CHECK_FALSE(app->pipeline().auto_scheduled());
+        std::vector<int> sizes = name == "blur_x_blur_y" ? std::vector<int>{77, 45} : std::vector<int>{45, 77, 37};
+        app->prepare(sizes, 3);
+        std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
+        app->pipeline().compile(Target::host(), {}).realize(got);
+        app->reference(want);
+        INFO(name);
+        for (size_t i = 0; i < got.size(); ++i) CHECK(apps::compare(got[i], want[i], app->tolerance()).ok);
+    }
+    // blur's written schedule is the automatic one, tile for tile.
+    auto automatic = apps::make_app("blur_x_blur_y"), written = apps::make_app("blur_x_blur_y");
+    apps::apply_written_schedule(*written);
+    CHECK(loop_nest(written->pipeline()) == loop_nest(automatic->pipeline()));
 }

@@ -75,6 +75,16 @@ public:
     // Func is once the pipeline is scheduled from directives (stage.h); stating it puts the
     // pipeline under directives.
     Func &compute_root();
+    // Computes the region of this Func that each iteration of `consumer`'s loop `loop` (of its
+    // pure definition) needs inside that iteration, into a scratchpad of the iteration
+    // (overlapped tiles: what two iterations both need is computed by both). The loops of
+    // `consumer` down to `loop` must tile it: each of its dimensions a loop there, or the outer
+    // loop of a split whose inner loop comes later (tile(...) then compute_at(f, xo)).
+    Func &compute_at(const Func &consumer, const VarOrRVar &loop);
+    // With compute_at at a row loop inside the tile: the scratchpad lives for the whole tile
+    // iteration at `loop`, and rows slide (each computed once per tile, just before it is
+    // read), as the automatic scheduler's line buffers do.
+    Func &store_at(const Func &consumer, const VarOrRVar &loop);
 
     const std::shared_ptr<FuncContents> &contents() const { return c_; }
 

@@ -61,6 +61,14 @@ struct FuncContents {
     // Func::compute_root(): the Func gets a loop nest and a buffer of its own (the directive
     // schedule's default, stated).
     bool compute_root = false;
+    // Func::compute_at(consumer, loop) and store_at: a loop of the consumer's pure definition
+    // (weak: the consumer holds this Func through its definitions), or none.
+    struct LoopLevel {
+        std::weak_ptr<FuncContents> func;
+        std::string loop;
+        bool defined() const { return !loop.empty(); }
+    };
+    LoopLevel compute_at, store_at;
 
     int dimensions() const { return int(pure_args.size()); }
 };

@@ -169,7 +169,15 @@ void define_funcs(nb::module_ &m) {
     bind_directives(func);
     func.def("update", &Func::update, nb::arg("k") = 0, "The update definition k, for scheduling directives.")
         .def("compute_root", &Func::compute_root, nb::rv_policy::reference_internal,
-             "Computes the Func in a loop nest and buffer of its own (the directive schedule's default).");
+             "Computes the Func in a loop nest and buffer of its own (the directive schedule's default).")
+        .def("compute_at",
+             [](Func &f, const Func &consumer, nb::handle loop) -> Func & { return f.compute_at(consumer, to_loop(loop, "compute_at")); },
+             nb::arg("consumer"), nb::arg("loop"), nb::rv_policy::reference_internal,
+             "Computes what each iteration of the consumer's tile loop needs, inside it (overlapped tiles).")
+        .def("store_at",
+             [](Func &f, const Func &consumer, nb::handle loop) -> Func & { return f.store_at(consumer, to_loop(loop, "store_at")); },
+             nb::arg("consumer"), nb::arg("loop"), nb::rv_policy::reference_internal,
+             "With compute_at at the row loop inside the tile: rows slide through a ring stored per tile.");
 
     nb::module_ bc = m.def_submodule("BoundaryConditions",
                                      "Funcs defined everywhere that read a bounded source only inside its bounds.");

@@ -74,3 +74,25 @@ def test_auto_schedule_off_computes_each_func_at_root():
     assert not p.auto_scheduled
     assert json.loads(p.schedule_json())["groups"][0]["kind"] == "sequential"
     np.testing.assert_array_equal(p.realize([17, 9]).numpy(), data * 2.0 + 1.0)
+
+
+def test_compute_at_a_tile_loop_makes_overlapped_tiles():
+    data = np.random.default_rng(4).random((40, 50), dtype=np.float32)
+    inp = ts.InputBuffer(ts.float32, 2, "inp")
+    inp.set(data)
+    clamped = ts.BoundaryConditions.repeat_edge(inp)
+    x, y, xo, yo, xi, yi = (ts.Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
+    bx, by = ts.Func("blur_x"), ts.Func("blur_y")
+    bx[x, y] = (clamped[x - 1, y] + clamped[x, y] + clamped[x + 1, y]) / 3.0
+    by[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3.0
+    by.tile(x, y, xo, yo, xi, yi, 16, 8).parallel(yo).vectorize(xi)
+    bx.store_at(by, xo).compute_at(by, yi)
+    p = ts.Pipeline(by)
+    group = json.loads(p.schedule_json())["groups"][-1]
+    assert group["kind"] == "overlapped_tiles" and "rows slide" in group["note"]
+    got = p.realize([50, 40]).numpy()
+    np.testing.assert_array_equal(got, ts.interpret(by, [50, 40]).numpy())
+    pad = np.pad(data, 1, mode="edge")
+    rows = (pad[:, :-2] + pad[:, 1:-1] + pad[:, 2:]) / np.float32(3.0)
+    ref = (rows[:-2] + rows[1:-1] + rows[2:]) / np.float32(3.0)
+    np.testing.assert_allclose(got, ref, rtol=1e-6)

@@ -53,11 +53,14 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
 // Builds the overlapped tiling of group k; `stages` are model statements of pure definitions in
 // producer-first order, the last being the root; `window` is their sliding_window() (rows fused
 // inside the tile when set). Returns nullopt with `why_not` set when a producer's footprint per
-// tile has no fixed size (a data-dependent or unbounded access).
+// tile has no fixed size (a data-dependent or unbounded access). `tile_order`: the root
+// dimensions (tuple indices) of the tile loops, outermost first; tile_loop_order(tile_sizes)
+// when empty.
 std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const std::vector<int> &stages,
                                                   const std::vector<int> &tile_sizes,
                                                   const std::optional<SlidingWindow> &window, bool parallel,
-                                                  bool vector, std::string &why_not);
+                                                  bool vector, std::string &why_not,
+                                                  const std::vector<int> &tile_order = {});
 
 
 // The order of the tile loops: the outermost dimension whose tile is larger than 1 first (so the

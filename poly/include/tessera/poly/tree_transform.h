@@ -115,6 +115,10 @@ isl::schedule_node mark_member(const isl::schedule_node &node, int member, const
 // band.
 isl::schedule_node unroll_member(const isl::schedule_node &node, int member);
 
+// `first` then `second` (`second` alone when `first` is null): the schedules of two groups of
+// statements, one after the other.
+isl::schedule in_sequence(const isl::schedule &first, const isl::schedule &second);
+
 // Whether a node is a band with at least one member.
 bool is_band(const isl::schedule_node &node);
 
