@@ -25,7 +25,7 @@ void matmul(const App &app) {
         ji("ji"), ko("ko"), kr("kr"), km("km"), ki("ki");
     VarOrRVar k = Var("k.x");
     Func c = func_named(app, app.name());
-    c.split(i, io, ii, 8).split(j, jo, ji, 1024).reorder(ji, ii, jo, io).parallel(io).vectorize(ji);
+    c.split(i, io, ii, 8).split(j, jo, ji, 1024).reorder(ji, ii, jo, io).parallel(io).parallel(jo).vectorize(ji);
     c.update(0)
         .split(i, io, ir, 32)
         .split(ir, im, ii, 8)

@@ -87,16 +87,19 @@ public:
             break;
         }
         }
-        // Marks whose loops the code generators can honour: one parallel loop per stage, a
-        // vector loop innermost.
-        int parallel = 0;
+        // Marks whose loops the code generators can honour: one parallel loop per stage, or two
+        // adjacent ones (run as one collapsed loop, OpenMP's collapse(2)), and a vector loop
+        // innermost.
+        std::vector<size_t> parallel;
         for (size_t i = 0; i < loops_.size(); ++i) {
-            parallel += loops_[i].parallel;
+            if (loops_[i].parallel) parallel.push_back(i);
             if (loops_[i].vector && i + 1 != loops_.size())
                 fail("the vectorized loop " + loops_[i].name + " is not the innermost loop (" + loops_.back().name +
                      " is). Reorder it innermost, or vectorize the innermost loop.");
         }
-        if (parallel > 1) fail("the stage would have two parallel loops. Parallelize one (fuse the two first to run both).");
+        if (parallel.size() > 2 || (parallel.size() == 2 && parallel[1] != parallel[0] + 1))
+            fail("the stage would have two parallel loops that are not adjacent, or more than two. Parallelize one loop, "
+                 "or two adjacent ones (they run as one collapsed loop).");
     }
 
     std::vector<StageLoop> loops() const { return loops_; }

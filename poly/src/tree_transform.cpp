@@ -260,10 +260,10 @@ isl::schedule_node replace_band_members(const isl::schedule_node &node, const is
     return below.insert_partial_schedule(members);
 }
 
-isl::schedule_node mark_member(const isl::schedule_node &node, int member, const Mark &mark) {
+isl::schedule_node mark_member(const isl::schedule_node &node, int member, const Mark &mark, int count) {
     isl::schedule_node n = node;
     if (member > 0) n = split_band(n, member).child(0);
-    if (isl_schedule_node_band_n_member(n.get()) > 1) n = split_band(n, 1);
+    if (int(isl_schedule_node_band_n_member(n.get())) > count) n = split_band(n, count);
     return insert_mark(n, mark);
 }
 

@@ -108,6 +108,15 @@ TEST_CASE("reorder and tile put the loops in the order written, innermost first"
         CHECK(depth_of(nest, "parallel for") == 0);
         for (auto [w, h] : {std::pair{3, 2}, std::pair{8, 4}, std::pair{9, 5}, std::pair{31, 29}}) check_against_interpreter(p, w, h);
     }
+    SECTION("two adjacent parallel loops run as one collapsed loop") {
+        Func f = scaled(in, "f");
+        f.tile(x, y, xo, yo, xi, yi, 8, 4).parallel(yo).parallel(xo);
+        Pipeline p(f);
+        std::string nest = loop_nest(p);
+        INFO(nest);
+        CHECK(nest.find("parallel for collapse(2)") != std::string::npos);
+        check_against_interpreter(p, 19, 11);
+    }
     SECTION("fuse(xi, y, t) after a split: one loop over y and the block's columns") {
         Func f = scaled(in, "f");
         Var t("t");
@@ -207,7 +216,10 @@ TEST_CASE("a directive that does not apply fails where it is written, naming the
     REQUIRE_USER_ERROR(f.unroll(x), "f.unroll(x)", "no constant range to unroll");
     f.parallel(y);
     REQUIRE_USER_ERROR(f.vectorize(y), "already parallel");
-    REQUIRE_USER_ERROR(f.parallel(x), "two parallel loops");
+    Var xo2("xo2"), xi2("xi2");
+    Func g = scaled(in, "g");
+    g.split(x, xo2, xi2, 4).parallel(y);
+    REQUIRE_USER_ERROR(g.parallel(xi2), "g.parallel(xi2)", "not adjacent");
     // The failed directives were not recorded: the pipeline compiles with parallel(y) alone.
     nlohmann::json j = nlohmann::json::parse(Pipeline(f).schedule_json());
     CHECK(j["groups"][0]["note"].get<std::string>().find("pure loops (outermost first): y (parallel), x;") != std::string::npos);

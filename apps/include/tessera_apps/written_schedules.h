@@ -8,7 +8,8 @@
 //                   sliding (store_at the tile, compute_at the row loop)
 //   matmul, gemm    the update: tiles of 32 rows x 128 k x 4096 columns, inside them 8 x 32
 //                   register blocks across 32 steps of k (unrolled rows, vectorized columns),
-//                   parallel over tiles of rows; the pure definition in 8 x 1024 tiles
+//                   parallel over tiles of rows; the pure definition in 8 x 1024 tiles, parallel over
+//                   both tile loops (collapsed)
 #pragma once
 
 #include "tessera_apps/app.h"

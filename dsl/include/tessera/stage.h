@@ -64,7 +64,8 @@ public:
     // Unrolls loop v (its range must be constant where it is fully unrolled); with a factor,
     // splits it first and unrolls the inner loop (named "<v>_ui").
     Stage &unroll(const VarOrRVar &v, int factor = 0);
-    // Runs the iterations of loop v on threads (one parallel loop per stage).
+    // Runs the iterations of loop v on threads. A stage has one parallel loop, or two adjacent
+    // ones, which run as one collapsed loop (OpenMP's collapse(2)).
     Stage &parallel(const VarOrRVar &v);
 
     // "f" or "f.update(0)".

@@ -105,10 +105,11 @@ Distribution distribute_band(const isl::schedule_node &node, const isl::union_ma
 // ... -> [y]; ... -> [x mod 8]} runs x in blocks of 8, each block's rows in order.
 isl::schedule_node replace_band_members(const isl::schedule_node &node, const isl::multi_union_pw_aff &members);
 
-// Puts member `member` of the band at `node` into a band of its own (splitting the band above
-// and below it) and inserts `mark` directly above that band; returns the mark node. The mark
-// applies to the band's (only) loop: "parallel" runs it on threads, "vector" as SIMD lanes.
-isl::schedule_node mark_member(const isl::schedule_node &node, int member, const Mark &mark);
+// Puts members `member` .. `member + count - 1` of the band at `node` into a band of their own
+// (splitting the band above and below them) and inserts `mark` directly above that band; returns
+// the mark node. The mark applies to the band's loops: "parallel" runs its one loop on threads
+// ("parallel:2" its two, collapsed), "vector" its loop as SIMD lanes.
+isl::schedule_node mark_member(const isl::schedule_node &node, int member, const Mark &mark, int count = 1);
 
 // Sets member `member` of the band at `node` to be unrolled completely by isl's AST generator
 // (a copy of the body per value; the loop's range must be bounded by constants); returns the
