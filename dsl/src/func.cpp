@@ -99,6 +99,28 @@ Func &Func::parallel(const VarOrRVar &v) {
     pure_stage().parallel(v);
     return *this;
 }
+Func &Func::gpu_blocks(const VarOrRVar &v) {
+    pure_stage().gpu_blocks(v);
+    return *this;
+}
+Func &Func::gpu_blocks(const VarOrRVar &outer, const VarOrRVar &inner) {
+    pure_stage().gpu_blocks(outer, inner);
+    return *this;
+}
+Func &Func::gpu_threads(const VarOrRVar &v) {
+    pure_stage().gpu_threads(v);
+    return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &tx,
+                     const VarOrRVar &ty, int fx, int fy) {
+    pure_stage().gpu_tile(x, y, bx, by, tx, ty, fx, fy);
+    return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, int fx) {
+    pure_stage().gpu_tile(x, bx, tx, fx);
+    return *this;
+}
+
 Func &Func::compute_root() {
     pure_stage();
     if (c_->compute_at.defined())

@@ -68,4 +68,28 @@ Stage &Stage::unroll(const VarOrRVar &v, int factor) {
 
 Stage &Stage::parallel(const VarOrRVar &v) { return add(int(LoopDirective::Kind::Parallel), {v.name()}, 0); }
 
+Stage &Stage::gpu_blocks(const VarOrRVar &v) { return add(int(LoopDirective::Kind::GpuBlocks), {v.name()}, 0); }
+
+Stage &Stage::gpu_blocks(const VarOrRVar &outer, const VarOrRVar &inner) {
+    gpu_blocks(outer);
+    return gpu_blocks(inner);
+}
+
+Stage &Stage::gpu_threads(const VarOrRVar &v) { return add(int(LoopDirective::Kind::GpuThreads), {v.name()}, 0); }
+
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &tx,
+                       const VarOrRVar &ty, int fx, int fy) {
+    tile(x, y, bx, by, tx, ty, fx, fy);
+    Var threads(ty.name() + "_" + tx.name());
+    fuse(tx, ty, threads);
+    gpu_blocks(by, bx);
+    return gpu_threads(threads);
+}
+
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, int fx) {
+    split(x, bx, tx, fx);
+    gpu_blocks(bx);
+    return gpu_threads(tx);
+}
+
 } // namespace tessera

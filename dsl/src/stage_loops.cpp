@@ -18,6 +18,8 @@ const char *kind_name(LoopDirective::Kind k) {
     case LoopDirective::Kind::Vectorize: return "vectorize";
     case LoopDirective::Kind::Unroll: return "unroll";
     case LoopDirective::Kind::Parallel: return "parallel";
+    case LoopDirective::Kind::GpuBlocks: return "gpu_blocks";
+    case LoopDirective::Kind::GpuThreads: return "gpu_threads";
     }
     return "?";
 }
@@ -80,10 +82,20 @@ public:
             }
             break;
         }
-        case LoopDirective::Kind::Parallel: {
+        case LoopDirective::Kind::Parallel:
+        case LoopDirective::Kind::GpuBlocks: {
             StageLoop &l = loops_[find(d.vars.at(0))];
             if (l.vector) fail("loop " + l.name + " is already vectorized; a loop is parallel or vectorized, not both.");
             l.parallel = true;
+            l.gpu = l.gpu || d.kind == LoopDirective::Kind::GpuBlocks;
+            break;
+        }
+        case LoopDirective::Kind::GpuThreads: {
+            StageLoop &l = loops_[find(d.vars.at(0))];
+            if (l.parallel) fail("loop " + l.name + " is already a parallel (block) loop.");
+            if (l.unroll) fail("loop " + l.name + " is already unrolled.");
+            l.vector = true;
+            l.gpu = true;
             break;
         }
         }
@@ -94,8 +106,8 @@ public:
         for (size_t i = 0; i < loops_.size(); ++i) {
             if (loops_[i].parallel) parallel.push_back(i);
             if (loops_[i].vector && i + 1 != loops_.size())
-                fail("the vectorized loop " + loops_[i].name + " is not the innermost loop (" + loops_.back().name +
-                     " is). Reorder it innermost, or vectorize the innermost loop.");
+                fail("the " + std::string(loops_[i].gpu ? "thread" : "vectorized") + " loop " + loops_[i].name +
+                     " is not the innermost loop (" + loops_.back().name + " is). Reorder it innermost.");
         }
         if (parallel.size() > 2 || (parallel.size() == 2 && parallel[1] != parallel[0] + 1))
             fail("the stage would have two parallel loops that are not adjacent, or more than two. Parallelize one loop, "

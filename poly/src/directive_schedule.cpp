@@ -427,10 +427,17 @@ Dependences within_stages(const Model &m, const Dependences &d, const std::vecto
 
 } // namespace
 
-Program schedule_from_directives(std::shared_ptr<const Model> model, long max_operations) {
+Program schedule_from_directives(std::shared_ptr<const Model> model, long max_operations, bool gpu) {
     const Model &m = *model;
     if (m.statements.empty()) return sequential_program(model);
     std::vector<StageRef> stages = stages_of(m);
+    if (!gpu)
+        for (const StageRef &st : stages)
+            for (const LoopDirective &d : own_directives(st))
+                if (d.kind == LoopDirective::Kind::GpuBlocks || d.kind == LoopDirective::Kind::GpuThreads)
+                    user_error("Func ", st.func->name, ": the directive ", directive_text(*st.func, st.definition, d),
+                               " maps loops to a GPU, but the pipeline is compiled for the host CPU. Compile it for "
+                               "Target::cuda(sm) (or Target::cuda(sm).emulated()), or use parallel and vectorize.");
     std::vector<AtGroup> at_groups = plan_at_groups(m);
     DirectivesOf own = [](const StageRef &st) { return own_directives(st); };
     std::vector<Group> groups;

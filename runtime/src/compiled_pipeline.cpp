@@ -93,7 +93,7 @@ std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::
     std::shared_ptr<const poly::Program> program;
     const bool directives = imported.empty() && !p.auto_scheduled();
     if (!imported.empty() || directives) {
-        poly::Program q = directives ? poly::schedule_from_directives(model, so.max_operations)
+        poly::Program q = directives ? poly::schedule_from_directives(model, so.max_operations, so.gpu)
                                      : poly::schedule_from_json(model, imported);
         // A CPU schedule imported for a GPU target is mapped onto kernels as the automatic
         // one is; one with kernel marks is taken as it is (and checked for legality).

@@ -577,12 +577,19 @@ void Generator::add_directives(const std::vector<FuncInfo> &funcs) {
                 }
                 case 2: {
                     std::string v = pick();
-                    call = "parallel(" + v + ")";
-                    apply = [&stage, v] { stage.parallel(Var(v)); };
+                    // On a GPU target, parallel loops become blocks: said either way.
+                    bool blocks = settings_.gpu && choices_.percent(50);
+                    call = (blocks ? "gpu_blocks(" : "parallel(") + v + ")";
+                    apply = [&stage, v, blocks] { blocks ? stage.gpu_blocks(Var(v)) : stage.parallel(Var(v)); };
                     break;
                 }
                 case 3: {
                     std::string v = loops.back().name;
+                    if (settings_.gpu && choices_.percent(50)) {
+                        call = "gpu_threads(" + v + ")";
+                        apply = [&stage, v] { stage.gpu_threads(Var(v)); };
+                        break;
+                    }
                     int factor = choices_.one_of<int>({0, 4, 8});
                     call = "vectorize(" + v + (factor ? ", " + std::to_string(factor) : "") + ")";
                     apply = [&stage, v, factor] { stage.vectorize(Var(v), factor); };

@@ -410,3 +410,30 @@ TEST_CASE("the apps' directive-written schedules compute the apps' results", "[d
     apps::apply_written_schedule(*written);
     CHECK(loop_nest(written->pipeline()) == loop_nest(automatic->pipeline()));
 }
+
+TEST_CASE("gpu_tile maps tiles to blocks and their points to threads on a GPU target, and is refused for the host",
+          "[directives][gpu]") {
+    Var x("x"), y("y"), bx("bx"), by("by"), tx("tx"), ty("ty");
+    Buffer<float> in = random_image(64, 64, 12);
+    in.set_min({-8, -8});
+    Func f = scaled(in, "f");
+    f.gpu_tile(x, y, bx, by, tx, ty, 16, 4);
+    Pipeline p(f);
+    REQUIRE_USER_ERROR(p.compile(Target::host(), {}), "f.gpu_blocks(by)", "compiled for the host CPU");
+    Callable c = p.compile(Target::cuda(80).emulated(), {});
+    std::string schedule = c.compiler_ir("schedule");
+    INFO(schedule);
+    CHECK(schedule.find("kernel") != std::string::npos);
+    CHECK(schedule.find("thread") != std::string::npos);
+    // Threads along x: the fused thread loop is ty * 16 + tx.
+    CHECK(schedule.find("ty_tx") != std::string::npos);
+    for (auto [w, h] : {std::pair{1, 1}, std::pair{15, 3}, std::pair{16, 4}, std::pair{33, 9}}) {
+        Buffer<float> got(std::vector<int>{w, h}), want(std::vector<int>{w, h});
+        got.set_min({-3, 2});
+        want.set_min({-3, 2});
+        c.realize(got);
+        interpret(p, std::vector<Buffer<void>>{Buffer<void>(want)});
+        INFO(w << " x " << h);
+        CHECK(same(got, want));
+    }
+}

@@ -71,6 +71,12 @@ public:
     Func &vectorize(const VarOrRVar &v, int factor = 0);
     Func &unroll(const VarOrRVar &v, int factor = 0);
     Func &parallel(const VarOrRVar &v);
+    Func &gpu_blocks(const VarOrRVar &v);
+    Func &gpu_blocks(const VarOrRVar &outer, const VarOrRVar &inner);
+    Func &gpu_threads(const VarOrRVar &v);
+    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &tx,
+                   const VarOrRVar &ty, int fx, int fy);
+    Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, int fx);
     // Computes the Func in a loop nest of its own into a buffer over its whole region, as every
     // Func is once the pipeline is scheduled from directives (stage.h); stating it puts the
     // pipeline under directives.

@@ -36,10 +36,10 @@ union Value {
 // One scheduling directive on a definition's loops (Stage::split, Func::parallel, ...), as
 // written; stage_loops.h replays them into the definition's loop nest.
 struct LoopDirective {
-    enum class Kind { Split, Fuse, Reorder, Vectorize, Unroll, Parallel };
+    enum class Kind { Split, Fuse, Reorder, Vectorize, Unroll, Parallel, GpuBlocks, GpuThreads };
     Kind kind = Kind::Split;
     // Split: old, outer, inner. Fuse: inner, outer, fused. Reorder: innermost first.
-    // Vectorize, Unroll, Parallel: the loop.
+    // Vectorize, Unroll, Parallel, GpuBlocks, GpuThreads: the loop.
     std::vector<std::string> vars;
     int factor = 0;  // Split: the factor; Vectorize, Unroll: a split first by this factor (0: none)
 };

@@ -68,6 +68,22 @@ public:
     // ones, which run as one collapsed loop (OpenMP's collapse(2)).
     Stage &parallel(const VarOrRVar &v);
 
+    // GPU targets (Target::cuda): loop v's iterations are the kernel's blocks (one loop, or two
+    // adjacent ones, collapsed into the grid's x dimension), or its threads (the innermost loop,
+    // threadIdx.x; each thread steps by the block's size when the loop is longer). Compiling
+    // for the host with them is a UserError.
+    Stage &gpu_blocks(const VarOrRVar &v);
+    Stage &gpu_blocks(const VarOrRVar &outer, const VarOrRVar &inner);
+    Stage &gpu_threads(const VarOrRVar &v);
+    // split(x, bx, tx, fx).split(y, by, ty, fy).reorder(tx, ty, bx, by), then the two thread
+    // loops fused into one, named "<ty>_<tx>" (ty * fx + tx: threadIdx.x runs along x, so
+    // neighbouring threads touch neighbouring elements), and gpu_blocks(by, bx),
+    // gpu_threads of the fused loop: blocks of fx * fy threads.
+    Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &tx,
+                    const VarOrRVar &ty, int fx, int fy);
+    // split(x, bx, tx, fx), gpu_blocks(bx), gpu_threads(tx).
+    Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, int fx);
+
     // "f" or "f.update(0)".
     std::string name() const;
     int definition() const { return definition_; }

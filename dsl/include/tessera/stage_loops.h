@@ -13,7 +13,8 @@
 // puts f = outer * E + (inner - m) in outer's place, where inner runs over the constant range
 // [m, m + E). reorder(a, b, c) (innermost first) puts the named loops, in that order, into the
 // positions they held. vectorize / unroll with a factor split the loop by it first (the inner
-// loop is named "<v>_vi" / "<v>_ui") and then mark the inner loop.
+// loop is named "<v>_vi" / "<v>_ui") and then mark the inner loop. gpu_blocks marks a loop
+// parallel and gpu_threads marks one vector, both for a GPU target (gpu set).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,9 @@ struct StageLoop {
     Expr value;  // Int(32), over Vars named like the definition's pure Vars and RVars ("r.x")
     std::optional<int64_t> min, extent;  // when the loop's range is constant
     bool parallel = false, vector = false, unroll = false;
+    // gpu_blocks / gpu_threads: on a GPU target, parallel loops become the kernel's blocks and
+    // the vector loop its threads; these say so explicitly (and need a GPU target).
+    bool gpu = false;
     bool from_rdom = false;  // the loop iterates (in part) over RDom variables
 };
 

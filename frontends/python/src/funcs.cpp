@@ -64,7 +64,25 @@ void bind_directives(nb::class_<T> &c) {
              nb::arg("loop"), nb::arg("factor") = 0, nb::rv_policy::reference_internal,
              "Unrolls the loop; with a factor, splits it first and unrolls the inner loop.")
         .def("parallel", [](T &s, nb::handle v) -> T & { return s.parallel(to_loop(v, "parallel")); }, nb::arg("loop"),
-             nb::rv_policy::reference_internal, "Runs the loop's iterations on threads.");
+             nb::rv_policy::reference_internal, "Runs the loop's iterations on threads.")
+        .def("gpu_blocks",
+             [](T &s, nb::args loops) -> T & {
+                 if (loops.size() == 1) return s.gpu_blocks(to_loop(loops[0], "gpu_blocks"));
+                 if (loops.size() == 2) return s.gpu_blocks(to_loop(loops[0], "gpu_blocks"), to_loop(loops[1], "gpu_blocks"));
+                 user_error("gpu_blocks takes one loop, or two adjacent ones (outer, inner).");
+             },
+             nb::rv_policy::reference_internal, "GPU targets: the loop's (or two adjacent loops') iterations are the blocks.")
+        .def("gpu_threads", [](T &s, nb::handle v) -> T & { return s.gpu_threads(to_loop(v, "gpu_threads")); },
+             nb::arg("loop"), nb::rv_policy::reference_internal, "GPU targets: the innermost loop runs across a block's threads.")
+        .def("gpu_tile",
+             [](T &s, nb::handle x, nb::handle y, nb::handle bx, nb::handle by, nb::handle tx, nb::handle ty, int fx,
+                int fy) -> T & {
+                 return s.gpu_tile(to_loop(x, "gpu_tile"), to_loop(y, "gpu_tile"), to_loop(bx, "gpu_tile"),
+                                   to_loop(by, "gpu_tile"), to_loop(tx, "gpu_tile"), to_loop(ty, "gpu_tile"), fx, fy);
+             },
+             nb::arg("x"), nb::arg("y"), nb::arg("bx"), nb::arg("by"), nb::arg("tx"), nb::arg("ty"), nb::arg("x_factor"),
+             nb::arg("y_factor"), nb::rv_policy::reference_internal,
+             "GPU targets: tiles of x_factor x y_factor threads, the tiles as blocks.");
 }
 
 // What `FuncRef.__iadd__` and its kin return: the update is already made.

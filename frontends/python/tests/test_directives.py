@@ -96,3 +96,15 @@ def test_compute_at_a_tile_loop_makes_overlapped_tiles():
     rows = (pad[:, :-2] + pad[:, 1:-1] + pad[:, 2:]) / np.float32(3.0)
     ref = (rows[:-2] + rows[1:-1] + rows[2:]) / np.float32(3.0)
     np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+def test_gpu_tile_runs_in_the_emulator_and_is_refused_for_the_host():
+    data = np.random.default_rng(5).random((21, 35), dtype=np.float32)
+    f, x, y = _scaled(ts.Buffer(data))
+    bx, by, tx, ty = (ts.Var(n) for n in ("bx", "by", "tx", "ty"))
+    f.gpu_tile(x, y, bx, by, tx, ty, 16, 4)
+    with pytest.raises(ts.Error, match="compiled for the host CPU"):
+        ts.compile(f)
+    c = ts.compile(f, ts.Target.cuda(80).emulated())
+    assert "thread" in c.compiler_ir("schedule")
+    np.testing.assert_array_equal(c.realize([35, 21]).numpy(), data * 2.0 + 1.0)

@@ -21,7 +21,8 @@
 
 namespace tessera::poly {
 
-// `max_operations`: isl's quota for the dependence analysis the check needs.
-Program schedule_from_directives(std::shared_ptr<const Model> model, long max_operations);
+// `max_operations`: isl's quota for the dependence analysis and the check. `gpu`: compiling for
+// a GPU target, where gpu_blocks and gpu_threads apply (elsewhere they are a UserError).
+Program schedule_from_directives(std::shared_ptr<const Model> model, long max_operations, bool gpu = false);
 
 } // namespace tessera::poly
