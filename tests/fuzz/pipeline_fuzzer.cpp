@@ -194,11 +194,13 @@ FuzzResult run(uint64_t seed, Choices &choices, const FuzzSettings &settings) {
         return r;
     }
     // A random directive that would compute a wrong result is rejected when compiling, with the
-    // dependence it violates (or, where isl cannot prove it within its quota, as unchecked): a
-    // rejection, as a shared UserError is.
+    // dependence it violates (or, where isl cannot prove it within its quota, as unchecked), and
+    // a compute_at or store_at whose Funcs do not qualify is refused: a rejection, as a shared
+    // UserError is.
     if (settings.directives && !compiled_once && compiled.kind == Thrown::User && interpreted.kind == Thrown::Nothing &&
         (compiled.message.find("is illegal") != std::string::npos ||
-         compiled.message.find("Cannot check the schedule the directives describe") != std::string::npos)) {
+         compiled.message.find("Cannot check the schedule the directives describe") != std::string::npos ||
+         compiled.message.find(".compute_at(") != std::string::npos || compiled.message.find(".store_at(") != std::string::npos)) {
         r.user_error = true;
         r.detail = compiled.message;
         return r;

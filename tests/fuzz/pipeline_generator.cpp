@@ -5,6 +5,7 @@
 // calls, in the same order), so the reproduction of a failure is exactly the pipeline that ran.
 #include "generator.h"
 
+#include <tessera/func_graph.h>
 #include <tessera/stage_loops.h>
 
 #include <algorithm>
@@ -617,6 +618,78 @@ void Generator::add_directives(const std::vector<FuncInfo> &funcs) {
                 }
                 if (!declare.empty()) emit(owner, declare);
                 emit(owner, on + "." + call + ";");
+            }
+        }
+    }
+    // A producer computed inside the tiles of a later Func: the consumer's pure loops split and
+    // reordered into tiles, the producer computed at the last tile loop, or its rows sliding
+    // (store_at the tile, compute_at the first loop inside). Where the pair does not qualify
+    // (another Func reads the producer, rows cannot slide, ...), compiling refuses it.
+    auto reads = [](const FuncInfo &reader, const FuncInfo &read) {
+        for (const Definition *d : definitions_of(*reader.func.contents()))
+            for (const Expr &e : definition_exprs(*d))
+                if (ir::contains_call_to(e, read.func.contents().get())) return true;
+        return false;
+    };
+    if (funcs.size() >= 2 && choices_.percent(40)) {
+        const FuncInfo &f = funcs[size_t(choices_.range(1, int(funcs.size()) - 1))];
+        // Preferably a producer that f alone reads (others are refused when compiling).
+        std::vector<const FuncInfo *> only_f, any;
+        for (const FuncInfo &g : funcs) {
+            if (&g == &f) break;
+            any.push_back(&g);
+            bool alone = reads(f, g);
+            for (const FuncInfo &h : funcs)
+                if (&h != &f && &h != &g && reads(h, g)) alone = false;
+            if (alone) only_f.push_back(&g);
+        }
+        const std::vector<const FuncInfo *> &pool = !only_f.empty() && choices_.percent(85) ? only_f : any;
+        const FuncInfo &g = *pool[size_t(choices_.below(int(pool.size())))];
+        if (f.func.contents()->pure.directives.empty() && g.func.contents()->pure.directives.empty() &&
+            g.func.num_update_definitions() == 0) {
+            int owner = kAlways;
+            for (const Source &src : sources_)
+                if (src.name == f.name) owner = src.owner;
+            std::vector<std::string> outer, inner;  // outermost dimension first (the tuple order)
+            try {
+                for (int d = int(f.vars.size()) - 1; d >= 0; --d) {
+                    std::string v = f.vars[size_t(d)].text, o = "c" + std::to_string(fresh) + "o",
+                                i = "c" + std::to_string(fresh) + "i";
+                    ++fresh;
+                    int factor = choices_.one_of<int>({4, 2, 3, 8});
+                    Func(f.func).split(Var(v), Var(o), Var(i), factor);
+                    emit(owner, "Var " + o + "(\"" + o + "\"), " + i + "(\"" + i + "\");");
+                    emit(owner, f.name + ".split(" + v + ", " + o + ", " + i + ", " + std::to_string(factor) + ");");
+                    outer.push_back(o);
+                    inner.push_back(i);
+                }
+                if (outer.size() > 1) {
+                    std::vector<VarOrRVar> order;
+                    std::string text;
+                    for (auto it = inner.rbegin(); it != inner.rend(); ++it) order.push_back(Var(*it)), text += (text.empty() ? "" : ", ") + *it;
+                    for (auto it = outer.rbegin(); it != outer.rend(); ++it) order.push_back(Var(*it)), text += ", " + *it;
+                    Func(f.func).reorder(order);
+                    emit(owner, f.name + ".reorder({" + text + "});");
+                }
+                if (choices_.percent(50)) {
+                    Func(f.func).parallel(Var(outer.front()));
+                    emit(owner, f.name + ".parallel(" + outer.front() + ");");
+                }
+                if (choices_.percent(50)) {
+                    Func(f.func).vectorize(Var(inner.back()));
+                    emit(owner, f.name + ".vectorize(" + inner.back() + ");");
+                }
+                Func producer(g.func);
+                if (outer.size() > 1 && choices_.percent(40)) {
+                    producer.store_at(f.func, Var(outer.back())).compute_at(f.func, Var(inner.front()));
+                    emit(owner, g.name + ".store_at(" + f.name + ", " + outer.back() + ").compute_at(" + f.name + ", " +
+                                    inner.front() + ");");
+                } else {
+                    producer.compute_at(f.func, Var(outer.back()));
+                    emit(owner, g.name + ".compute_at(" + f.name + ", " + outer.back() + ");");
+                }
+            } catch (const UserError &) {
+                // refused where it is written: the directives so far stay, as the reproduction shows
             }
         }
     }
