@@ -123,7 +123,7 @@ Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &t
 
 Func &Func::compute_root() {
     pure_stage();
-    if (c_->compute_at.defined())
+    if (c_->compute_at.defined() || c_->compute_inline)
         user_error("Func ", c_->name, ": compute_root() after compute_at(). A Func is computed at one place.");
     c_->compute_root = true;
     detail::bump_definitions_epoch();
@@ -146,7 +146,20 @@ FuncContents::LoopLevel loop_level(const FuncContents &self, const Func &consume
 }
 } // namespace
 
+Func &Func::compute_inline() {
+    pure_stage();
+    if (c_->compute_root || c_->compute_at.defined() || c_->store_at.defined())
+        user_error("Func ", c_->name, ": compute_inline() after compute_root(), compute_at() or store_at(). A Func is "
+                   "computed at one place.");
+    if (!c_->pure.directives.empty())
+        user_error("Func ", c_->name, ": compute_inline(), but it has loop directives; an inlined Func has no loops.");
+    c_->compute_inline = true;
+    detail::bump_definitions_epoch();
+    return *this;
+}
+
 Func &Func::compute_at(const Func &consumer, const VarOrRVar &loop) {
+    if (c_->compute_inline) user_error("Func ", c_->name, ": compute_at() after compute_inline(). A Func is computed at one place.");
     if (c_->compute_root)
         user_error("Func ", c_->name, ": compute_at() after compute_root(). A Func is computed at one place.");
     c_->compute_at = loop_level(*c_, consumer, loop, "compute_at");

@@ -133,6 +133,7 @@ struct Printer {
 
     void directives(const FuncContents &f) {
         if (f.compute_root) s << "  compute_root\n";
+        if (f.compute_inline) s << "  compute_inline\n";
         for (auto [what, level] : {std::pair{"compute_at", &f.compute_at}, std::pair{"store_at", &f.store_at}})
             if (level->defined()) {
                 std::shared_ptr<FuncContents> at = level->func.lock();

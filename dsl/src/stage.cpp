@@ -22,6 +22,8 @@ std::string Stage::name() const {
 
 Stage &Stage::add(int kind, std::vector<std::string> vars, int factor) {
     if (!f_->defined) user_error("Func ", f_->name, " has no definition to schedule yet. Define it first.");
+    if (f_->compute_inline && definition_ == 0)
+        user_error("Func ", f_->name, " is computed inline, so it has no loops to schedule.");
     Definition &d = definition_ == 0 ? f_->pure : f_->updates.at(size_t(definition_ - 1));
     LoopDirective directive;
     directive.kind = LoopDirective::Kind(kind);

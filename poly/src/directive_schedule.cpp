@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -450,16 +451,22 @@ Program schedule_from_directives(std::shared_ptr<const Model> model, long max_op
     // The check is bounded like every isl analysis here: dependences through modular
     // predicates and scattered updates took isl 30 s (fuzzer seed 2093 with --directives).
     const Dependences inside = within_stages(m, d, stages);
-    auto checked = [&](const Program &q, bool all_stages_at_root) {
+    // The whole proof (the check, then the search for the culprit) shares one budget of isl
+    // operations: half for the check, an eighth for each step of the search. A step over its
+    // share ends the search, and the violation is reported without naming the directive.
+    auto checked = [&](const Program &q, bool all_stages_at_root, long quota) -> std::optional<Legality> {
         Legality r;
-        if (!within_quota(m.ctx(), max_operations, [&] { r = check_legality(q, all_stages_at_root ? inside : d, false); }))
-            user_error("Cannot check the schedule the directives describe: proving that it respects the dependences "
-                       "exceeded isl's operation quota (",
-                       max_operations, "). Remove directives (the automatic scheduler needs no proof), or simplify the "
-                       "index expressions and RDom predicates.");
+        if (!within_quota(m.ctx(), quota, [&] { r = check_legality(q, all_stages_at_root ? inside : d, false); }))
+            return std::nullopt;
         return r;
     };
-    Legality l = checked(p, at_groups.empty());
+    std::optional<Legality> whole = checked(p, at_groups.empty(), max_operations / 2);
+    if (!whole)
+        user_error("Cannot check the schedule the directives describe: proving that it respects the dependences "
+                   "exceeded isl's operation quota (",
+                   max_operations / 2, "). Remove directives (the automatic scheduler needs no proof), or simplify the "
+                   "index expressions and RDom predicates.");
+    const Legality &l = *whole;
     if (l.legal) return p;
     // Find a loop directive whose addition makes the schedule illegal (every Func at root): in
     // the directives in order (stage by stage, each stage's as written), a prefix that is legal
@@ -480,17 +487,34 @@ Program schedule_from_directives(std::shared_ptr<const Model> model, long max_op
         return program_from_tree(model, directive_tree(model, stages, prefix, {}, g), g);
     };
     // (Without compute_at groups, the full program is that of every directive.)
-    if (!flat.empty() && (at_groups.empty() || !checked(prefix_program(flat.size()), true).legal)) {
+    const long step_quota = max_operations / 8;
+    auto step_legal = [&](size_t count) -> std::optional<bool> {
+        std::optional<Legality> r = checked(prefix_program(count), true, step_quota);
+        if (!r) return std::nullopt;
+        return r->legal;
+    };
+    std::optional<bool> loops_alone = at_groups.empty() ? std::optional<bool>(false) : step_legal(flat.size());
+    if (!flat.empty() && loops_alone && !*loops_alone) {
         size_t lo = 0, hi = flat.size();  // prefix lo is legal, prefix hi is not
-        while (hi - lo > 1) {
+        bool found = true;
+        while (hi - lo > 1 && found) {
             size_t mid = (lo + hi) / 2;
-            (checked(prefix_program(mid), true).legal ? lo : hi) = mid;
+            std::optional<bool> legal = step_legal(mid);
+            if (!legal) found = false;
+            else (*legal ? lo : hi) = mid;
         }
-        const StageRef &st = stages[flat[hi - 1].first];
-        Legality lq = hi == flat.size() && at_groups.empty() ? l : checked(prefix_program(hi), true);
-        user_error("Func ", st.func->name, ": the directive ",
-                   directive_text(*st.func, st.definition, own_directives(st)[flat[hi - 1].second]), " is illegal. ",
-                   lq.violation);
+        if (found) {
+            const StageRef &st = stages[flat[hi - 1].first];
+            std::optional<Legality> lq =
+                hi == flat.size() && at_groups.empty() ? whole : checked(prefix_program(hi), true, step_quota);
+            if (lq)
+                user_error("Func ", st.func->name, ": the directive ",
+                           directive_text(*st.func, st.definition, own_directives(st)[flat[hi - 1].second]),
+                           " is illegal. ", lq->violation);
+        }
+        user_error("The schedule the directives describe is illegal (which directive makes it so could not be found "
+                   "within isl's operation quota). ",
+                   l.violation);
     }
     if (!at_groups.empty()) {
         const FuncContents &lead = *at_groups.front().producers.front();

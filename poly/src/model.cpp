@@ -117,6 +117,16 @@ public:
 
     void build() {
         m_.graph = build_pipeline_graph(m_.pipeline.outputs());
+        for (const auto &f : m_.graph.funcs) {
+            if (!f->compute_inline) continue;
+            if (!f->updates.empty())
+                user_error("Func ", f->name, ".compute_inline(): ", f->name,
+                           " has update definitions, and only a pure Func is computed inline. Compute it at root.");
+            for (const Func &o : m_.pipeline.outputs())
+                if (o.contents() == f)
+                    user_error("Func ", f->name, ".compute_inline(): ", f->name,
+                               " is an output of the pipeline, which is stored in its buffer, not inlined.");
+        }
         transposed_ = transposed_operands(m_.graph);
         add_transposed_operands(m_.graph, transposed_);
         make_parameters();
@@ -251,11 +261,21 @@ private:
 
     // ---- Lowering of definitions ------------------------------------------------------------
 
-    // Replaces RDom variables by Vars of the same name, and input sizes and Params by the Vars
-    // of their parameters.
+    // Replaces RDom variables by Vars of the same name, input sizes and Params by the Vars of
+    // their parameters, and calls of Funcs computed inline (Func::compute_inline) by their
+    // values at the call's coordinates.
     Expr lower(const Expr &e) const {
         return ir::transform(e, [&](const Expr &n) -> Expr {
             switch (n->op) {
+            case Op::FuncCall: {
+                if (!n->func_ptr->compute_inline) return n;
+                // The coordinates are lowered already; the value is lowered once substituted
+                // (its own inlined calls included: pure definitions are not recursive).
+                const FuncContents &f = *n->func_ptr;
+                std::map<std::string, Expr> at;
+                for (size_t i = 0; i < f.pure_args.size(); ++i) at[f.pure_args[i]] = n->args[i];
+                return lower(ir::substitute(f.pure.value, at));
+            }
             case Op::RVar: return ir::make_var(n->name);
             case Op::BufferDim:
                 return param(n->which == 0 ? Parameter::Kind::InputMin : Parameter::Kind::InputExtent, -1,

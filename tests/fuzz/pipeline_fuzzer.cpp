@@ -200,7 +200,8 @@ FuzzResult run(uint64_t seed, Choices &choices, const FuzzSettings &settings) {
     if (settings.directives && !compiled_once && compiled.kind == Thrown::User && interpreted.kind == Thrown::Nothing &&
         (compiled.message.find("is illegal") != std::string::npos ||
          compiled.message.find("Cannot check the schedule the directives describe") != std::string::npos ||
-         compiled.message.find(".compute_at(") != std::string::npos || compiled.message.find(".store_at(") != std::string::npos)) {
+         compiled.message.find(".compute_at(") != std::string::npos || compiled.message.find(".store_at(") != std::string::npos ||
+         compiled.message.find(".compute_inline()") != std::string::npos)) {
         r.user_error = true;
         r.detail = compiled.message;
         return r;

@@ -625,6 +625,15 @@ void Generator::add_directives(const std::vector<FuncInfo> &funcs) {
     // reordered into tiles, the producer computed at the last tile loop, or its rows sliding
     // (store_at the tile, compute_at the first loop inside). Where the pair does not qualify
     // (another Func reads the producer, rows cannot slide, ...), compiling refuses it.
+    // Some pure Funcs computed inline (refused when compiling for an output).
+    for (const FuncInfo &fi : funcs)
+        if (fi.func.num_update_definitions() == 0 && fi.func.contents()->pure.directives.empty() && choices_.percent(15)) {
+            int owner = kAlways;
+            for (const Source &src : sources_)
+                if (src.name == fi.name) owner = src.owner;
+            Func(fi.func).compute_inline();
+            emit(owner, fi.name + ".compute_inline();");
+        }
     auto reads = [](const FuncInfo &reader, const FuncInfo &read) {
         for (const Definition *d : definitions_of(*reader.func.contents()))
             for (const Expr &e : definition_exprs(*d))
@@ -646,7 +655,7 @@ void Generator::add_directives(const std::vector<FuncInfo> &funcs) {
         const std::vector<const FuncInfo *> &pool = !only_f.empty() && choices_.percent(85) ? only_f : any;
         const FuncInfo &g = *pool[size_t(choices_.below(int(pool.size())))];
         if (f.func.contents()->pure.directives.empty() && g.func.contents()->pure.directives.empty() &&
-            g.func.num_update_definitions() == 0) {
+            g.func.num_update_definitions() == 0 && !f.func.contents()->compute_inline && !g.func.contents()->compute_inline) {
             int owner = kAlways;
             for (const Source &src : sources_)
                 if (src.name == f.name) owner = src.owner;

@@ -437,3 +437,57 @@ TEST_CASE("gpu_tile maps tiles to blocks and their points to threads on a GPU ta
         CHECK(same(got, want));
     }
 }
+
+TEST_CASE("every app scheduled with auto_schedule(false) computes its results", "[directives]") {
+    // Each Func at root in Halide's default loop order: the baseline every directive edits.
+    for (const std::string &name : apps::app_names()) {
+        auto app = apps::make_app(name);
+        app->pipeline().auto_schedule(false);
+        std::vector<int> sizes = app->default_sizes();
+        for (int &s : sizes) s = std::min(s, 23);
+        INFO(name);
+        app->prepare(sizes, 5);
+        std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
+        app->pipeline().compile(Target::host(), {}).realize(got);
+        app->reference(want);
+        for (size_t i = 0; i < got.size(); ++i) CHECK(apps::compare(got[i], want[i], app->tolerance()).ok);
+    }
+}
+
+TEST_CASE("compute_inline replaces every call by the value, under the automatic schedule and under directives",
+          "[directives]") {
+    for (bool directives : {false, true}) {
+        Var x("x"), y("y");
+        Buffer<float> in = random_image(48, 48, 13);
+        in.set_min({-8, -8});
+        Func g("g"), h("h"), f("f");
+        g(x, y) = in(x, y) * 3.0f;
+        h(x, y) = g(x, y) + g(x + 1, y);  // inlined into f, and g into h's value
+        f(x, y) = h(x, y - 1) * h(x, y + 1);
+        g.compute_inline();
+        h.compute_inline();
+        if (directives) f.parallel(y).vectorize(x);
+        Pipeline p(f);
+        CHECK(p.auto_scheduled() == !directives);
+        nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+        INFO("directives " << directives << "\n" << j["loop_nest"].get<std::string>());
+        REQUIRE(j["statements"].size() == 1);
+        CHECK(j["statements"][0]["func"] == "f");
+        CHECK(pipeline_text(p).find("compute_inline") != std::string::npos);
+        for (auto [w, hh] : {std::pair{1, 1}, std::pair{17, 9}, std::pair{31, 30}}) check_against_interpreter(p, w, hh);
+    }
+    Var x("x");
+    Buffer<float> in = random_image(8, 8, 14);
+    Func u("u"), v("v");
+    RDom r(0, 3, "r");
+    u(x) = in(x, 0);
+    u(r.x) += 1.0f;
+    v(x) = u(x) * 2.0f;
+    u.compute_inline();
+    REQUIRE_USER_ERROR(Pipeline(v).compile(Target::host(), {}), "u.compute_inline()", "update definitions");
+    Func w("w");
+    w(x) = in(x, 1);
+    w.compute_inline();
+    REQUIRE_USER_ERROR(Pipeline(w).compile(Target::host(), {}), "w.compute_inline()", "is an output");
+    REQUIRE_USER_ERROR(w.parallel(x), "computed inline");
+}

@@ -91,6 +91,10 @@ public:
     // iteration at `loop`, and rows slide (each computed once per tile, just before it is
     // read), as the automatic scheduler's line buffers do.
     Func &store_at(const Func &consumer, const VarOrRVar &loop);
+    // Computes the Func where it is used: each call is replaced by the Func's value at the
+    // call's coordinates (a pure Func only; not an output). Unlike the other directives, this
+    // one applies under the automatic scheduler too, and leaves the pipeline scheduled by it.
+    Func &compute_inline();
 
     const std::shared_ptr<FuncContents> &contents() const { return c_; }
 

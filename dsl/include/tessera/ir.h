@@ -69,6 +69,9 @@ struct FuncContents {
         bool defined() const { return !loop.empty(); }
     };
     LoopLevel compute_at, store_at;
+    // Func::compute_inline(): every call is replaced by the value at its coordinates; the Func
+    // has no loops and no storage.
+    bool compute_inline = false;
 
     int dimensions() const { return int(pure_args.size()); }
 };

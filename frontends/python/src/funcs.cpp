@@ -192,6 +192,8 @@ void define_funcs(nb::module_ &m) {
              [](Func &f, const Func &consumer, nb::handle loop) -> Func & { return f.compute_at(consumer, to_loop(loop, "compute_at")); },
              nb::arg("consumer"), nb::arg("loop"), nb::rv_policy::reference_internal,
              "Computes what each iteration of the consumer's tile loop needs, inside it (overlapped tiles).")
+        .def("compute_inline", &Func::compute_inline, nb::rv_policy::reference_internal,
+             "Computes the Func where it is used: each call becomes its value at the call's coordinates.")
         .def("store_at",
              [](Func &f, const Func &consumer, nb::handle loop) -> Func & { return f.store_at(consumer, to_loop(loop, "store_at")); },
              nb::arg("consumer"), nb::arg("loop"), nb::rv_policy::reference_internal,

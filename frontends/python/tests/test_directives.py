@@ -108,3 +108,15 @@ def test_gpu_tile_runs_in_the_emulator_and_is_refused_for_the_host():
     c = ts.compile(f, ts.Target.cuda(80).emulated())
     assert "thread" in c.compiler_ir("schedule")
     np.testing.assert_array_equal(c.realize([35, 21]).numpy(), data * 2.0 + 1.0)
+
+
+def test_compute_inline_leaves_one_statement():
+    data = np.random.default_rng(6).random((9, 13), dtype=np.float32)
+    x, y = ts.Var("x"), ts.Var("y")
+    g, f = ts.Func("g"), ts.Func("f")
+    g[x, y] = ts.Buffer(data)[x, y] * 3.0
+    f[x, y] = g[x, y] + 1.0
+    g.compute_inline()
+    p = ts.Pipeline(f)
+    assert [s["func"] for s in json.loads(p.schedule_json())["statements"]] == ["f"]
+    np.testing.assert_array_equal(p.realize([13, 9]).numpy(), data * np.float32(3.0) + np.float32(1.0))
