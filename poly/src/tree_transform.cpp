@@ -255,11 +255,6 @@ Distribution distribute_innermost_member(const isl::schedule_node &node, const i
     return d;
 }
 
-isl::schedule_node replace_band_members(const isl::schedule_node &node, const isl::multi_union_pw_aff &members) {
-    isl::schedule_node below = isl::manage(isl_schedule_node_delete(node.copy()));
-    return below.insert_partial_schedule(members);
-}
-
 isl::schedule_node mark_member(const isl::schedule_node &node, int member, const Mark &mark, int count) {
     isl::schedule_node n = node;
     if (member > 0) n = split_band(n, member).child(0);

@@ -1,18 +1,21 @@
 // The program a pipeline's scheduling directives describe (dsl stage.h), in place of the
 // automatic scheduler's.
 //
-// Start from the model's original schedule (one band per definition, in definition order, each
-// over the definition's loops in Halide's default order), and replace each definition's band by
-// the loops its directives produce (stage_loops.h), as named tree edits: replace_band_members,
-// then mark_member ("parallel", "vector") and unroll_member. Every Func keeps a full buffer
-// (computed at root). Example: f(x, y) = g(x, y) + 1 with f.split(x, xo, xi, 8).parallel(y)
-// makes f's band [y, floor(x / 8), x mod 8] with a "parallel" mark above a band of y alone.
+// Each definition runs at root in the original order (a Func's buffer holds its whole region),
+// as one band over the loops its directives produce (stage_loops.h), then named tree edits:
+// mark_member ("parallel", "parallel:2", "vector") and unroll_member; unrolled rows and a vector
+// block below reduction loops get a "register_tile" mark (register_tiling.h). Example:
+// f(x, y) = g(x, y) + 1 with f.split(x, xo, xi, 8).parallel(y) makes f's band
+// [y, floor(x / 8), x mod 8] with a "parallel" mark above a band of y alone. Funcs computed at a
+// consumer's loop (compute_at, store_at) run in the consumer's tiles instead: an overlapped group
+// (overlapped_tiling.h) with the consumer's tile sizes and order, rows sliding through a ring
+// when stored at the tile and computed at its row loop.
 //
-// The program is checked against the dependences (legality.h). An illegal one is a UserError
-// that names the first directive (in definition order, then as written) whose addition makes it
-// illegal, and the dependence it violates: "Func f: f.update(0).reorder(r.y, r.x) is illegal.
-// The schedule violates the flow (read-after-write) dependence from S_f_1 to S_f_1 (distance
-// ...)".
+// The program is checked against the dependences (legality.h) under isl's operation quota. An
+// illegal one is a UserError that names a directive whose addition makes it illegal (binary
+// search over the directives in definition order, then as written) and the dependence it
+// violates: "Func f: the directive f.update(0).reorder(r.y, r.x) is illegal. The schedule
+// violates the flow (read-after-write) dependence from S_f_1 to S_f_1 (distance [1, -1]) ...".
 #pragma once
 
 #include <memory>

@@ -98,13 +98,6 @@ Distribution distribute_innermost_member(const isl::schedule_node &node, const i
 // (covariance's AST: 408 ms -> 96 ms). Returns the sequence; the failure says why not.
 Distribution distribute_band(const isl::schedule_node &node, const isl::union_map &deps, const std::vector<isl::union_set> &pieces);
 
-// Replaces the band at `node` by a band over `members` (one affine function of the statement
-// instances per loop, outermost first), keeping its position; returns the new band, neither
-// permutable nor coincident (a schedule written by directives claims nothing; legality.h
-// checks it). Example: the band [x, y] of S_f_0 with members {S_f_0[y, x] -> [floor(x / 8)];
-// ... -> [y]; ... -> [x mod 8]} runs x in blocks of 8, each block's rows in order.
-isl::schedule_node replace_band_members(const isl::schedule_node &node, const isl::multi_union_pw_aff &members);
-
 // Puts members `member` .. `member + count - 1` of the band at `node` into a band of their own
 // (splitting the band above and below them) and inserts `mark` directly above that band; returns
 // the mark node. The mark applies to the band's loops: "parallel" runs its one loop on threads
