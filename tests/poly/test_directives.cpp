@@ -363,6 +363,19 @@ TEST_CASE("compute_at and store_at that cannot apply are errors naming the direc
         b.bx.compute_at(b.by, b.xo);
         REQUIRE_USER_ERROR(Pipeline(other).compile(Target::host(), {}), "Func other also reads blur_x");
     }
+    SECTION("a producer read along a diagonal, whose box the tiles do not cover") {
+        // Fuzzer seed 20256 with --directives: f3(x) = f1(2x + 2, x - 1); f1's box has points no
+        // tile reads.
+        Var x("x"), y("y"), xo("xo"), xi("xi");
+        Buffer<float> in = random_image(80, 80, 15);
+        Func f1("f1"), f3("f3");
+        f1(x, y) = in(x, y) + 1.0f;
+        f3(x) = f1(2 * x + 2, x - 1);
+        f3.split(x, xo, xi, 8);
+        f1.compute_at(f3, xo);
+        REQUIRE_USER_ERROR(Pipeline(f3).compile(Target::host(), {}), "f1.compute_at(f3, xo)", "does not apply",
+                           "Compute the producer at root");
+    }
     SECTION("store_at without compute_at") {
         Blur b;
         b.by.tile(b.x, b.y, b.xo, b.yo, b.xi, b.yi, 16, 8);
