@@ -69,7 +69,7 @@ public:
                 v = inner;
             }
             StageLoop &l = loops_[find(v)];
-            if (l.unroll || (vec && l.vector) || (!vec && l.vector))
+            if (l.unroll || l.vector)
                 fail("loop " + v + " is already " + (l.unroll ? "unrolled" : "vectorized") + "; a loop takes one of vectorize and unroll.");
             if (vec) {
                 if (l.parallel) fail("loop " + v + " is already parallel; a loop is parallel or vectorized, not both.");

@@ -38,20 +38,22 @@ struct StageRef {
 
 std::vector<StageRef> stages_of(const Model &m) {
     std::vector<StageRef> stages;
-    for (size_t i = 0; i < m.statements.size(); ++i) {
-        const Statement &s = m.statements[i];
-        if (!stages.empty() && stages.back().func == s.func && stages.back().definition == s.definition && s.definition > 0) {
-            stages.back().statements.push_back(int(i));
-            continue;
-        }
+    for (std::vector<int> &d : definitions_in_order(m)) {
         StageRef r;
         r.index = int(stages.size());
-        r.func = s.func;
-        r.definition = s.definition;
-        r.statements = {int(i)};
+        r.func = m.statements[size_t(d.front())].func;
+        r.definition = m.statements[size_t(d.front())].definition;
+        r.statements = std::move(d);
         stages.push_back(r);
     }
     return stages;
+}
+
+// The instances of a stage: the union of its statements' domains.
+isl::union_set domain_of(const Model &m, const StageRef &st) {
+    isl::union_set dom = isl::union_set::empty(m.ctx());
+    for (int si : st.statements) dom = dom.unite(isl::union_set(m.statements[size_t(si)].domain));
+    return dom;
 }
 
 const std::vector<LoopDirective> &own_directives(const StageRef &st) {
@@ -66,9 +68,7 @@ isl::multi_union_pw_aff band_members(const Model &m, const StageRef &st, const s
     isl::union_map all = isl::union_map::empty(m.ctx());
     for (int si : st.statements) {
         const Statement &s = m.statements[size_t(si)];
-        AffineSpace sp;
-        sp.universe = isl::set::universe(s.domain.space());
-        for (size_t i = 0; i < s.dims.size(); ++i) sp.var_dims[s.dims[i]] = int(i);
+        AffineSpace sp = m.instance_space(s.name, s.dims);
         isl_space *range = isl_space_set_from_params(isl_space_params(s.domain.space().release()));
         range = isl_space_add_dims(range, isl_dim_set, unsigned(loops.size()));
         isl_space *map_space = isl_space_map_from_domain_and_range(s.domain.space().release(), range);
@@ -107,9 +107,7 @@ int register_block_start(const std::vector<StageLoop> &loops) {
 // where the mark would be unsound (register_tile_unsound), the rows are unrolled by isl instead.
 isl::schedule root_stage_schedule(const Model &m, const StageRef &st, const std::vector<StageLoop> &loops,
                                   bool register_block = true) {
-    isl::union_set dom = isl::union_set::empty(m.ctx());
-    for (int si : st.statements) dom = dom.unite(isl::union_set(m.statements[size_t(si)].domain));
-    isl::schedule_node node = isl::schedule::from_domain(dom).root().child(0);
+    isl::schedule_node node = isl::schedule::from_domain(domain_of(m, st)).root().child(0);
     if (loops.empty()) return node.schedule();  // a zero-dimensional definition has no loops
     isl::schedule_node band = node.insert_partial_schedule(band_members(m, st, loops));
     const int n = int(loops.size());
@@ -413,10 +411,7 @@ isl::schedule directive_tree(std::shared_ptr<const Model> model, const std::vect
 Dependences within_stages(const Model &m, const Dependences &d, const std::vector<StageRef> &stages) {
     std::vector<isl::union_set> domains;
     for (const StageRef &st : stages) {
-        if (own_directives(st).empty()) continue;
-        isl::union_set dom = isl::union_set::empty(m.ctx());
-        for (int si : st.statements) dom = dom.unite(isl::union_set(m.statements[size_t(si)].domain));
-        domains.push_back(dom);
+        if (!own_directives(st).empty()) domains.push_back(domain_of(m, st));
     }
     auto keep = [&](const isl::union_map &u) {
         isl::union_map r = isl::union_map::empty(m.ctx());

@@ -38,6 +38,31 @@ std::string coords(isl_point *p, isl_dim_type type, int first, int n) {
     return s.str();
 }
 
+// How a violation quotes one dependence (a map between statement instances): the distance
+// between the two instances ("[1, -1]"), and one pair of them ("S_f_1[1, 1]", "S_f_1[2, 0]").
+struct QuotedDependence {
+    std::string source, sink;  // tuple names
+    std::string distance;      // empty when the two tuples differ in dimension
+    std::string source_point, sink_point;
+};
+
+QuotedDependence quote(const isl::map &dep) {
+    QuotedDependence q;
+    q.source = isl_map_get_tuple_name(dep.get(), isl_dim_in);
+    q.sink = isl_map_get_tuple_name(dep.get(), isl_dim_out);
+    int n_in = int(isl_map_dim(dep.get(), isl_dim_in)), n_out = int(isl_map_dim(dep.get(), isl_dim_out));
+    if (n_in == n_out) {
+        isl_point *dp = isl_set_sample_point(isl_map_deltas(dep.copy()));
+        q.distance = coords(dp, isl_dim_set, 0, n_in);
+        isl_point_free(dp);
+    }
+    isl_point *pt = isl_set_sample_point(isl_map_wrap(dep.copy()));
+    q.source_point = q.source + coords(pt, isl_dim_set, 0, n_in);
+    q.sink_point = q.sink + coords(pt, isl_dim_set, n_in, n_out);
+    isl_point_free(pt);
+    return q;
+}
+
 // The map from one executed copy to the model instance it computes.
 isl::map copy_to_instance(const Program &p, const ExecStatement &e) {
     const Statement &s = p.model->statements[size_t(e.statement)];
@@ -111,21 +136,12 @@ struct Checker {
                 ud.intersect(isl::manage(isl_union_map_from_domain_and_range(bad.domain().apply(inst_time.reverse()).release(),
                                                                              bad.range().apply(inst_time.reverse()).release())));
             std::vector<isl::map> examples = maps_of(inst.is_empty() ? ud : inst);
-            const isl::map &ex = examples.front();
-            const char *src = isl_map_get_tuple_name(ex.get(), isl_dim_in);
-            const char *dst = isl_map_get_tuple_name(ex.get(), isl_dim_out);
-            int n_in = int(isl_map_dim(ex.get(), isl_dim_in)), n_out = int(isl_map_dim(ex.get(), isl_dim_out));
+            QuotedDependence q = quote(examples.front());
             std::ostringstream s;
-            s << "The schedule violates the " << kind << " dependence from " << src << " to " << dst;
-            if (n_in == n_out) {
-                isl_point *dp = isl_set_sample_point(isl_map_deltas(ex.copy()));
-                s << " (distance " << coords(dp, isl_dim_set, 0, n_in) << ")";
-                isl_point_free(dp);
-            }
-            isl_point *pt = isl_set_sample_point(isl_map_wrap(ex.copy()));
-            s << ": " << src << coords(pt, isl_dim_set, 0, n_in) << " must run before " << dst
-              << coords(pt, isl_dim_set, n_in, n_out) << " (" << meaning << "), but the schedule runs it after.";
-            isl_point_free(pt);
+            s << "The schedule violates the " << kind << " dependence from " << q.source << " to " << q.sink;
+            if (!q.distance.empty()) s << " (distance " << q.distance << ")";
+            s << ": " << q.source_point << " must run before " << q.sink_point << " (" << meaning
+              << "), but the schedule runs it after.";
             fail(s.str());
             return;
         }
@@ -372,24 +388,13 @@ static void check_marks(const Program &p, const isl::union_map &deps, Checker &c
         bool collapsed = mark.kind == Mark::Kind::Parallel || mark.kind == Mark::Kind::Kernel;
         isl::union_map carried = carried_dependences(band, deps, collapsed ? mark.collapse : 1);
         if (!carried.is_empty()) {
-            std::vector<isl::map> ex = maps_of(carried);
-            const isl::map &e = ex.front();
-            const char *src = isl_map_get_tuple_name(e.get(), isl_dim_in), *dst = isl_map_get_tuple_name(e.get(), isl_dim_out);
-            int n_in = int(isl_map_dim(e.get(), isl_dim_in)), n_out = int(isl_map_dim(e.get(), isl_dim_out));
-            // An example pair, and the distance between instances of one statement.
-            std::string example;
-            if (n_in == n_out && std::string(src) == dst) {
-                isl_point *dp = isl_set_sample_point(isl_map_deltas(e.copy()));
-                example += " (distance " + coords(dp, isl_dim_set, 0, n_in) + ")";
-                isl_point_free(dp);
-            }
-            isl_point *pt = isl_set_sample_point(isl_map_wrap(e.copy()));
-            example += detail::str_cat(": ", src, coords(pt, isl_dim_set, 0, n_in), " and ", dst,
-                                       coords(pt, isl_dim_set, n_in, n_out), " touch the same element");
-            isl_point_free(pt);
-            c.fail(detail::str_cat("The loop", mark.collapse > 1 ? "s" : "", " marked ", mark.text(), " around ", src,
-                                   " carries a dependence from ", src, " to ", dst, example,
-                                   ", so its iterations may not run in parallel. Remove the mark."));
+            QuotedDependence q = quote(maps_of(carried).front());
+            // (The distance only between instances of one statement.)
+            std::string distance = q.source == q.sink && !q.distance.empty() ? " (distance " + q.distance + ")" : "";
+            c.fail(detail::str_cat("The loop", mark.collapse > 1 ? "s" : "", " marked ", mark.text(), " around ", q.source,
+                                   " carries a dependence from ", q.source, " to ", q.sink, distance, ": ", q.source_point,
+                                   " and ", q.sink_point, " touch the same element, so its iterations may not run in "
+                                   "parallel. Remove the mark."));
         }
     }
 }

@@ -88,6 +88,14 @@ std::optional<isl::id> Model::param_id(const std::string &var_name) const {
     return isl::id(ctx(), p->name);
 }
 
+AffineSpace Model::instance_space(const std::string &tuple, const std::vector<std::string> &dims) const {
+    AffineSpace s;
+    s.universe = isl::set::universe(set_space(tuple, unsigned(dims.size())));
+    for (size_t i = 0; i < dims.size(); ++i) s.var_dims[dims[i]] = int(i);
+    s.param_id = [this](const std::string &v) { return param_id(v); };
+    return s;
+}
+
 isl::space Model::set_space(const std::string &tuple, unsigned dims) const {
     isl_space *s = isl_space_params_alloc(ctx().get(), 0);
     for (const Parameter &p : params)
@@ -247,14 +255,6 @@ private:
     AffineSpace param_space() const {
         AffineSpace s;
         s.universe = isl::set::universe(m_.set_space("", 0).params());
-        s.param_id = [this](const std::string &v) { return m_.param_id(v); };
-        return s;
-    }
-
-    AffineSpace statement_space(const std::string &tuple, const std::vector<std::string> &dims) const {
-        AffineSpace s;
-        s.universe = isl::set::universe(m_.set_space(tuple, unsigned(dims.size())));
-        for (size_t i = 0; i < dims.size(); ++i) s.var_dims[dims[i]] = int(i);
         s.param_id = [this](const std::string &v) { return m_.param_id(v); };
         return s;
     }
@@ -563,7 +563,7 @@ private:
                 RegionPart written;
                 make_update_statement(*f, int(k), required, s, written);
                 if (s.domain.is_empty()) continue;
-                AffineSpace sp = statement_space(s.name, s.dims);
+                AffineSpace sp = m_.instance_space(s.name, s.dims);
                 realized_parts.push_back(written);
                 visit_calls(s, [&](const ExprNode &call) {
                     if (call.op != Op::FuncCall || call.func_ptr != f) return;
@@ -585,7 +585,7 @@ private:
             pure.domain = rename(realized, pure.name);
             pure.value = lower(f->pure.value);
             for (const std::string &a : f->pure_args) pure.store.push_back(ir::make_var(a));
-            AffineSpace psp = statement_space(pure.name, pure.dims);
+            AffineSpace psp = m_.instance_space(pure.name, pure.dims);
             pure.write = access(pure, psp, pure.store, ai, f->name);
 
             // Regions above are those of whole definitions; statements below are their cases.
@@ -597,7 +597,7 @@ private:
             }
             stmts = std::move(cases);
             for (Statement &s : stmts) {
-                AffineSpace sp = statement_space(s.name, s.dims);
+                AffineSpace sp = m_.instance_space(s.name, s.dims);
                 visit_calls(s, [&](const ExprNode &call) {
                     int target = call.op == Op::FuncCall ? m_.array_of(call.func_ptr) : m_.array_of(call.input.get());
                     TESSERA_INTERNAL_ASSERT(target >= 0, "no array for ", call.name);
@@ -646,7 +646,7 @@ private:
             }
         if (u.rdom)
             for (int r = int(u.rdom->dims.size()) - 1; r >= 0; --r) s.dims.push_back(u.rdom->dims[size_t(r)].name);
-        AffineSpace sp = statement_space(s.name, s.dims);
+        AffineSpace sp = m_.instance_space(s.name, s.dims);
         // An update runs only where the Func is computed at all, where its consumers need some
         // of it: one that writes through its RDom alone (f(r.x + 1) = ...) would otherwise run,
         // and read its inputs, for a Func nothing reads (a consumer's RDom empty at run time).
@@ -730,7 +730,7 @@ private:
     // update's name. More than kMaxCases cases keep the update whole.
     static constexpr size_t kMaxCases = 8;
     void split_affine_selects(Statement s, int array, std::vector<Statement> &out) {
-        AffineSpace sp = statement_space(s.name, s.dims);
+        AffineSpace sp = m_.instance_space(s.name, s.dims);
         std::vector<std::pair<isl::set, Expr>> cases;
         std::function<void(const isl::set &, const Expr &)> split = [&](const isl::set &dom, const Expr &v) {
             if (v->op == Op::Select && cases.size() < kMaxCases) {
@@ -754,7 +754,7 @@ private:
             if (i > 0) c.name = unique(s.name + "_case" + std::to_string(i));
             c.domain = rename(cases[i].first, c.name);
             c.value = cases[i].second;
-            c.write = access(c, statement_space(c.name, c.dims), c.store, array, s.func->name);
+            c.write = access(c, m_.instance_space(c.name, c.dims), c.store, array, s.func->name);
             out.push_back(std::move(c));
         }
     }
@@ -787,32 +787,24 @@ private:
             m_.original = isl::schedule::from_domain(dom);
             return;
         }
-        // The cases of one definition (split_affine_selects) are consecutive and share one
-        // entry: they run interleaved in the definition's order, not one case after the other.
-        std::vector<std::vector<size_t>> definitions;
-        for (size_t i = 0; i < m_.statements.size(); ++i) {
-            const Statement &s = m_.statements[i];
-            bool same = !definitions.empty() && s.definition > 0 &&
-                        m_.statements[definitions.back().front()].func == s.func &&
-                        m_.statements[definitions.back().front()].definition == s.definition;
-            if (same) definitions.back().push_back(i);
-            else definitions.push_back({i});
-        }
+        // The cases of one definition share one entry: they run interleaved in the definition's
+        // order, not one case after the other.
+        std::vector<std::vector<int>> definitions = definitions_in_order(m_);
         isl::schedule_node node = isl::schedule::from_domain(dom).root().child(0);
         isl::union_set_list filters(m_.ctx(), int(definitions.size()));
         for (const auto &d : definitions) {
-            isl::union_set filter(m_.statements[d.front()].domain);
-            for (size_t i = 1; i < d.size(); ++i) filter = filter.unite(isl::union_set(m_.statements[d[i]].domain));
+            isl::union_set filter(m_.statements[size_t(d.front())].domain);
+            for (size_t i = 1; i < d.size(); ++i) filter = filter.unite(isl::union_set(m_.statements[size_t(d[i])].domain));
             filters = filters.add(filter);
         }
         if (definitions.size() > 1) node = node.insert_sequence(filters);
         for (size_t k = 0; k < definitions.size(); ++k) {
-            const Statement &first = m_.statements[definitions[k].front()];
+            const Statement &first = m_.statements[size_t(definitions[k].front())];
             isl::schedule_node leaf = definitions.size() > 1 ? node.child(int(k)).child(0) : node;
             if (!first.dims.empty()) {
                 isl::union_map ids = isl::union_map::empty(m_.ctx());
-                for (size_t i : definitions[k]) {
-                    isl::space dom_space = m_.statements[i].domain.space();
+                for (int i : definitions[k]) {
+                    isl::space dom_space = m_.statements[size_t(i)].domain.space();
                     isl::map id = isl::manage(isl_map_identity(isl_space_map_from_set(dom_space.copy())));
                     ids = ids.unite(isl::union_map(isl::manage(isl_map_reset_tuple_id(id.release(), isl_dim_out))));
                 }
@@ -863,6 +855,18 @@ private:
 };
 
 } // namespace
+
+std::vector<std::vector<int>> definitions_in_order(const Model &m) {
+    std::vector<std::vector<int>> definitions;
+    for (size_t i = 0; i < m.statements.size(); ++i) {
+        const Statement &s = m.statements[i];
+        bool same = !definitions.empty() && s.definition > 0 && m.statements[size_t(definitions.back().front())].func == s.func &&
+                    m.statements[size_t(definitions.back().front())].definition == s.definition;
+        if (same) definitions.back().push_back(int(i));
+        else definitions.push_back({int(i)});
+    }
+    return definitions;
+}
 
 std::unique_ptr<Model> build_model(const Pipeline &p) {
     auto m = std::make_unique<Model>();

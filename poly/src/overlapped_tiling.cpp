@@ -19,10 +19,7 @@ namespace {
 
 // { S[i] -> [t] : t_j = floor(i_j / T_j) } for the root statement.
 isl::map tile_map(const Model &m, const Statement &root, const std::vector<int> &sizes) {
-    AffineSpace sp;
-    sp.universe = isl::set::universe(root.domain.space());
-    for (size_t j = 0; j < root.dims.size(); ++j) sp.var_dims[root.dims[j]] = int(j);
-    sp.param_id = [&m](const std::string &v) { return m.param_id(v); };
+    AffineSpace sp = m.instance_space(root.name, root.dims);
     isl_map *r = nullptr;
     for (size_t j = 0; j < root.dims.size(); ++j) {
         Expr t = ir::make_var(root.dims[j]) / sizes[j];

@@ -238,6 +238,12 @@ private:
         return int(uses_.size()) - 1;
     }
     void emit(int owner, const std::string &statement) { statements_.emplace_back(owner, statement); }
+    // The owner of the declaration of the Func or input named `name` (kAlways if none).
+    int owner_of(const std::string &name) const {
+        for (const Source &src : sources_)
+            if (src.name == name) return src.owner;
+        return kAlways;
+    }
     void use(int owner) {
         if (current_owner_ >= 0) uses_[size_t(current_owner_)].push_back(owner);
     }
@@ -250,6 +256,11 @@ private:
     // Random scheduling directives on every stage of `funcs` (FuzzSettings::directives); one the
     // DSL refuses where it is written is left out.
     void add_directives(const std::vector<FuncInfo> &funcs);
+    // Its parts: loop directives on every stage; some pure Funcs inlined (refused when compiling
+    // for an output); a producer computed in a later Func's tiles. `fresh` numbers new Vars.
+    void add_loop_directives(const std::vector<FuncInfo> &funcs, int &fresh);
+    void add_compute_inline(const std::vector<FuncInfo> &funcs);
+    void add_compute_at(const std::vector<FuncInfo> &funcs, int &fresh);
     void add_boundary(const InputInfo &in, Boundary kind);
     void add_boundary(const FuncInfo &f);
     FuncInfo define_func(int index, int dimensions, bool is_output);

@@ -542,11 +542,15 @@ Code Generator::predicate(const RDomInfo &r, const std::vector<Code> &pure) {
 }
 
 void Generator::add_directives(const std::vector<FuncInfo> &funcs) {
-    int fresh = 0;
+    int fresh = 0;  // numbers the Vars the directives declare
+    add_loop_directives(funcs, fresh);
+    add_compute_inline(funcs);
+    add_compute_at(funcs, fresh);
+}
+
+void Generator::add_loop_directives(const std::vector<FuncInfo> &funcs, int &fresh) {
     for (const FuncInfo &fi : funcs) {
-        int owner = kAlways;
-        for (const Source &src : sources_)
-            if (src.name == fi.name) owner = src.owner;
+        int owner = owner_of(fi.name);
         int stages = 1 + fi.func.num_update_definitions();
         for (int k = 0; k < stages; ++k) {
             Stage stage(fi.func.contents(), k);
@@ -621,19 +625,21 @@ void Generator::add_directives(const std::vector<FuncInfo> &funcs) {
             }
         }
     }
+}
+
+void Generator::add_compute_inline(const std::vector<FuncInfo> &funcs) {
+    for (const FuncInfo &fi : funcs)
+        if (fi.func.num_update_definitions() == 0 && fi.func.contents()->pure.directives.empty() && choices_.percent(15)) {
+            Func(fi.func).compute_inline();
+            emit(owner_of(fi.name), fi.name + ".compute_inline();");
+        }
+}
+
+void Generator::add_compute_at(const std::vector<FuncInfo> &funcs, int &fresh) {
     // A producer computed inside the tiles of a later Func: the consumer's pure loops split and
     // reordered into tiles, the producer computed at the last tile loop, or its rows sliding
     // (store_at the tile, compute_at the first loop inside). Where the pair does not qualify
     // (another Func reads the producer, rows cannot slide, ...), compiling refuses it.
-    // Some pure Funcs computed inline (refused when compiling for an output).
-    for (const FuncInfo &fi : funcs)
-        if (fi.func.num_update_definitions() == 0 && fi.func.contents()->pure.directives.empty() && choices_.percent(15)) {
-            int owner = kAlways;
-            for (const Source &src : sources_)
-                if (src.name == fi.name) owner = src.owner;
-            Func(fi.func).compute_inline();
-            emit(owner, fi.name + ".compute_inline();");
-        }
     auto reads = [](const FuncInfo &reader, const FuncInfo &read) {
         for (const Definition *d : definitions_of(*reader.func.contents()))
             for (const Expr &e : definition_exprs(*d))
@@ -656,9 +662,7 @@ void Generator::add_directives(const std::vector<FuncInfo> &funcs) {
         const FuncInfo &g = *pool[size_t(choices_.below(int(pool.size())))];
         if (f.func.contents()->pure.directives.empty() && g.func.contents()->pure.directives.empty() &&
             g.func.num_update_definitions() == 0 && !f.func.contents()->compute_inline && !g.func.contents()->compute_inline) {
-            int owner = kAlways;
-            for (const Source &src : sources_)
-                if (src.name == f.name) owner = src.owner;
+            int owner = owner_of(f.name);
             std::vector<std::string> outer, inner;  // outermost dimension first (the tuple order)
             try {
                 for (int d = int(f.vars.size()) - 1; d >= 0; --d) {

@@ -23,6 +23,7 @@
 #include <tessera/func_graph.h>
 #include <tessera/pipeline.h>
 
+#include "tessera/poly/affine.h"
 #include "tessera/poly/isl_util.h"
 
 namespace tessera::poly {
@@ -116,7 +117,15 @@ public:
     std::optional<isl::id> param_id(const std::string &var_name) const;
     // A set space with the model's isl parameters and the given tuple.
     isl::space set_space(const std::string &tuple, unsigned dims) const;
+    // Where the expressions of a statement instance `tuple[dims...]` live in isl: its Vars are
+    // the set dimensions, input sizes and integer Params the model's parameters (affine.h).
+    AffineSpace instance_space(const std::string &tuple, const std::vector<std::string> &dims) const;
 };
+
+// The model's statements grouped by definition, in the model's order: the cases an update's
+// selects were split into (model.cpp, split_affine_selects) are consecutive and form one group,
+// which the original schedule runs as one band.
+std::vector<std::vector<int>> definitions_in_order(const Model &m);
 
 // Builds the model; throws a UserError for inputs the model cannot bound.
 std::unique_ptr<Model> build_model(const Pipeline &p);
