@@ -325,6 +325,15 @@ void FunctionLowering::run() {
         fail_if(outside_int32(wide, wide), TESSERA_ERROR_REGION_RANGE, size_t(prm->array), prm->dim, wide, wide, nullptr,
                 nullptr);
 
+    // A bounded Func must not be needed outside its bound (Func::bound).
+    for (const poly::BoundCheck &c : m.bound_checks) {
+        Value *need_min = expr(c.need_min, scope), *need_max = expr(c.need_max, scope);
+        Value *bound_min = expr(c.bound_min, scope), *bound_max = expr(c.bound_max, scope);
+        Value *outside = b.CreateOr(b.CreateICmpSLT(need_min, bound_min), b.CreateICmpSGT(need_max, bound_max));
+        fail_if(b.CreateAnd(b.CreateICmpSLE(need_min, need_max), outside), TESSERA_ERROR_BOUND, size_t(c.array), c.dim,
+                need_min, need_max, bound_min, bound_max);
+    }
+
     // Inputs must cover what is read; outputs what their computation touches.
     for (const poly::Array &a : m.arrays) {
         if (a.region.is_empty()) continue;

@@ -8,6 +8,7 @@
 
 #include "tessera/func_graph.h"
 #include "tessera/pipeline.h"
+#include "tessera/stage_loops.h"
 
 namespace tessera {
 
@@ -153,7 +154,93 @@ Func &Func::compute_inline() {
                    "computed at one place.");
     if (!c_->pure.directives.empty())
         user_error("Func ", c_->name, ": compute_inline(), but it has loop directives; an inlined Func has no loops.");
+    if (!c_->bounds.empty())
+        user_error("Func ", c_->name, ": compute_inline(), but it has bound() or align_bounds(); an inlined Func has no "
+                   "region of its own.");
     c_->compute_inline = true;
+    detail::bump_definitions_epoch();
+    return *this;
+}
+
+std::optional<std::pair<int64_t, int64_t>> constant_bound(const FuncContents &f, int dim) {
+    const FuncContents::DimensionBound *b = f.bound_of(dim);
+    if (!b || !b->min.defined()) return std::nullopt;
+    std::optional<int64_t> mn = ir::as_const_int(b->min), ext = ir::as_const_int(b->extent);
+    if (!mn || !ext) return std::nullopt;
+    if (*ext <= 0 || b->modulus == 1) return std::pair{*mn, *ext};
+    // Widened as the model does it: the min down, the end up, to the next aligned coordinate.
+    auto align_down = [&](int64_t v) { return v - (((v - b->remainder) % b->modulus) + b->modulus) % b->modulus; };
+    int64_t lo = align_down(*mn), hi = align_down(*mn + *ext - 1) + b->modulus - 1;
+    return std::pair{lo, hi - lo + 1};
+}
+
+namespace {
+// The bound of dimension `v` of `f`, created if needed; a UserError naming `what` if v is not
+// one of f's pure Vars.
+FuncContents::DimensionBound &dimension_bound(FuncContents &f, const Var &v, const std::string &what) {
+    if (!f.defined) user_error("Func ", f.name, ".", what, ": the Func has no definition yet. Define it first.");
+    if (f.compute_inline)
+        user_error("Func ", f.name, ".", what, ": the Func is computed inline, so it has no region of its own to bound.");
+    auto it = std::find(f.pure_args.begin(), f.pure_args.end(), v.name());
+    if (it == f.pure_args.end()) {
+        std::string have;
+        for (const std::string &a : f.pure_args) have += (have.empty() ? "" : ", ") + a;
+        user_error("Func ", f.name, ".", what, ": ", v.name(), " is not one of its pure Vars (", have.empty() ? "none" : have,
+                   ").");
+    }
+    int dim = int(it - f.pure_args.begin());
+    for (FuncContents::DimensionBound &b : f.bounds)
+        if (b.dim == dim) return b;
+    f.bounds.push_back(FuncContents::DimensionBound{});
+    f.bounds.back().dim = dim;
+    return f.bounds.back();
+}
+
+// Replays every definition's loop directives, which a new bound may invalidate (a complete
+// unroll of a loop whose range is no longer constant); restores `saved` if one fails.
+void recheck_loops(FuncContents &f, const std::vector<FuncContents::DimensionBound> &saved) {
+    try {
+        for (int k = 0; k <= int(f.updates.size()); ++k) stage_loops(f, k);
+    } catch (...) {
+        f.bounds = saved;
+        throw;
+    }
+}
+} // namespace
+
+Func &Func::bound(const Var &v, const Expr &min, const Expr &extent) {
+    std::string what = detail::str_cat("bound(", v.name(), ", ", min, ", ", extent, ")");
+    for (auto [name, e] : {std::pair{"min", &min}, std::pair{"extent", &extent}}) {
+        if (!e->defined()) user_error("Func ", c_->name, ".", what, ": the ", name, " is undefined.");
+        if (!(*e).type().is_int_or_uint())
+            user_error("Func ", c_->name, ".", what, ": the ", name, " has type ", (*e).type(), "; it must be an integer.");
+        ir::visit(*e, [&](const Expr &n) {
+            bool allowed = n->op != Op::Var && n->op != Op::RVar && n->op != Op::FuncCall && n->op != Op::InputCall;
+            if (!allowed)
+                user_error("Func ", c_->name, ".", what, ": the ", name, " uses ", n->name,
+                           "; a bound is made of constants, Params and input sizes (InputBuffer::dim(d).extent()).");
+            return true;
+        });
+    }
+    if (std::optional<int64_t> ext = ir::as_const_int(extent); ext && *ext <= 0)
+        user_error("Func ", c_->name, ".", what, ": the extent must be positive.");
+    std::vector<FuncContents::DimensionBound> saved = c_->bounds;
+    FuncContents::DimensionBound &b = dimension_bound(*c_, v, what);
+    b.min = cast(Int(32), min);
+    b.extent = cast(Int(32), extent);
+    recheck_loops(*c_, saved);
+    detail::bump_definitions_epoch();
+    return *this;
+}
+
+Func &Func::align_bounds(const Var &v, int modulus, int remainder) {
+    std::string what = detail::str_cat("align_bounds(", v.name(), ", ", modulus, ", ", remainder, ")");
+    if (modulus < 1) user_error("Func ", c_->name, ".", what, ": the modulus must be positive.");
+    std::vector<FuncContents::DimensionBound> saved = c_->bounds;
+    FuncContents::DimensionBound &b = dimension_bound(*c_, v, what);
+    b.modulus = modulus;
+    b.remainder = ((remainder % modulus) + modulus) % modulus;
+    recheck_loops(*c_, saved);
     detail::bump_definitions_epoch();
     return *this;
 }

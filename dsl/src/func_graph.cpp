@@ -75,6 +75,11 @@ struct GraphBuilder {
         std::vector<std::shared_ptr<FuncContents>> callees;
         for (const Definition *d : definitions_of(*f))
             for (const Expr &e : definition_exprs(*d)) add_leaves(e, f.get(), callees);
+        for (const FuncContents::DimensionBound &b : f->bounds)
+            if (b.min.defined()) {
+                add_leaves(b.min, f.get(), callees);
+                add_leaves(b.extent, f.get(), callees);
+            }
         for (const auto &c : callees) {
             visit(c);
             g.callees[f.get()].push_back(c.get());

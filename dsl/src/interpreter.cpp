@@ -143,8 +143,12 @@ private:
                 Box ob = output_box(f);
                 for (size_t i = 0; i < ob.size(); ++i) s.required[i] = s.required[i].hull(ob[i]);
             }
+            // Consumers were all visited before: `required` is final, but for bound() and
+            // align_bounds(), which set and widen the range computed (and the updates' loops).
+            const Box needed = s.required;
+            apply_bounds(f, s.required);
+            if ((s.read || is_output) && !box_empty(needed)) check_bounds(f, needed, s.required, s.required);
             s.realized = s.required;
-            // Consumers were all visited before: `required` is final.
             for (const Definition &u : f.updates) s.updates.push_back(update_loops(u, s.required));
             s.computed = (s.read || is_output) && !box_empty(s.required);
             if (!s.computed) continue;
@@ -173,12 +177,42 @@ private:
                         detail::output_too_small(f.name, int64_t(i), int64_t(s.realized[i].min), int64_t(s.realized[i].max),
                                                  int64_t(ob[i].min), int64_t(ob[i].max));
             }
+            check_bounds(f, needed, s.realized, s.required);
             BoundsScope pure_scope;
             for (size_t i = 0; i < f.pure_args.size(); ++i) pure_scope.vars[f.pure_args[i]] = s.realized[i];
             require_calls(f.pure.value, pure_scope, f);
             for (size_t k = 0; k < f.updates.size(); ++k)
                 if (s.updates[k])
                     for (const Expr &e : definition_exprs(f.updates[k])) require_calls(e, s.updates[k]->scope, f);
+        }
+    }
+
+    // bound() replaces a dimension's range; align_bounds() widens it (see Func::align_bounds).
+    static void apply_bounds(const FuncContents &f, Box &box) {
+        if (box_empty(box)) return;
+        for (const FuncContents::DimensionBound &b : f.bounds) {
+            Interval &r = box[size_t(b.dim)];
+            if (b.min.defined()) {
+                int64_t mn = eval_constant(b.min), ext = eval_constant(b.extent);
+                r = Interval{double(mn), double(mn + ext - 1)};
+            }
+            auto align_down = [&](int64_t v) { return v - (((v - b.remainder) % b.modulus) + b.modulus) % b.modulus; };
+            if (b.modulus > 1 && !r.empty())
+                r = Interval{double(align_down(int64_t(r.min))), double(align_down(int64_t(r.max)) + b.modulus - 1)};
+        }
+    }
+
+    // What the Func's consumers (or output buffer) need, and what its updates touch, must lie
+    // inside its bound() (`bounded`: the bound, widened by align_bounds).
+    static void check_bounds(const FuncContents &f, const Box &needed, const Box &realized, const Box &bounded) {
+        for (const FuncContents::DimensionBound &b : f.bounds) {
+            if (!b.min.defined()) continue;
+            size_t d = size_t(b.dim);
+            Interval need = needed[d].hull(realized[d]);
+            const Interval &have = bounded[d];
+            if (!need.empty() && (have.empty() || need.min < have.min || need.max > have.max))
+                detail::outside_bound(f.name, f.pure_args[d], int64_t(d), int64_t(need.min), int64_t(need.max),
+                                      int64_t(have.min), int64_t(have.max));
         }
     }
 

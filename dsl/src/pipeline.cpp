@@ -108,6 +108,14 @@ void output_too_small(const std::string &func, int64_t dim, int64_t need_min, in
                have_max, "]. Realize over a larger region or keep the accesses inside it.");
 }
 
+void outside_bound(const std::string &func, const std::string &var, int64_t dim, int64_t need_min, int64_t need_max,
+                   int64_t bound_min, int64_t bound_max) {
+    user_error("Func ", func, " is computed over [", bound_min, ", ", bound_max, "] in dimension ", dim, " (", var,
+               ") by its bound(), but the pipeline needs it over [", need_min, ", ", need_max,
+               "] (read by its consumers or its own update definitions; for an output, its buffer). Widen the bound, or "
+               "realize a region that needs less of ", func, ".");
+}
+
 namespace {
 // An output whose elements share memory (a zero stride, or strides that interleave) would be
 // written by several points in an order no schedule promises. Dimensions sorted by |stride|

@@ -134,6 +134,17 @@ struct Printer {
     void directives(const FuncContents &f) {
         if (f.compute_root) s << "  compute_root\n";
         if (f.compute_inline) s << "  compute_inline\n";
+        for (const FuncContents::DimensionBound &b : f.bounds) {
+            s << "  bound " << f.pure_args[size_t(b.dim)];
+            if (b.min.defined()) {
+                s << " min ";
+                expr(b.min);
+                s << " extent ";
+                expr(b.extent);
+            }
+            if (b.modulus != 1) s << " align " << b.modulus << " remainder " << b.remainder;
+            s << "\n";
+        }
         for (auto [what, level] : {std::pair{"compute_at", &f.compute_at}, std::pair{"store_at", &f.store_at}})
             if (level->defined()) {
                 std::shared_ptr<FuncContents> at = level->func.lock();

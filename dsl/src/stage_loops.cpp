@@ -37,6 +37,11 @@ public:
                 StageLoop l;
                 l.name = d.args[size_t(i)]->name;
                 l.value = ir::make_var(l.name);
+                // A constant bound() gives the loop over dimension i a constant range.
+                if (auto range = constant_bound(f, i)) {
+                    l.min = range->first;
+                    l.extent = range->second;
+                }
                 loops_.push_back(l);
             }
         if (d.rdom)
@@ -77,7 +82,8 @@ public:
             } else {
                 if (!l.extent)
                     fail("loop " + v + " has no constant range to unroll completely. Give a factor (unroll(" + v +
-                         ", 4)) to unroll the inner loop of a split.");
+                         ", 4)) to unroll the inner loop of a split, or bound the Func's dimension first (bound(" + v +
+                         ", 0, 4)).");
                 l.unroll = true;
             }
             break;

@@ -95,6 +95,14 @@ private:
                 if (ext > 0 && (mn < lo || mn + ext - 1 > hi)) detail::output_too_small(a.func->name, d, mn, mn + ext - 1, lo, hi);
             }
         }
+        for (const BoundCheck &c : m_.bound_checks) {
+            int64_t need_min = eval(c.need_min).i, need_max = eval(c.need_max).i;
+            int64_t bound_min = eval(c.bound_min).i, bound_max = eval(c.bound_max).i;
+            if (need_min <= need_max && (need_min < bound_min || need_max > bound_max)) {
+                const FuncContents &f = *m_.arrays[size_t(c.array)].func;
+                detail::outside_bound(f.name, f.pure_args[size_t(c.dim)], c.dim, need_min, need_max, bound_min, bound_max);
+            }
+        }
         for (const Array &a : m_.arrays) {
             if (a.kind != Array::Kind::Input || a.region.is_empty()) continue;
             const BufferImpl &b = *a.input->bound;

@@ -350,6 +350,15 @@ private:
                        e.dim, ", outside the 32-bit coordinate range compiled code uses. Keep coordinates within "
                        "[-2^31, 2^31) (e.g. clamp them, or realize a smaller region).");
         }
+        if (e.code == TESSERA_ERROR_BOUND) {
+            // The array's name is "Func <name>"; its Var is named by the Func's pure arguments.
+            std::string func = size_t(e.argument) < array_names_.size() ? array_names_[size_t(e.argument)] : "?";
+            if (func.rfind("Func ", 0) == 0) func = func.substr(5);
+            std::string var = "?";
+            for (const auto &f : graph_.funcs)
+                if (f->name == func && e.dim >= 0 && e.dim < f->dimensions()) var = f->pure_args[size_t(e.dim)];
+            detail::outside_bound(func, var, e.dim, e.need_min, e.need_max, e.have_min, e.have_max);
+        }
         const codegen::Argument &a = arguments_.at(size_t(e.argument));
         switch (e.code) {
         case TESSERA_ERROR_BUFFER_RANGE:

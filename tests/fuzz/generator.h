@@ -261,6 +261,7 @@ private:
     void add_loop_directives(const std::vector<FuncInfo> &funcs, int &fresh);
     void add_compute_inline(const std::vector<FuncInfo> &funcs);
     void add_compute_at(const std::vector<FuncInfo> &funcs, int &fresh);
+    void add_bounds(const std::vector<FuncInfo> &funcs);
     void add_boundary(const InputInfo &in, Boundary kind);
     void add_boundary(const FuncInfo &f);
     FuncInfo define_func(int index, int dimensions, bool is_output);

@@ -546,6 +546,27 @@ void Generator::add_directives(const std::vector<FuncInfo> &funcs) {
     add_loop_directives(funcs, fresh);
     add_compute_inline(funcs);
     add_compute_at(funcs, fresh);
+    add_bounds(funcs);
+}
+
+void Generator::add_bounds(const std::vector<FuncInfo> &funcs) {
+    // Regions set (bound: a run that needs more is refused by both paths alike) or widened
+    // (align_bounds: the same values over more points).
+    for (const FuncInfo &fi : funcs) {
+        if (fi.vars.empty() || fi.func.contents()->compute_inline) continue;
+        const std::string &v = fi.vars[size_t(choices_.below(int(fi.vars.size())))].text;
+        if (choices_.percent(5)) {
+            int mn = choices_.range(-4, 2), ext = choices_.range(6, 40);
+            Func(fi.func).bound(Var(v), mn, ext);
+            emit(owner_of(fi.name), fi.name + ".bound(" + v + ", " + std::to_string(mn) + ", " + std::to_string(ext) + ");");
+        }
+        if (choices_.percent(15)) {
+            int modulus = choices_.one_of<int>({2, 4, 8, 3}), remainder = choices_.range(0, modulus - 1);
+            Func(fi.func).align_bounds(Var(v), modulus, remainder);
+            emit(owner_of(fi.name), fi.name + ".align_bounds(" + v + ", " + std::to_string(modulus) + ", " +
+                                        std::to_string(remainder) + ");");
+        }
+    }
 }
 
 void Generator::add_loop_directives(const std::vector<FuncInfo> &funcs, int &fresh) {

@@ -95,6 +95,20 @@ public:
     // call's coordinates (a pure Func only; not an output). Unlike the other directives, this
     // one applies under the automatic scheduler too, and leaves the pipeline scheduled by it.
     Func &compute_inline();
+    // Computes the Func over exactly [min, min + extent) in pure dimension v, whatever its
+    // consumers need (Halide's bound). min and extent are integer expressions of constants,
+    // Params and input sizes. A constant bound gives v's loops a constant range, so that they
+    // can be unrolled completely (f.bound(c, 0, 3).unroll(c)). Running the pipeline fails,
+    // naming the Func, if it needs the Func outside the bound: read by a consumer, by one of
+    // its own update definitions, or (for an output) in its output buffer, which must cover
+    // exactly the bound. Like compute_inline, it applies under the automatic schedule too.
+    Func &bound(const Var &v, const Expr &min, const Expr &extent);
+    // Widens the range of pure dimension v that the Func is computed over so that it starts at
+    // a coordinate congruent to `remainder` modulo `modulus` and its extent is a multiple of
+    // `modulus` (Halide's align_bounds): vector loops without a remainder, or tiles that line
+    // up. What consumers read is unchanged; an output's buffer must cover the widened range.
+    // With bound(), the bound is widened.
+    Func &align_bounds(const Var &v, int modulus, int remainder = 0);
 
     const std::shared_ptr<FuncContents> &contents() const { return c_; }
 

@@ -72,9 +72,28 @@ struct FuncContents {
     // Func::compute_inline(): every call is replaced by the value at its coordinates; the Func
     // has no loops and no storage.
     bool compute_inline = false;
+    // Func::bound(v, min, extent) and Func::align_bounds(v, modulus, remainder): the range of a
+    // pure dimension over which the Func is computed, in place of (or widening) the range its
+    // consumers need. One entry per dimension that has either.
+    struct DimensionBound {
+        int dim = 0;                     // the pure dimension (Halide order)
+        Expr min, extent;                // bound(): Int(32), of constants, Params and input sizes; or undefined
+        int modulus = 1, remainder = 0;  // align_bounds(): 0 <= remainder < modulus; modulus 1: none
+    };
+    std::vector<DimensionBound> bounds;
 
     int dimensions() const { return int(pure_args.size()); }
+    // The bound of pure dimension `dim`, or null.
+    const DimensionBound *bound_of(int dim) const {
+        for (const DimensionBound &b : bounds)
+            if (b.dim == dim) return &b;
+        return nullptr;
+    }
 };
+
+// [min, min + extent) of pure dimension `dim` of `f` when bound() makes it constant, widened by
+// align_bounds(): the range of the loops over that dimension.
+std::optional<std::pair<int64_t, int64_t>> constant_bound(const FuncContents &f, int dim);
 
 struct RVarDef {
     std::string name;  // e.g. "r.x"

@@ -100,6 +100,9 @@ void check_output_buffers(const Pipeline &p, const std::vector<Buffer<void>> &ou
                                   int64_t need_max, int64_t have_min, int64_t have_max);
 [[noreturn]] void output_too_small(const std::string &func, int64_t dim, int64_t need_min, int64_t need_max,
                                    int64_t have_min, int64_t have_max);
+// The user error of a Func needed outside its Func::bound (`var`: the bound's Var).
+[[noreturn]] void outside_bound(const std::string &func, const std::string &var, int64_t dim, int64_t need_min,
+                                int64_t need_max, int64_t bound_min, int64_t bound_max);
 
 // How realize() executes a pipeline. Until a code generator installs itself, realize() runs
 // the reference interpreter.

@@ -197,7 +197,18 @@ void define_funcs(nb::module_ &m) {
         .def("store_at",
              [](Func &f, const Func &consumer, nb::handle loop) -> Func & { return f.store_at(consumer, to_loop(loop, "store_at")); },
              nb::arg("consumer"), nb::arg("loop"), nb::rv_policy::reference_internal,
-             "With compute_at at the row loop inside the tile: rows slide through a ring stored per tile.");
+             "With compute_at at the row loop inside the tile: rows slide through a ring stored per tile.")
+        .def("bound",
+             [](Func &f, const Var &v, nb::handle min, nb::handle extent) -> Func & {
+                 return f.bound(v, to_expr(min, "Func.bound"), to_expr(extent, "Func.bound"));
+             },
+             nb::arg("var"), nb::arg("min"), nb::arg("extent"), nb::rv_policy::reference_internal,
+             "Computes the Func over exactly [min, min + extent) in dimension var (constants, Params, input sizes); "
+             "running fails if more is needed.")
+        .def("align_bounds", &Func::align_bounds, nb::arg("var"), nb::arg("modulus"), nb::arg("remainder") = 0,
+             nb::rv_policy::reference_internal,
+             "Widens the range computed in dimension var to start at remainder modulo modulus, with an extent a multiple "
+             "of modulus.");
 
     nb::module_ bc = m.def_submodule("BoundaryConditions",
                                      "Funcs defined everywhere that read a bounded source only inside its bounds.");

@@ -120,3 +120,29 @@ def test_compute_inline_leaves_one_statement():
     p = ts.Pipeline(f)
     assert [s["func"] for s in json.loads(p.schedule_json())["statements"]] == ["f"]
     np.testing.assert_array_equal(p.realize([13, 9]).numpy(), data * np.float32(3.0) + np.float32(1.0))
+
+
+def test_bound_fixes_a_region_and_a_run_that_needs_more_is_an_error():
+    data = np.random.default_rng(5).random((3, 10, 40), dtype=np.float32)
+    inp = ts.Buffer(data)
+    x, y, c = ts.Var("x"), ts.Var("y"), ts.Var("c")
+    f = ts.Func("f")
+    f[x, y, c] = inp[x, y, c] * 2.0
+    f.bound(c, 0, 3).unroll(c)
+    p = ts.Pipeline(f)
+    np.testing.assert_array_equal(p.realize([40, 10, 3]).numpy(), data * 2.0)
+    with pytest.raises(ts.Error, match=r"Func f is computed over \[0, 2\] in dimension 2 \(c\) by its bound\(\)"):
+        p.realize([40, 10, 4])
+
+
+def test_align_bounds_widens_what_is_computed_but_not_the_result():
+    data = np.random.default_rng(6).random((5, 64), dtype=np.float32)
+    inp = ts.Buffer(data)
+    x, y = ts.Var("x"), ts.Var("y")
+    g, h = ts.Func("g"), ts.Func("h")
+    g[x, y] = inp[x, y] + 1.0
+    h[x, y] = g[x, y] + g[x + 1, y]
+    g.align_bounds(x, 8)
+    got = ts.Pipeline(h).realize([13, 5]).numpy()
+    want = (data[:, :13] + 1.0) + (data[:, 1:14] + 1.0)
+    np.testing.assert_array_equal(got, want)

@@ -45,8 +45,10 @@ enum {
                                             argument need_min (compiled code does not work in place) */
     TESSERA_ERROR_ABI_VERSION = 9,       /* the descriptor of buffer `argument` has version need_min,
                                             not TESSERA_ABI_VERSION */
-    TESSERA_ERROR_GPU = 10               /* a kernel launch failed (the GPU runtime or emulator
+    TESSERA_ERROR_GPU = 10,              /* a kernel launch failed (the GPU runtime or emulator
                                             keeps the message) */
+    TESSERA_ERROR_BOUND = 11             /* array number `argument` is needed over [need_min,
+                                            need_max], outside its Func::bound [have_min, have_max] */
 };
 
 typedef struct tessera_error_t {

@@ -10,7 +10,7 @@
 // Regions are inferred from the outputs, consumers first, by composing access relations: a
 // Func is computed over the box hull of what its consumers read plus what its own updates
 // write and read (as in the reference interpreter), exactly and parametrically for affine
-// accesses. A bound of that box that is piecewise becomes a Region parameter (see Parameter). A data-dependent index is over-approximated by its affine bounds (clamps, types,
+// accesses; Func::bound replaces a dimension of the box and Func::align_bounds widens it. A bound of that box that is piecewise becomes a Region parameter (see Parameter). A data-dependent index is over-approximated by its affine bounds (clamps, types,
 // remainders; see affine.h) and recorded as a may-access.
 #pragma once
 
@@ -86,6 +86,16 @@ struct Statement {
     Access write;
 };
 
+// Func::bound: what the pipeline needs of a bounded Func (its consumers' reads, its output
+// buffer, its own updates' accesses) must lie inside the bound. Checked before the pipeline
+// computes anything (codegen's host entry, the AST interpreter); isl proved the others.
+// Int(64) Exprs over the parameters' Vars; need_max < need_min when nothing is needed.
+struct BoundCheck {
+    int array = -1;
+    int dim = 0;  // Halide order
+    Expr need_min, need_max, bound_min, bound_max;
+};
+
 // Note: isl's C++ objects have no move constructor and cannot be copied while null, so every
 // struct holding them is filled in completely before it is copied into a container.
 class Model {
@@ -101,6 +111,7 @@ public:
     std::vector<Statement> statements;  // in the pipeline's order
     isl::set context;                   // what is assumed of the parameters
     isl::schedule original;             // the sequential order of the definitions
+    std::vector<BoundCheck> bound_checks;
 
     isl::ctx ctx() const { return isl.ctx(); }
     isl::union_set domains() const;
