@@ -3,11 +3,11 @@
 //
 //   cache_latency hit <app>      compile() of the app's pipeline with the cache on: the wall time of
 //                                the first compile in this process (a new process: it includes
-//                                creating the JIT) and of a second, new Pipeline of the same app (the
-//                                JIT exists), each with the report's phases and cache status
+//                                its first touches of the loader) and of a second, new Pipeline of the same app (the
+//                                loader warm), each with the report's phases and cache status
 //   cache_latency cold <app>     compile() with the cache off, by phase
 //   cache_latency setup <app>    the same hit after the process's one-time set-up, timed step by step:
-//                                LLVM's host CPU query, the host's cache sizes, creating the JIT
+//                                LLVM's host CPU query, the host's cache sizes, the JIT's TargetMachine (which compiles make; a hit makes none)
 //   cache_latency run_overhead   run() of a one-element pipeline from C++: the median over batches
 //                                of calls, in microseconds (the kernel itself is a few
 //                                instructions)

@@ -3,11 +3,11 @@
 (bench/cache_latency.cpp does the timing; variants interleaved in one run):
 
   hit, new process     compile() of blur with the entry on disk, in a process that compiled nothing
-                       before (it creates the JIT): goal 0.2 ms
-  hit, warm process    the same for a second Pipeline in that process (JIT created): the cost a hit
+                       before (first touches of the loader): goal 0.2 ms
+  hit, warm process    the same for a second Pipeline in that process (loader warm): the cost a hit
                        adds once the process is running
-  set-up, by step      the one-time costs inside the new-process hit: LLVM's host CPU query, cache
-                       sizes, creating the JIT (with loading libomp)
+  set-up, by step      one-time costs a process may pay before its hit: LLVM's host CPU query, cache
+                       sizes, the JIT's TargetMachine (compiles only: a hit makes none)
   cold compile         blur and harris with the cache off, by phase: goals 100 and 150 ms
   run() overhead       a one-element pipeline's run() from C++ (goal 2 µs) and from Python (10 µs)
 

@@ -38,11 +38,33 @@
 
 namespace tessera::runtime {
 
-poly::ScheduleOptions schedule_options(const CompileOptions &o) {
+namespace {
+void check_tile_sizes(const CompileOptions &o) {
     for (size_t i = 0; i < o.tile_sizes.size(); ++i)
         if (o.tile_sizes[i] < 1)
             user_error("CompileOptions::tile_sizes[", i, "] is ", o.tile_sizes[i],
                        "; tile sizes must be at least 1 (leave tile_sizes empty to let Tessera choose).");
+}
+} // namespace
+
+void check_compile_options(const Pipeline &p, const CompileOptions &o) {
+    check_tile_sizes(o);
+    if (o.threads < 0)
+        user_error("CompileOptions::threads is ", o.threads,
+                   "; use a positive number of threads, or 0 for OMP_NUM_THREADS (else every core).");
+    for (size_t i = 0; i < o.specialize_sizes.size(); ++i)
+        if (o.specialize_sizes[i] < 0)
+            user_error("CompileOptions::specialize_sizes[", i, "] is ", o.specialize_sizes[i], "; extents cannot be negative.");
+    if (!o.specialize_sizes.empty())
+        for (const Func &f : p.outputs())
+            if (int(o.specialize_sizes.size()) != f.dimensions())
+                user_error("CompileOptions::specialize_sizes has ", o.specialize_sizes.size(), " sizes but output ", f.name(),
+                           " has ", f.dimensions(), " dimensions.");
+    poly::parse_fusion(o.fusion);
+}
+
+poly::ScheduleOptions schedule_options(const CompileOptions &o) {
+    check_tile_sizes(o);
     const TargetInfo &host = codegen::host_target_info();
     poly::ScheduleOptions s;
     s.cache_bytes = host.l2_bytes;
@@ -54,21 +76,11 @@ poly::ScheduleOptions schedule_options(const CompileOptions &o) {
 }
 
 codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions &o, const std::string &function_name) {
-    if (o.threads < 0)
-        user_error("CompileOptions::threads is ", o.threads,
-                   "; use a positive number of threads, or 0 for OMP_NUM_THREADS (else every core).");
-    for (size_t i = 0; i < o.specialize_sizes.size(); ++i)
-        if (o.specialize_sizes[i] < 0)
-            user_error("CompileOptions::specialize_sizes[", i, "] is ", o.specialize_sizes[i], "; extents cannot be negative.");
+    check_compile_options(p, o);
     codegen::CodegenOptions c;
-    if (!o.specialize_sizes.empty()) {
-        for (const Func &f : p.outputs()) {
-            if (int(o.specialize_sizes.size()) != f.dimensions())
-                user_error("CompileOptions::specialize_sizes has ", o.specialize_sizes.size(), " sizes but output ", f.name(),
-                           " has ", f.dimensions(), " dimensions.");
+    if (!o.specialize_sizes.empty())
+        for (size_t i = 0; i < p.outputs().size(); ++i)
             c.specialized_extents.emplace_back(o.specialize_sizes.begin(), o.specialize_sizes.end());
-        }
-    }
     c.function_name = function_name;
     c.threads = o.threads;
     c.fast_math = o.fast_math;
@@ -568,9 +580,9 @@ CacheUse cache_for(const Pipeline &p, const Target &t, const CompileOptions &o, 
         }
     }
     if (!use.cache) return use;
-    // Checks the options the way compiling does before the key is made of them.
-    codegen_options(p, o, "");
-    schedule_options(o);
+    // Checks the options the way compiling does before the key is made of them (without the
+    // host's facts, which a hit does not need).
+    check_compile_options(p, o);
     use.key = text ? cache_key(*text, t, o) : cache_key(p, t, o);
     report.phase_ms.emplace_back("cache lookup", w.lap());
     return use;

@@ -1,24 +1,32 @@
 #include "tessera/runtime/jit.h"
 
-#include <mutex>
+#include <dlfcn.h>
 
-#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
-#include <llvm/IR/Module.h>
-#include <llvm/ExecutionEngine/Orc/Core.h>
-#include <llvm/Support/DynamicLibrary.h>
+#include <llvm/ExecutionEngine/RuntimeDyld.h>
+#include <llvm/ExecutionEngine/SectionMemoryManager.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
 
 #include <tessera/codegen/cpu_target.h>
 #include <tessera/codegen/llvm_lowering.h>
 #include <tessera/error.h>
 
 #include "tessera/runtime/buffer_pool.h"
+
+// The OpenMP runtime's entry points that generated parallel loops call (codegen/src/cpu), from
+// libomp, which the runtime links (their signatures as libomp defines them; only their
+// addresses are taken here).
+extern "C" {
+void __kmpc_fork_call(void *location, int32_t argc, void *microtask, ...);
+int32_t __kmpc_global_thread_num(void *location);
+void __kmpc_push_num_threads(void *location, int32_t thread, int32_t threads);
+void __kmpc_for_static_init_8(void *location, int32_t thread, int32_t schedule, int32_t *last, int64_t *lower,
+                              int64_t *upper, int64_t *stride, int64_t increment, int64_t chunk);
+void __kmpc_for_static_fini(void *location, int32_t thread);
+}
 
 namespace tessera::runtime {
 namespace {
@@ -29,120 +37,115 @@ std::string message(llvm::Error e) {
     return s;
 }
 
-class Jit {
+// The symbols generated code calls: the buffer pool's two functions (by the names codegen
+// calls them, CodegenOptions::pooled_buffers) and the OpenMP runtime's entry points, by the
+// addresses this library was linked with (so that a Python module loaded RTLD_LOCAL, whose
+// libomp the process does not see, serves them too); then anything the process has (libc,
+// libm).
+class ProcessSymbols : public llvm::LegacyJITSymbolResolver {
 public:
-    static Jit &instance() {
-        static Jit jit;
-        return jit;
+    llvm::JITSymbol findSymbolInLogicalDylib(const std::string &) override { return nullptr; }
+
+    llvm::JITSymbol findSymbol(const std::string &name) override {
+        static const std::pair<const char *, void *> linked[] = {
+            {codegen::kBufferPoolAllocSymbol, reinterpret_cast<void *>(&buffer_pool_alloc)},
+            {codegen::kBufferPoolFreeSymbol, reinterpret_cast<void *>(&buffer_pool_free)},
+            {"__kmpc_fork_call", reinterpret_cast<void *>(&__kmpc_fork_call)},
+            {"__kmpc_global_thread_num", reinterpret_cast<void *>(&__kmpc_global_thread_num)},
+            {"__kmpc_push_num_threads", reinterpret_cast<void *>(&__kmpc_push_num_threads)},
+            {"__kmpc_for_static_init_8", reinterpret_cast<void *>(&__kmpc_for_static_init_8)},
+            {"__kmpc_for_static_fini", reinterpret_cast<void *>(&__kmpc_for_static_fini)},
+        };
+        for (const auto &[n, p] : linked)
+            if (name == n) return exported(p);
+        if (void *p = ::dlsym(RTLD_DEFAULT, name.c_str())) return exported(p);
+        return nullptr;  // unresolved: LinkedObject::link asks before linking
     }
-
-    llvm::orc::JITTargetMachineBuilder builder() const { return jtmb_; }
-
-    std::unique_ptr<JitCode> load(std::string_view object, const std::string &symbol);
 
 private:
-    Jit() : jtmb_(detect()) {
-        // The OpenMP runtime that parallel loops call, made visible to the process-symbol search.
-        std::string err;
-        const char *names[] = {"libomp.so.5", "libomp.so", "/usr/lib/llvm-19/lib/libomp.so.5"};
-        bool loaded = false;
-        for (const char *n : names)
-            if (!llvm::sys::DynamicLibrary::LoadLibraryPermanently(n, &err)) {
-                loaded = true;
-                break;
-            }
-        if (!loaded)
-            user_error("The OpenMP runtime libomp.so.5 could not be loaded (", err,
-                       "). Install libomp-19-dev (./scripts/setup.sh does).");
-        // Code comes in as objects (jit_load_object): the IR compiler LLJIT insists on is a
-        // ConcurrentIRCompiler, which makes its TargetMachine only when asked to compile, not
-        // the default one that makes it now (a quarter of a millisecond of every process's
-        // first cache hit).
-        auto jit = llvm::orc::LLJITBuilder()
-                       .setJITTargetMachineBuilder(jtmb_)
-                       .setCompileFunctionCreator([](llvm::orc::JITTargetMachineBuilder jtmb)
-                                                      -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                           return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(jtmb));
-                       })
-                       .create();
-        if (!jit) internal_error("could not create the LLVM JIT: ", message(jit.takeError()));
-        jit_ = std::move(*jit);
-        auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
-        if (!gen) internal_error("could not search the process for symbols: ", message(gen.takeError()));
-        llvm::orc::JITDylib &main = jit_->getMainJITDylib();
-        main.addGenerator(std::move(*gen));
-        // The buffer pool, by the names codegen calls it (CodegenOptions::pooled_buffers).
-        llvm::orc::SymbolMap pool;
-        pool[jit_->mangleAndIntern(codegen::kBufferPoolAllocSymbol)] = {
-            llvm::orc::ExecutorAddr::fromPtr(&buffer_pool_alloc), llvm::JITSymbolFlags::Exported};
-        pool[jit_->mangleAndIntern(codegen::kBufferPoolFreeSymbol)] = {
-            llvm::orc::ExecutorAddr::fromPtr(&buffer_pool_free), llvm::JITSymbolFlags::Exported};
-        if (auto e = main.define(llvm::orc::absoluteSymbols(std::move(pool))))
-            internal_error("could not define the buffer pool's symbols: ", message(std::move(e)));
+    static llvm::JITSymbol exported(void *p) {
+        return llvm::JITSymbol(llvm::JITTargetAddress(reinterpret_cast<uintptr_t>(p)), llvm::JITSymbolFlags::Exported);
     }
-
-    // The host CPU as codegen sees it (codegen::host_cpu also initializes LLVM's native target).
-    // Machine code at level Default (AOT objects use Aggressive): JIT compile time counts.
-    static llvm::orc::JITTargetMachineBuilder detect() {
-        codegen::CpuTarget host = codegen::host_cpu();
-        llvm::orc::JITTargetMachineBuilder b{llvm::Triple(host.triple)};
-        b.setCPU(host.cpu);
-        llvm::SubtargetFeatures features(host.features);
-        b.addFeatures(features.getFeatures());
-        b.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-        b.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Standard;
-        return b;
-    }
-
-    llvm::orc::JITTargetMachineBuilder jtmb_;
-    std::unique_ptr<llvm::orc::LLJIT> jit_;
-    std::mutex mutex_;
-    uint64_t dylibs_ = 0;  // under mutex_
 };
 
-class OrcCode : public JitCode {
+ProcessSymbols &process_symbols() {
+    static ProcessSymbols symbols;
+    return symbols;
+}
+
+// An object linked into the process by LLVM's RuntimeDyld, in memory of its own (freed, with its
+// unwind tables deregistered, when the code is destroyed).
+class LinkedObject : public JitCode {
 public:
-    OrcCode(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &dylib) : jit_(jit), dylib_(&dylib) {}
-    ~OrcCode() override { llvm::consumeError(jit_.getExecutionSession().removeJITDylib(*dylib_)); }
+    LinkedObject() : dyld_(memory_, process_symbols()) {}
+    ~LinkedObject() override { memory_.deregisterEHFrames(); }
+
     void *address() const override { return address_; }
     void *lookup(const std::string &symbol) const override {
-        auto addr = jit_.lookup(*dylib_, symbol);
-        if (!addr) internal_error("the JIT has no symbol ", symbol, ": ", message(addr.takeError()));
-        return addr->toPtr<void *>();
+        llvm::JITEvaluatedSymbol s = dyld_.getSymbol(symbol);
+        if (!s) internal_error("the loaded object has no symbol ", symbol);
+        return reinterpret_cast<void *>(uintptr_t(s.getAddress()));
     }
-    void *address_ = nullptr;
+
+    void link(std::string_view object, const std::string &symbol) {
+        auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(object.data(), object.size()), symbol, false);
+        auto file = llvm::object::ObjectFile::createObjectFile(buffer->getMemBufferRef());
+        if (!file) internal_error("the object of ", symbol, " is not an object file: ", message(file.takeError()));
+        // RuntimeDyld aborts the process on a symbol it cannot resolve: ask first.
+        for (const llvm::object::SymbolRef &s : (*file)->symbols()) {
+            auto flags = s.getFlags();
+            auto name = s.getName();
+            if (!flags || !name || !(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty()) {
+                if (!flags) llvm::consumeError(flags.takeError());
+                if (!name) llvm::consumeError(name.takeError());
+                continue;
+            }
+            if (!process_symbols().findSymbol(name->str()))
+                internal_error("the object of ", symbol, " calls ", name->str(), ", which the process does not have");
+        }
+        dyld_.loadObject(**file);
+        dyld_.resolveRelocations();
+        if (dyld_.hasError()) internal_error("the object of ", symbol, " could not be linked: ", dyld_.getErrorString().str());
+        dyld_.registerEHFrames();
+        std::string err;
+        if (memory_.finalizeMemory(&err)) internal_error("the code of ", symbol, " could not be made executable: ", err);
+        address_ = lookup(symbol);
+    }
 
 private:
-    llvm::orc::LLJIT &jit_;
-    llvm::orc::JITDylib *dylib_;
+    llvm::SectionMemoryManager memory_;
+    mutable llvm::RuntimeDyld dyld_;
+    void *address_ = nullptr;
 };
 
-std::unique_ptr<JitCode> Jit::load(std::string_view object, const std::string &symbol) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    llvm::orc::ExecutionSession &session = jit_->getExecutionSession();
-    // Its own JITDylib, which links against itself first and then the main one (the process's
-    // symbols and the buffer pool). `code` removes it again if linking fails.
-    llvm::orc::JITDylib &dylib = session.createBareJITDylib("tessera_code_" + std::to_string(dylibs_++));
-    dylib.setLinkOrder({{&jit_->getMainJITDylib(), llvm::orc::JITDylibLookupFlags::MatchExportedSymbolsOnly}});
-    auto code = std::make_unique<OrcCode>(*jit_, dylib);
-    if (auto e = jit_->addObjectFile(dylib, llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), symbol)))
-        internal_error("the JIT rejected the object of ", symbol, ": ", message(std::move(e)));
-    auto addr = jit_->lookup(dylib, symbol);
-    if (!addr) internal_error("the JIT could not link ", symbol, ": ", message(addr.takeError()));
-    code->address_ = addr->toPtr<void *>();
-    return code;
+// The host CPU as codegen sees it (codegen::host_cpu also initializes LLVM's native target).
+// Machine code at level Default (AOT objects use Aggressive): JIT compile time counts. The
+// large code model, since loaded code may lie anywhere relative to the libraries it calls.
+llvm::orc::JITTargetMachineBuilder jit_machine_builder() {
+    codegen::CpuTarget host = codegen::host_cpu();
+    llvm::orc::JITTargetMachineBuilder b{llvm::Triple(host.triple)};
+    b.setCPU(host.cpu);
+    llvm::SubtargetFeatures features(host.features);
+    b.addFeatures(features.getFeatures());
+    b.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+    b.setCodeModel(llvm::CodeModel::Large);
+    b.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Standard;
+    return b;
 }
 
 } // namespace
 
 std::unique_ptr<llvm::TargetMachine> jit_target_machine() {
-    auto tm = Jit::instance().builder().createTargetMachine();
+    static const llvm::orc::JITTargetMachineBuilder builder = jit_machine_builder();
+    auto tm = llvm::orc::JITTargetMachineBuilder(builder).createTargetMachine();
     if (!tm) internal_error("could not create the JIT's TargetMachine: ", message(tm.takeError()));
     return std::move(*tm);
 }
 
 std::unique_ptr<JitCode> jit_load_object(std::string_view object, const std::string &symbol) {
-    return Jit::instance().load(object, symbol);
+    auto code = std::make_unique<LinkedObject>();
+    code->link(object, symbol);
+    return code;
 }
 
 } // namespace tessera::runtime

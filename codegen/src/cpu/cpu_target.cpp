@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
+#include <fcntl.h>
+#include <unistd.h>
 #include <mutex>
 #include <thread>
 
 #include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
@@ -53,16 +55,45 @@ CpuTarget host_cpu() {
 }
 
 namespace {
+// A small file's first line (sysfs), read with plain system calls: a new process's cache hit
+// reads a few of them. Empty when it cannot be read.
+std::string first_line(const char *path) {
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    char buf[4096];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    if (n <= 0) return {};
+    std::string s(buf, size_t(n));
+    return s.substr(0, s.find('\n'));
+}
+
 // A cache size from /sys/devices/system/cpu/cpu0/cache/index<k>/size ("48K", "1024K", "32M").
 int64_t sysfs_cache_bytes(int index, int64_t fallback) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
-    std::string s;
-    if (!(f >> s) || s.empty()) return fallback;
+    std::string path = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size";
+    std::string s = first_line(path.c_str());
+    if (s.empty()) return fallback;
     int64_t v = std::atoll(s.c_str());
     char unit = s.back();
     if (unit == 'K') v *= 1024;
     if (unit == 'M') v *= 1024 * 1024;
     return v > 0 ? v : fallback;
+}
+
+// The facts host_target_info reads from the operating system rather than from LLVM.
+struct MemoryFacts {
+    int64_t l1, l2, l3;
+    int cores;
+};
+
+const MemoryFacts &memory_facts() {
+    static const MemoryFacts facts = [] {
+        TargetInfo defaults;
+        // index0 is the L1 data cache, index1 the L1 instruction cache.
+        return MemoryFacts{sysfs_cache_bytes(0, defaults.l1_bytes), sysfs_cache_bytes(2, defaults.l2_bytes),
+                           sysfs_cache_bytes(3, 0), std::max(1, int(std::thread::hardware_concurrency()))};
+    }();
+    return facts;
 }
 } // namespace
 
@@ -75,14 +106,25 @@ const TargetInfo &host_target_info() {
         t.vector_bits = cpu.features.find("+avx512f") != std::string::npos ? 512
                         : cpu.features.find("+avx") != std::string::npos  ? 256
                                                                           : 128;
-        // index0 is the L1 data cache, index1 the L1 instruction cache.
-        t.l1_bytes = sysfs_cache_bytes(0, t.l1_bytes);
-        t.l2_bytes = sysfs_cache_bytes(2, t.l2_bytes);
-        t.l3_bytes = sysfs_cache_bytes(3, 0);
-        t.cores = std::max(1, int(std::thread::hardware_concurrency()));
+        const MemoryFacts &m = memory_facts();
+        t.l1_bytes = m.l1;
+        t.l2_bytes = m.l2;
+        t.l3_bytes = m.l3;
+        t.cores = m.cores;
         return t;
     }();
     return info;
+}
+
+const std::string &host_cpu_identity() {
+    static const std::string id = [] {
+        std::string modalias = first_line("/sys/devices/system/cpu/modalias");
+        if (modalias.empty()) return std::string();
+        const MemoryFacts &m = memory_facts();
+        return std::string(LLVM_HOST_TRIPLE) + " " + modalias + " l1 " + std::to_string(m.l1) + " l2 " + std::to_string(m.l2) +
+               " l3 " + std::to_string(m.l3) + " cores " + std::to_string(m.cores);
+    }();
+    return id;
 }
 
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget &t, bool fast_math) {

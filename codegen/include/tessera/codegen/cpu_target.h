@@ -28,6 +28,13 @@ CpuTarget host_cpu();
 // sysfs; the defaults of TargetInfo where it says nothing), computed once.
 const TargetInfo &host_target_info();
 
+// What identifies the host's CPU for the compile cache without asking LLVM (whose cpuid
+// queries take about 0.2 ms of a new process): the triple, the kernel's CPU modalias (vendor,
+// family, model and every feature flag, from which LLVM's CPU name and features follow), and
+// the facts host_target_info reads from sysfs (cache sizes, cores). Empty where the kernel
+// gives no modalias; the caller then identifies the CPU by host_cpu().
+const std::string &host_cpu_identity();
+
 // A TargetMachine whose code generation (instruction selection, scheduling, register allocation)
 // runs at O3. Throws an InternalError if LLVM lacks the target.
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget &t, bool fast_math);

@@ -21,6 +21,9 @@ namespace tessera::runtime {
 
 // The scheduling options that CompileOptions asks for.
 poly::ScheduleOptions schedule_options(const CompileOptions &o);
+// The UserErrors of options no pipeline accepts (a tile size below 1, negative threads, ...),
+// without reading the host's facts: what a cache hit checks before making its key.
+void check_compile_options(const Pipeline &p, const CompileOptions &o);
 // The code generation options CompileOptions asks for (size specializations checked against the
 // pipeline's outputs).
 codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions &o, const std::string &function_name);
