@@ -169,8 +169,7 @@ std::optional<std::pair<int64_t, int64_t>> constant_bound(const FuncContents &f,
     if (!mn || !ext) return std::nullopt;
     if (*ext <= 0 || b->modulus == 1) return std::pair{*mn, *ext};
     // Widened as the model does it: the min down, the end up, to the next aligned coordinate.
-    auto align_down = [&](int64_t v) { return v - (((v - b->remainder) % b->modulus) + b->modulus) % b->modulus; };
-    int64_t lo = align_down(*mn), hi = align_down(*mn + *ext - 1) + b->modulus - 1;
+    int64_t lo = b->align_down(*mn), hi = b->align_down(*mn + *ext - 1) + b->modulus - 1;
     return std::pair{lo, hi - lo + 1};
 }
 

@@ -196,9 +196,8 @@ private:
                 int64_t mn = eval_constant(b.min), ext = eval_constant(b.extent);
                 r = Interval{double(mn), double(mn + ext - 1)};
             }
-            auto align_down = [&](int64_t v) { return v - (((v - b.remainder) % b.modulus) + b.modulus) % b.modulus; };
             if (b.modulus > 1 && !r.empty())
-                r = Interval{double(align_down(int64_t(r.min))), double(align_down(int64_t(r.max)) + b.modulus - 1)};
+                r = Interval{double(b.align_down(int64_t(r.min))), double(b.align_down(int64_t(r.max)) + b.modulus - 1)};
         }
     }
 

@@ -18,6 +18,8 @@
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/transposed_operands.h"
 
+#include "region_bounds.h"
+
 namespace tessera::poly {
 
 isl::union_set Model::domains() const {
@@ -442,14 +444,7 @@ private:
             for (const RegionPart &p : parts) where = where.unite(p.present);
             box = box.intersect_params(where.coalesce());
         }
-        for (unsigned j = 0; j < n; ++j) {
-            isl::pw_aff lo = los[j], hi = his[j];
-            isl::pw_aff var = isl::manage(isl_pw_aff_var_on_domain(isl_local_space_from_space(sp.copy()), isl_dim_set, j));
-            isl_space *params = isl_space_params(sp.copy());
-            isl::pw_aff lo_on = isl::manage(isl_pw_aff_insert_domain(isl_pw_aff_align_params(lo.copy(), isl_space_copy(params)), sp.copy()));
-            isl::pw_aff hi_on = isl::manage(isl_pw_aff_insert_domain(isl_pw_aff_align_params(hi.copy(), params), sp.copy()));
-            box = box.intersect(lo_on.le_set(var)).intersect(var.le_set(hi_on));
-        }
+        for (unsigned j = 0; j < n; ++j) box = restrict_dimension(box, j, los[j], his[j]);
         return box.coalesce();
     }
 
@@ -558,7 +553,7 @@ private:
             // bound() and align_bounds() set and widen the range computed (and the range of the
             // updates' pure loops); what was needed is checked against the bound below.
             const isl::set needed = required;
-            if (!f->bounds.empty()) required = apply_bounds(*f, arr, required);
+            if (!f->bounds.empty()) required = bounds_.apply(*f, ai, required);
 
             std::vector<Statement> stmts(f->updates.size() + 1);
             std::vector<RegionPart> realized_parts{part_of_box(required)};
@@ -583,7 +578,7 @@ private:
                 std::vector<RegionPart> need_parts = realized_parts;
                 need_parts[0] = part_of_box(needed);
                 isl::set need = need_parts.size() == 1 ? needed : box_hull(need_parts, arr.name, unsigned(arr.dimensions), what);
-                realized = check_bounds(ai, need, realized);
+                realized = bounds_.check(ai, need, realized);
             }
             arr.region = realized;
 
@@ -627,101 +622,6 @@ private:
             if (a.kind == Array::Kind::Input && !read_parts_[i].empty())
                 a.region = box_hull(read_parts_[i], a.name, unsigned(a.dimensions), detail::str_cat("input ", a.input->name));
         }
-    }
-
-    // ---- Func::bound and Func::align_bounds ----------------------------------------------------
-
-    // `box` with its dimension j (isl order) ranging over [lo, hi] (parameter-only pw_affs).
-    isl::set with_range(const isl::set &box, unsigned j, const isl::pw_aff &lo, const isl::pw_aff &hi) const {
-        std::string tuple = isl_set_get_tuple_name(box.get());
-        isl_set *rest = isl_set_insert_dims(isl_set_project_out(box.copy(), isl_dim_set, j, 1), isl_dim_set, j, 1);
-        isl::set out = isl::manage(isl_set_set_tuple_name(rest, tuple.c_str()));
-        isl::space sp = out.space();
-        isl::pw_aff var = isl::manage(isl_pw_aff_var_on_domain(isl_local_space_from_space(sp.copy()), isl_dim_set, j));
-        auto on = [&](const isl::pw_aff &pa) {
-            isl_space *params = isl_space_params(sp.copy());
-            return isl::manage(isl_pw_aff_insert_domain(isl_pw_aff_align_params(pa.copy(), params), sp.copy()));
-        };
-        return out.intersect(on(lo).le_set(var)).intersect(var.le_set(on(hi))).coalesce();
-    }
-
-    // A bound() of `f` as a pw_aff of the parameters; a UserError unless it is affine in them.
-    isl::pw_aff bound_aff(const FuncContents &f, const FuncContents::DimensionBound &b, const Expr &e, const char *which) {
-        std::optional<isl::pw_aff> pa = to_pw_aff(lower(e), param_space());
-        if (!pa)
-            user_error("Func ", f.name, ".bound(", f.pure_args[size_t(b.dim)], ", ", b.min, ", ", b.extent, "): the ", which,
-                       " is not an affine function of integer Params and input sizes, which a bound must be.");
-        return *pa;
-    }
-
-    // Replaces the bounded dimensions of `required` (a box) by their bound, then widens the
-    // aligned ones. A widened bound that is not constant becomes a pair of Region parameters
-    // (whose run-time values round the exact bounds), so that every region stays a box without
-    // divisions; the context records that they contain the exact bounds.
-    isl::set apply_bounds(const FuncContents &f, const Array &arr, isl::set required) {
-        bound_ranges_.clear();
-        IdResolver ids = [this](const std::string &id) { return m_.param_var(id); };
-        for (const FuncContents::DimensionBound &b : f.bounds) {
-            unsigned j = unsigned(arr.dimensions - 1 - b.dim);
-            isl::pw_aff lo = b.min.defined() ? bound_aff(f, b, b.min, "min") : isl::manage(isl_set_dim_min(required.copy(), int(j)));
-            isl::pw_aff hi = b.min.defined() ? bound_aff(f, b, b.min + b.extent - 1, "extent")
-                                             : isl::manage(isl_set_dim_max(required.copy(), int(j)));
-            if (b.modulus == 1) {
-                required = with_range(required, j, lo, hi);
-                bound_ranges_.push_back(BoundRange{b.dim, lo, hi});
-                continue;
-            }
-            Expr lo_e = pw_aff_to_expr(lo, m_.context, ids), hi_e = pw_aff_to_expr(hi, m_.context, ids);
-            // Rounded down to the next coordinate congruent to the remainder (Euclidean /).
-            const Expr modulus = make_const(Int(64), int64_t(b.modulus)), remainder = make_const(Int(64), int64_t(b.remainder));
-            auto align_down = [&](const Expr &v) {
-                Expr steps = ir::make_binary(Op::Div, ir::make_binary(Op::Sub, v, remainder), modulus);
-                return ir::make_binary(Op::Add, ir::make_binary(Op::Mul, steps, modulus), remainder);
-            };
-            Expr new_lo = ir::fold_constants(align_down(lo_e));
-            Expr new_hi = ir::fold_constants(
-                ir::make_binary(Op::Add, align_down(hi_e), make_const(Int(64), int64_t(b.modulus - 1))));
-            std::optional<int64_t> clo = ir::as_const_int(new_lo), chi = ir::as_const_int(new_hi);
-            isl::pw_aff alo, ahi;
-            if (clo && chi) {
-                alo = constant_aff(*clo);
-                ahi = constant_aff(*chi);
-            } else {
-                alo = region_parameter(new_lo, arr.name, b.dim, false);
-                ahi = region_parameter(new_hi, arr.name, b.dim, true);
-                // rg_lo <= lo and hi <= rg_hi wherever the exact bounds exist.
-                auto holds = [&](const isl::set &where, const isl::set &domain) {
-                    return where.unite(isl::set::universe(domain.space()).subtract(domain));
-                };
-                m_.context = m_.context.intersect(holds(alo.le_set(lo), lo.domain())).intersect(holds(hi.le_set(ahi), hi.domain()));
-            }
-            required = with_range(required, j, alo, ahi);
-            if (b.min.defined()) bound_ranges_.push_back(BoundRange{b.dim, alo, ahi});
-        }
-        if (required.is_empty())
-            user_error("Func ", f.name, ": its bound() leaves nothing to compute for any size; give it a positive extent.");
-        return required;
-    }
-
-    isl::pw_aff constant_aff(int64_t v) const {
-        isl::set params = isl::set::universe(m_.set_space("", 0).params());
-        return isl::manage(isl_pw_aff_val_on_domain(params.release(), isl_val_int_from_si(m_.ctx().get(), long(v))));
-    }
-
-    // Records the run-time checks that what was needed of array `ai` (its consumers and output
-    // buffer, with its Func's own updates' accesses: `need`) lies inside its bound (the
-    // bound_ranges_ apply_bounds found), where isl cannot prove it; returns `realized` with the
-    // bounded dimensions exactly the bound (the checks make them so).
-    isl::set check_bounds(int ai, const isl::set &need, isl::set realized) {
-        const Array &arr = m_.arrays[size_t(ai)];
-        for (const BoundRange &r : bound_ranges_) {
-            unsigned j = unsigned(arr.dimensions - 1 - r.dim);
-            isl::set bounded = with_range(isl::set::universe(need.space()), j, r.lo, r.hi);
-            if (!need.intersect_params(m_.context).is_subset(bounded))
-                pending_bound_checks_.push_back(PendingBoundCheck{ai, r.dim, need, r.lo, r.hi});
-            realized = with_range(realized, j, r.lo, r.hi);
-        }
-        return realized;
     }
 
     // isl's operation quotas bound each region bound, but quotas do not nest (each one resets
@@ -925,22 +825,6 @@ private:
 
     void describe_regions() {
         IdResolver ids = [this](const std::string &id) { return m_.param_var(id); };
-        for (const PendingBoundCheck &c : pending_bound_checks_) {
-            const Array &a = m_.arrays[size_t(c.array)];
-            int j = a.dimensions - 1 - c.dim;
-            BoundCheck check;
-            check.array = c.array;
-            check.dim = c.dim;
-            check.need_min = pw_aff_to_expr(isl::manage(isl_set_dim_min(c.need.copy(), j)), m_.context, ids);
-            check.need_max = pw_aff_to_expr(isl::manage(isl_set_dim_max(c.need.copy(), j)), m_.context, ids);
-            isl::set present = c.need.params();
-            if (!m_.context.is_subset(present))
-                check.need_max = ir::make_select(set_to_condition(present, m_.context, ids), check.need_max,
-                                                 ir::make_binary(Op::Sub, check.need_min, make_const(Int(64), int64_t(1))));
-            check.bound_min = pw_aff_to_expr(c.bound_min, m_.context, ids);
-            check.bound_max = pw_aff_to_expr(c.bound_max, m_.context, ids);
-            m_.bound_checks.push_back(check);
-        }
         for (Array &a : m_.arrays) {
             // An empty region (a Func read only by statements that never run, such as updates
             // over an empty RDom) is the empty box at 0: storage of no elements.
@@ -966,21 +850,6 @@ private:
         }
     }
 
-    // The bound checks isl could not prove: the array, the dimension, what is needed.
-    struct PendingBoundCheck {
-        int array;
-        int dim;
-        isl::set need;
-        isl::pw_aff bound_min, bound_max;  // widened by align_bounds
-    };
-
-    // The bounded dimensions of the Func whose regions are being inferred (apply_bounds), each
-    // [lo, hi] as a function of the parameters, widened by align_bounds.
-    struct BoundRange {
-        int dim;
-        isl::pw_aff lo, hi;
-    };
-
     Model &m_;
     ThreadCpuClock cpu_;  // since the model was started (check_time_budget)
     std::set<std::string> used_names_;
@@ -988,8 +857,11 @@ private:
     TransposedOperands transposed_;  // copies added to the graph, and the updates that read them
     // Per array, what the accesses that read it touch (its region is their box hull).
     std::vector<std::vector<RegionPart>> read_parts_;
-    std::vector<PendingBoundCheck> pending_bound_checks_;
-    std::vector<BoundRange> bound_ranges_;
+    // Func::bound and Func::align_bounds (region_bounds.h).
+    RegionBounds bounds_{m_, RegionBounds::Hooks{[this](const Expr &e) { return lower(e); },
+                                                 [this](const Expr &value, const std::string &tuple, int dim, bool upper) {
+                                                     return region_parameter(value, tuple, dim, upper);
+                                                 }}};
 };
 
 } // namespace

@@ -79,6 +79,9 @@ struct FuncContents {
         int dim = 0;                     // the pure dimension (Halide order)
         Expr min, extent;                // bound(): Int(32), of constants, Params and input sizes; or undefined
         int modulus = 1, remainder = 0;  // align_bounds(): 0 <= remainder < modulus; modulus 1: none
+        // The largest coordinate <= v congruent to the remainder: where a widened range starts
+        // (and, plus modulus - 1, where one ending at v ends).
+        int64_t align_down(int64_t v) const { return v - (((v - remainder) % modulus) + modulus) % modulus; }
     };
     std::vector<DimensionBound> bounds;
 
