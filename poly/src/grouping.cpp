@@ -149,14 +149,25 @@ private:
             for (size_t gi = 0; gi < groups_.size() && !changed; ++gi) {
                 PlanState &g = groups_[gi];
                 if (!g.plan.overlapped || has_output(g.plan)) continue;
+                // The groups that read g's Funcs: a Func computed inline (compute_inline) has no
+                // statements and no group, and stands for its own consumers (fuzzer seed 61192
+                // with --directives indexed groups_ with -1 here, an allocation failure or not
+                // depending on the memory layout).
                 std::vector<int> consumers;
-                for (FuncContents *f : g.plan.funcs) {
+                std::vector<FuncContents *> readers(g.plan.funcs.begin(), g.plan.funcs.end());
+                std::set<FuncContents *> seen(readers.begin(), readers.end());
+                while (!readers.empty()) {
+                    FuncContents *f = readers.back();
+                    readers.pop_back();
                     auto it = m_.graph.consumers.find(f);
                     if (it == m_.graph.consumers.end()) continue;
                     for (FuncContents *c : it->second) {
                         int cg = group_of(c);
-                        if (cg != int(gi) && std::find(consumers.begin(), consumers.end(), cg) == consumers.end())
+                        if (cg < 0) {
+                            if (seen.insert(c).second) readers.push_back(c);
+                        } else if (cg != int(gi) && std::find(consumers.begin(), consumers.end(), cg) == consumers.end()) {
                             consumers.push_back(cg);
+                        }
                     }
                 }
                 if (consumers.size() != 1) continue;

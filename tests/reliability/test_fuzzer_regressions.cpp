@@ -838,3 +838,34 @@ TEST_CASE("an update whose where clause no point satisfies for the realized pure
     CHECK(same(got, want));
     CHECK(got(0, -5) == 1);
 }
+
+TEST_CASE("a producer read through a Func computed inline is fused with the inline Func's consumer", "[reliability]") {
+    // Fuzzer seed 61192 with --directives: the grouping pass looked up the group of each
+    // consumer of a producer, and an inlined Func has none (-1), which then indexed the groups:
+    // an allocation failure or a silently wrong group, depending on the memory layout. An
+    // inlined Func stands for its own consumers.
+    Var x("x"), y("y");
+    Buffer<float> data(std::vector<int>{40, 30});
+    for (int j = 0; j < 30; ++j)
+        for (int i = 0; i < 40; ++i) data(i, j) = float((i * 7 + j * 3) % 11);
+    Func p("p"), q("q"), out("out");
+    p(x, y) = data(x + 1, y + 1) * 2.0f;
+    q(x, y) = p(x - 1, y) + p(x + 1, y);
+    out(x, y) = q(x, y - 1) + q(x, y + 1);
+    q.compute_inline();
+    Pipeline pipeline(out);
+    CompileOptions o;
+    o.fusion = "max";
+    nlohmann::json j = nlohmann::json::parse(pipeline.compile(Target::host(), o).compiler_ir("schedule"));
+    INFO(j.dump(1));
+    bool fused = false;
+    for (const auto &g : j["groups"]) {
+        auto stages = g["stages"].get<std::vector<std::string>>();
+        fused = fused || (std::count(stages.begin(), stages.end(), "p") && std::count(stages.begin(), stages.end(), "out"));
+    }
+    CHECK(fused);
+    Buffer<float> got(std::vector<int>{33, 25}), want(std::vector<int>{33, 25});
+    pipeline.compile(Target::host(), o).realize(got);
+    interpret(pipeline, std::vector<Buffer<void>>{Buffer<void>(want)});
+    CHECK(same(got, want));
+}
