@@ -22,6 +22,7 @@
 #include "tessera/poly/legality.h"
 #include "tessera/poly/overlapped_tiling.h"
 #include "tessera/poly/register_tiling.h"
+#include "tessera/poly/scheduler.h"
 #include "tessera/poly/tree_transform.h"
 
 namespace tessera::poly {
@@ -347,10 +348,37 @@ std::vector<AtGroup> plan_at_groups(const Model &m) {
     return groups;
 }
 
+// The automatic scheduler's share of a schedule with directives: the Funcs without any, grouped
+// and scheduled as the automatic scheduler does (scheduler.h), each group at the place of its
+// root (the group's last Func) among the stages with directives.
+struct AutomaticPart {
+    const ScheduleOptions *options = nullptr;
+    std::vector<GroupPlan> plans;              // every Func's; a Func with directives alone in its own
+    std::set<const FuncContents *> directed;   // the Funcs scheduled by their directives
+    std::function<const Dependences *()> dependences;
+    bool folded = false;                       // set when a group stores a Func folded
+};
+
+// Whether a Func is scheduled by its directives: loop directives on any stage, or where it is
+// computed (compute_root, compute_at, store_at).
+bool has_directives(const FuncContents &f) {
+    if (f.compute_root || f.compute_at.defined() || f.store_at.defined()) return true;
+    if (!f.pure.directives.empty()) return true;
+    for (const Definition &u : f.updates)
+        if (!u.directives.empty()) return true;
+    return false;
+}
+
 // The directive schedule: each stage at root over its loops, except the stages of overlapped
-// groups, which run as their group at the place of its root. `groups` receives the Group records.
+// groups, which run as their group at the place of its root, and, when `automatic` is given,
+// the Funcs without directives, which run in its groups. `groups` receives the Group records.
+// Every group comes at the place of its last Func, after everything its Funcs read: a Func
+// with directives read by a group's root but not by its producers may come between them in
+// definition order, and the producers (merged only into their one consumer) read nothing that
+// the root's place comes before.
 isl::schedule directive_tree(std::shared_ptr<const Model> model, const std::vector<StageRef> &stages, const DirectivesOf &directives_of,
-                             const std::vector<AtGroup> &at_groups, std::vector<Group> &groups) {
+                             const std::vector<AtGroup> &at_groups, std::vector<Group> &groups,
+                             AutomaticPart *automatic = nullptr) {
     const Model &m = *model;
     groups.clear();
     std::map<const FuncContents *, size_t> at_root, func_group;
@@ -359,9 +387,28 @@ isl::schedule directive_tree(std::shared_ptr<const Model> model, const std::vect
         at_root[at_groups[k].root] = k;
         for (const FuncContents *p : at_groups[k].producers) inside.insert(p);
     }
+    // The automatic groups by their root Func.
+    std::map<const FuncContents *, const GroupPlan *> plan_of_root;
+    if (automatic)
+        for (const GroupPlan &plan : automatic->plans)
+            if (!automatic->directed.count(plan.funcs.back())) plan_of_root[plan.funcs.back()] = &plan;
+    std::set<const FuncContents *> placed;
     isl::schedule full;
     for (const StageRef &st : stages) {
         if (inside.count(st.func) && st.definition == 0) continue;  // in its consumer's tiles
+        if (automatic && !automatic->directed.count(st.func)) {
+            auto root = plan_of_root.find(st.func);
+            // A producer of a group, or a later stage of a Func whose group is placed: done.
+            if (root == plan_of_root.end() || !placed.insert(st.func).second) continue;
+            std::optional<GroupSchedule> gs =
+                schedule_group(m, *root->second, int(groups.size()), *automatic->options, automatic->dependences);
+            if (!gs) internal_error("the dependences were computed before scheduling the Funcs without directives");
+            automatic->folded = automatic->folded || gs->folded;
+            gs->group.note = "automatic (no directives): " + gs->group.note;
+            groups.push_back(gs->group);
+            full = in_sequence(full, gs->schedule);
+            continue;
+        }
         auto ag = at_root.find(st.func);
         if (st.definition == 0 && ag != at_root.end()) {
             const AtGroup &a = at_groups[ag->second];
@@ -423,9 +470,11 @@ Dependences within_stages(const Model &m, const Dependences &d, const std::vecto
 
 } // namespace
 
-Program schedule_from_directives(std::shared_ptr<const Model> model, long max_operations, bool gpu) {
+Program schedule_from_directives(std::shared_ptr<const Model> model, const ScheduleOptions &options, bool automatic) {
     const Model &m = *model;
     if (m.statements.empty()) return sequential_program(model);
+    const long max_operations = options.max_operations;
+    const bool gpu = options.gpu;
     std::vector<StageRef> stages = stages_of(m);
     if (!gpu)
         for (const StageRef &st : stages)
@@ -435,14 +484,34 @@ Program schedule_from_directives(std::shared_ptr<const Model> model, long max_op
                                " maps loops to a GPU, but the pipeline is compiled for the host CPU. Compile it for "
                                "Target::cuda(sm) (or Target::cuda(sm).emulated()), or use parallel and vectorize.");
     std::vector<AtGroup> at_groups = plan_at_groups(m);
-    DirectivesOf own = [](const StageRef &st) { return own_directives(st); };
-    std::vector<Group> groups;
-    isl::schedule tree = directive_tree(model, stages, own, at_groups, groups);
-    Program p = program_from_tree(model, tree, groups);
     Dependences d = compute_dependences(m, max_operations);
     if (!d.computed)
         user_error("Cannot check the schedule the directives describe: dependence analysis exceeded its operation quota (",
                    max_operations, "). Remove directives to let the automatic scheduler order the loops.");
+    DirectivesOf own = [](const StageRef &st) { return own_directives(st); };
+    std::optional<AutomaticPart> rest;
+    if (automatic) {
+        rest.emplace();
+        rest->options = &options;
+        for (const auto &f : m.graph.funcs)
+            if (has_directives(*f)) rest->directed.insert(f.get());
+        for (const AtGroup &a : at_groups) rest->directed.insert(a.root);
+        rest->plans = plan_groups(m, options, rest->directed);
+        rest->dependences = [&]() -> const Dependences * { return &d; };
+    }
+    std::vector<Group> groups;
+    isl::schedule tree = directive_tree(model, stages, own, at_groups, groups, rest ? &*rest : nullptr);
+    Program p = program_from_tree(model, tree, groups, rest.has_value());
+    if (!p.nest) {
+        // (Only with the automatic groups is the AST bounded, as the automatic scheduler's is:
+        // over the quota, the Funcs without directives run at root instead.)
+        Program q = schedule_from_directives(model, options, false);
+        for (Group &g : q.groups)
+            g.note += " (the automatic schedule of the Funcs without directives exceeded the AST generator's quota)";
+        return q;
+    }
+    p.scheduled_with = options;
+    const bool folded = rest && rest->folded;
     // The check is bounded like every isl analysis here: dependences through modular
     // predicates and scattered updates took isl 30 s (fuzzer seed 2093 with --directives).
     const Dependences inside = within_stages(m, d, stages);
@@ -455,7 +524,14 @@ Program schedule_from_directives(std::shared_ptr<const Model> model, long max_op
             return std::nullopt;
         return r;
     };
-    std::optional<Legality> whole = checked(p, at_groups.empty(), max_operations / 2);
+    std::optional<Legality> whole = checked(p, at_groups.empty() && !folded, max_operations / 2);
+    if (folded && (!whole || !whole->legal)) {
+        // A folded Func's ring is checked here, as in the automatic schedule: without folding,
+        // the Funcs without directives are legal by construction.
+        ScheduleOptions unfolded = options;
+        unfolded.storage_folding = false;
+        return schedule_from_directives(model, unfolded, automatic);
+    }
     if (!whole)
         user_error("Cannot check the schedule the directives describe: proving that it respects the dependences "
                    "exceeded isl's operation quota (",

@@ -35,7 +35,8 @@ struct PlanState {
 
 class Planner {
 public:
-    Planner(const Model &m, const ScheduleOptions &o) : m_(m), o_(o) {
+    Planner(const Model &m, const ScheduleOptions &o, const std::set<const FuncContents *> &alone)
+        : m_(m), o_(o), alone_(alone) {
         for (const Statement &s : m.statements) cost_.push_back(cost_of(s));
     }
 
@@ -46,7 +47,8 @@ public:
             for (size_t i = 0; i < m_.statements.size(); ++i)
                 if (m_.statements[i].func == f.get()) g.plan.statements.push_back(int(i));
             if (g.plan.statements.empty()) continue;  // computed nowhere (an empty region)
-            g.plan.overlapped = f->updates.empty() && f->dimensions() >= 1;
+            // (Only overlapped groups merge: a Func left alone is never one.)
+            g.plan.overlapped = f->updates.empty() && f->dimensions() >= 1 && !alone_.count(f.get());
             groups_.push_back(g);
         }
         if (o_.fusion != Fusion::None) merge_groups();
@@ -286,12 +288,15 @@ private:
 
     const Model &m_;
     const ScheduleOptions &o_;
+    const std::set<const FuncContents *> &alone_;
     std::vector<int64_t> cost_;  // per model statement: cost_of()
     std::vector<PlanState> groups_;
 };
 
 } // namespace
 
-std::vector<GroupPlan> plan_groups(const Model &m, const ScheduleOptions &o) { return Planner(m, o).plan(); }
+std::vector<GroupPlan> plan_groups(const Model &m, const ScheduleOptions &o, const std::set<const FuncContents *> &alone) {
+    return Planner(m, o, alone).plan();
+}
 
 } // namespace tessera::poly

@@ -34,6 +34,73 @@ namespace {
 Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOptions &o);
 } // namespace
 
+std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &plan, int index, const ScheduleOptions &o,
+                                            const std::function<const Dependences *()> &dependences) {
+    GroupSchedule r;
+    Group &g = r.group;
+    g.statements = plan.statements;
+    g.funcs = plan.funcs;
+    g.note = plan.note;
+    g.name = "G" + std::to_string(index);
+    if (plan.overlapped) {
+        std::string why;
+        auto ot = overlapped_tiling(m, index, plan.statements, plan.tile_sizes, plan.window, o.parallel, true, why);
+        if (ot) {
+            r.schedule = ot->schedule;
+            g.kind = Group::Kind::OverlappedTiles;
+            g.tile_sizes = ot->tile_sizes;
+            return r;
+        }
+        g.note = "overlapped tiling does not apply: " + why;
+    }
+    std::vector<StorageFold> folds;
+    // (Under the scheduler's quota like every isl analysis here; out of it, nothing folds.)
+    if (o.storage_folding &&
+        !within_quota(m.ctx(), o.max_operations, [&] { folds = storage_fold_candidates(m, plan.statements); }))
+        folds.clear();
+    if (!folds.empty()) {
+        // A Func stepped along a dimension keeps only its last planes: its pure definition
+        // must then run inside the stepping loop, just before the planes it initializes are
+        // needed, so the group is scheduled as a whole under the ring's extra order.
+        const Dependences *deps = dependences();
+        if (!deps) return std::nullopt;
+        isl::union_map ring_order = fold_dependences(m, folds);
+        AffineGroupSchedule a = affine_group_schedule(m, plan.statements, *deps, o, &ring_order);
+        if (a.scheduled) {
+            g.kind = Group::Kind::Affine;
+            if (!a.tile_sizes.empty()) g.tile_sizes = a.tile_sizes.back();
+            isl::schedule_node top = a.schedule.root().child(0);
+            std::string what;
+            for (const StorageFold &f : folds) {
+                top = insert_mark(top, fold_mark(m, f));
+                const Array &arr = m.arrays[size_t(f.array)];
+                what += detail::str_cat(what.empty() ? "" : ", ", arr.func->name, " along dimension ", f.dimension,
+                                        " to ", f.planes, " planes");
+            }
+            r.schedule = top.schedule();
+            g.note = "storage folded: " + what + (a.note.empty() ? "" : "; " + a.note);
+            r.folded = true;
+            return r;
+        }
+    }
+    // A Func's pure definition runs before its updates: isl would otherwise fuse the
+    // initialization into the updates' (possibly skewed) band for no gain.
+    const Dependences *deps = dependences();
+    if (!deps) return std::nullopt;
+    std::vector<int> pure, updates;
+    for (int s : plan.statements) (m.statements[size_t(s)].definition == 0 ? pure : updates).push_back(s);
+    g.kind = Group::Kind::Affine;
+    for (const std::vector<int> *part : {&pure, &updates}) {
+        if (part->empty()) continue;
+        AffineGroupSchedule a = affine_group_schedule(m, *part, *deps, o);
+        r.schedule = in_sequence(r.schedule, a.schedule);
+        if (!a.tile_sizes.empty()) g.tile_sizes = a.tile_sizes.back();
+        if (!a.note.empty()) g.note = a.note;
+    }
+    if (g.note.empty()) g.note = "isl scheduler";
+    return r;
+}
+
 Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions &o) {
     Program p = schedule_groups(std::move(model), o);
     // (A fallback that rescheduled with other options, such as without storage folding, keeps
@@ -79,76 +146,13 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
     std::vector<Group> groups;
     isl::schedule full;  // owned: the early returns below (dependences over their quota) must not leak it
     bool folded = false;  // some group stores a Func folded (verified below)
+    auto dependences = [&]() -> const Dependences * { return need_deps() ? &deps : nullptr; };
     for (size_t k = 0; k < plans.size(); ++k) {
-        const GroupPlan &plan = plans[k];
-        Group g;
-        g.statements = plan.statements;
-        g.funcs = plan.funcs;
-        g.note = plan.note;
-        g.name = "G" + std::to_string(k);
-        isl::schedule sched;
-        bool done = false;
-        if (plan.overlapped) {
-            std::string why;
-            auto ot = overlapped_tiling(m, int(k), plan.statements, plan.tile_sizes, plan.window, o.parallel, true, why);
-            if (ot) {
-                sched = ot->schedule;
-                g.kind = Group::Kind::OverlappedTiles;
-                g.tile_sizes = ot->tile_sizes;
-                done = true;
-            } else {
-                g.note = "overlapped tiling does not apply: " + why;
-            }
-        }
-        std::vector<StorageFold> folds;
-        // (Under the scheduler's quota like every isl analysis here; out of it, nothing folds.)
-        if (!done && o.storage_folding &&
-            !within_quota(m.ctx(), o.max_operations, [&] { folds = storage_fold_candidates(m, plan.statements); }))
-            folds.clear();
-        if (!done && !folds.empty()) {
-            // A Func stepped along a dimension keeps only its last planes: its pure definition
-            // must then run inside the stepping loop, just before the planes it initializes are
-            // needed, so the group is scheduled as a whole under the ring's extra order.
-            if (!need_deps()) return sequential(deps_over_quota);
-            isl::union_map ring_order = fold_dependences(m, folds);
-            AffineGroupSchedule a = affine_group_schedule(m, plan.statements, deps, o, &ring_order);
-            if (a.scheduled) {
-                g.kind = Group::Kind::Affine;
-                if (!a.tile_sizes.empty()) g.tile_sizes = a.tile_sizes.back();
-                isl::schedule_node top = a.schedule.root().child(0);
-                std::string what;
-                for (const StorageFold &f : folds) {
-                    top = insert_mark(top, fold_mark(m, f));
-                    const Array &arr = m.arrays[size_t(f.array)];
-                    what += detail::str_cat(what.empty() ? "" : ", ", arr.func->name, " along dimension ", f.dimension,
-                                            " to ", f.planes, " planes");
-                }
-                sched = top.schedule();
-                g.note = "storage folded: " + what + (a.note.empty() ? "" : "; " + a.note);
-                done = true;
-                folded = true;
-            }
-        }
-        if (!done) {
-            // A Func's pure definition runs before its updates: isl would otherwise fuse the
-            // initialization into the updates' (possibly skewed) band for no gain.
-            if (!need_deps()) return sequential(deps_over_quota);
-            std::vector<int> pure, updates;
-            for (int s : plan.statements) (m.statements[size_t(s)].definition == 0 ? pure : updates).push_back(s);
-            isl::schedule seq;
-            g.kind = Group::Kind::Affine;
-            for (const std::vector<int> *part : {&pure, &updates}) {
-                if (part->empty()) continue;
-                AffineGroupSchedule a = affine_group_schedule(m, *part, deps, o);
-                seq = in_sequence(seq, a.schedule);
-                if (!a.tile_sizes.empty()) g.tile_sizes = a.tile_sizes.back();
-                if (!a.note.empty()) g.note = a.note;
-            }
-            sched = seq;
-            if (g.note.empty()) g.note = "isl scheduler";
-        }
-        full = in_sequence(full, sched);
-        groups.push_back(g);
+        std::optional<GroupSchedule> gs = schedule_group(m, plans[k], int(k), o, dependences);
+        if (!gs) return sequential(deps_over_quota);
+        folded = folded || gs->folded;
+        full = in_sequence(full, gs->schedule);
+        groups.push_back(gs->group);
     }
     isl::schedule tree = full;
     if (o.gpu) {

@@ -98,14 +98,16 @@ std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::
     std::shared_ptr<const poly::Model> model = poly::build_model(p);
     report.phase_ms.emplace_back("model", w.lap());
     std::string imported;
+    bool automatic = true;  // Funcs without directives scheduled automatically
     {
         std::lock_guard<std::mutex> lock(p.contents()->mutex);
         imported = p.contents()->schedule_override;
+        automatic = p.contents()->auto_schedule;
     }
     std::shared_ptr<const poly::Program> program;
     const bool directives = imported.empty() && !p.auto_scheduled();
     if (!imported.empty() || directives) {
-        poly::Program q = directives ? poly::schedule_from_directives(model, so.max_operations, so.gpu)
+        poly::Program q = directives ? poly::schedule_from_directives(model, so, automatic)
                                      : poly::schedule_from_json(model, imported);
         // A CPU schedule imported for a GPU target is mapped onto kernels as the automatic
         // one is; one with kernel marks is taken as it is (and checked for legality).

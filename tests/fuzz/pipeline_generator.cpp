@@ -771,6 +771,12 @@ void Generator::make_outputs(const std::vector<FuncInfo> &funcs) {
         result_.target = Target::cuda(80).emulated();
         if (choices_.percent(30)) result_.target = result_.target.with_shared_memory_opt_in();
     }
+    // Funcs without directives are scheduled automatically around those with directives, or,
+    // for a quarter of the pipelines, at root in Halide's default order.
+    if (settings_.directives && choices_.percent(25)) {
+        result_.pipeline.auto_schedule(false);
+        line("pipeline.auto_schedule(false);");
+    }
     std::string target = !settings_.gpu ? "Target::host()"
                          : result_.target.shared_memory_opt_in ? "Target::cuda(80).emulated().with_shared_memory_opt_in()"
                                                                 : "Target::cuda(80).emulated()";

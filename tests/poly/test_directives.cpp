@@ -504,3 +504,123 @@ TEST_CASE("compute_inline replaces every call by the value, under the automatic 
     REQUIRE_USER_ERROR(Pipeline(w).compile(Target::host(), {}), "w.compute_inline()", "is an output");
     REQUIRE_USER_ERROR(w.parallel(x), "computed inline");
 }
+
+namespace {
+
+// in -> blur_x -> blur_y -> out, out pointwise: the automatic scheduler makes blur_x and blur_y
+// one overlapped-tiled group.
+struct BlurThenScale : Blur {
+    Func out{"out"};
+    BlurThenScale() { out(x, y) = by(x, y) * 2.0f + 1.0f; }
+};
+
+const nlohmann::json *group_of(const nlohmann::json &j, const std::string &func) {
+    for (const auto &g : j["groups"])
+        for (const auto &f : g["stages"])
+            if (f == func) return &g;
+    return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("Funcs without directives are grouped and tiled automatically around a Func with directives", "[directives]") {
+    BlurThenScale b;
+    b.out.split(b.x, b.xo, b.xi, 8).vectorize(b.xi).parallel(b.y);
+    Pipeline p(b.out);
+    CHECK_FALSE(p.auto_scheduled());
+    nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+    INFO(j["loop_nest"].get<std::string>());
+    REQUIRE(j["groups"].size() == 2);
+    // blur_x and blur_y: the automatic scheduler's overlapped tiles, as without any directive.
+    const nlohmann::json *blur = group_of(j, "blur_x");
+    REQUIRE(blur);
+    CHECK(blur == group_of(j, "blur_y"));
+    CHECK((*blur)["kind"] == "overlapped_tiles");
+    CHECK((*blur)["note"].get<std::string>().rfind("automatic (no directives)", 0) == 0);
+    BlurThenScale a;
+    nlohmann::json automatic = nlohmann::json::parse(Pipeline(a.out).schedule_json());
+    const nlohmann::json *auto_blur = group_of(automatic, "blur_x");
+    REQUIRE(auto_blur);
+    CHECK((*blur)["tile_sizes"] == (*auto_blur)["tile_sizes"]);
+    // out: its own loops, as written.
+    const nlohmann::json *out = group_of(j, "out");
+    REQUIRE(out);
+    CHECK((*out)["note"].get<std::string>().find("y (parallel), xo, xi (vector)") != std::string::npos);
+    // The blur's tiles run before out, and blur_x lives in the tiles' scratchpads.
+    for (const auto &s : j["storage"])
+        if (s["func"] == "blur_x") CHECK(s["kind"] == "scratch");
+    for (auto [w, h] : {std::pair{1, 1}, std::pair{7, 3}, std::pair{37, 29}, std::pair{64, 33}}) check_against_interpreter(p, w, h);
+    // The JSON round trip gives the same loop nest.
+    BlurThenScale c;
+    Pipeline q(c.out);
+    q.set_schedule_json(p.schedule_json());
+    CHECK(loop_nest(q) == loop_nest(p));
+    // auto_schedule(false): every Func at root.
+    p.auto_schedule(false);
+    nlohmann::json all_root = nlohmann::json::parse(p.schedule_json());
+    CHECK(all_root["groups"].size() == 3);
+    REQUIRE(group_of(all_root, "blur_x"));
+    CHECK((*group_of(all_root, "blur_x"))["note"].get<std::string>().find("computed at root by directives") != std::string::npos);
+    check_against_interpreter(p, 37, 29);
+}
+
+TEST_CASE("a producer between an automatic group's Funcs in definition order runs before the group", "[directives]") {
+    // g reads in; h (directives) reads in; f reads g and h. g merges into f's group, which must
+    // run after h although g is defined before h.
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Buffer<float> in = random_image(70, 70, 21);
+    in.set_min({-8, -8});
+    Func g("g"), h("h"), f("f");
+    g(x, y) = in(x - 1, y) + in(x + 1, y);
+    h(x, y) = in(x, y) * 3.0f;
+    f(x, y) = g(x, y - 1) + g(x, y + 1) + h(x, y);
+    h.split(x, xo, xi, 4).vectorize(xi);
+    Pipeline p(f);
+    nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+    INFO(j["loop_nest"].get<std::string>());
+    REQUIRE(group_of(j, "g"));
+    CHECK(group_of(j, "g") == group_of(j, "f"));
+    CHECK(j["groups"][0]["stages"][0] == "h");
+    for (auto [w, hh] : {std::pair{1, 1}, std::pair{13, 5}, std::pair{41, 37}}) check_against_interpreter(p, w, hh);
+}
+
+TEST_CASE("a matmul with directives between automatic producer and consumer Funcs computes the reference",
+          "[directives]") {
+    Matmul m;
+    Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Func scaled_a("scaled_a"), relu("relu");
+    scaled_a(m.x, m.y) = m.a(m.x, m.y) * 0.5f;
+    Func c("c");
+    c(m.x, m.y) = 0.0f;
+    c(m.x, m.y) += scaled_a(m.k.x, m.y) * m.b(m.x, m.k.x);
+    relu(m.x, m.y) = max(c(m.x, m.y), 0.25f);
+    c.update(0).split(m.y, yo, yi, 4).split(m.x, xo, xi, 8).reorder(xi, yi, m.k.x, xo, yo).unroll(yi).vectorize(xi).parallel(yo);
+    Pipeline p(relu);
+    nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+    INFO(j["loop_nest"].get<std::string>());
+    CHECK(j["schedule_tree"].get<std::string>().find("register_tile:4:8") != std::string::npos);
+    for (const char *automatic : {"relu", "scaled_a"}) {
+        REQUIRE(group_of(j, automatic));
+        CHECK((*group_of(j, automatic))["note"].get<std::string>().rfind("automatic (no directives)", 0) == 0);
+    }
+    for (auto [w, h] : {std::pair{11, 13}, std::pair{8, 4}, std::pair{3, 2}}) {
+        Buffer<float> got(std::vector<int>{w, h}), want(std::vector<int>{w, h});
+        realize_both(p, got, want);
+        INFO(w << " x " << h);
+        CHECK(same(got, want));
+    }
+}
+
+TEST_CASE("an illegal directive is named when the other Funcs are scheduled automatically", "[directives]") {
+    Var x("x");
+    Buffer<float> in = random_image(40, 4, 22);
+    Func pre("pre"), prefix("prefix"), post("post");
+    RDom r(1, 30, "r");
+    pre(x) = in(x, 0) + 1.0f;
+    prefix(x) = pre(x);
+    prefix(r.x) = prefix(r.x - 1) + pre(r.x);
+    post(x) = prefix(x) * 2.0f;
+    prefix.update(0).parallel(r.x);
+    REQUIRE_USER_ERROR(Pipeline(post).compile(Target::host(), {}), "Func prefix",
+                       "the directive prefix.update(0).parallel(r.x) is illegal", "distance [1]");
+}

@@ -37,8 +37,8 @@ struct PipelineContents {
     std::vector<Func> outputs;
     // An imported schedule (JSON) that replaces the automatic one, or empty.
     std::string schedule_override;
-    // Pipeline::auto_schedule(false): scheduled from its directives (stage.h) even where none
-    // is given.
+    // Pipeline::auto_schedule(false): Funcs without directives (stage.h) are computed at root in
+    // Halide's default order instead of by the automatic scheduler.
     bool auto_schedule = true;
     // State owned by the layer that executes the pipeline (e.g. compiled code), created on
     // first use and guarded by `mutex`.
@@ -74,12 +74,14 @@ public:
     // Returns to the automatic schedule.
     void clear_schedule_json() const;
 
-    // false: schedule the pipeline from its directives (stage.h) in place of the automatic
-    // scheduler, even where no Func has one: every Func at root, in definition order, each
-    // stage in Halide's default loop order. A directive on any stage does the same.
+    // false: schedule the pipeline from its directives (stage.h) alone, in place of the
+    // automatic scheduler, even where no Func has one: every Func at root, in definition
+    // order, each stage in Halide's default loop order unless its directives say otherwise.
+    // true (the default): Funcs with directives follow them, the others are scheduled
+    // automatically.
     void auto_schedule(bool on) const;
-    // Whether the pipeline is scheduled automatically: auto_schedule(false) was not called and
-    // no Func it computes has a directive.
+    // Whether the pipeline is scheduled entirely automatically: auto_schedule(false) was not
+    // called and no Func it computes has a directive.
     bool auto_scheduled() const;
 
     const std::shared_ptr<PipelineContents> &contents() const { return c_; }

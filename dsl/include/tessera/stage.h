@@ -5,11 +5,13 @@
 //   f.tile(x, y, xo, yo, xi, yi, 64, 32).vectorize(xi).parallel(yo);
 //   f.update(0).reorder(x, r.x).unroll(x, 4);   // reorder lists loops innermost first
 //
-// Once a stage of any Func in a pipeline has a directive (or Pipeline::auto_schedule(false)),
-// the pipeline is scheduled from its directives instead of automatically: every Func is
-// computed at root (a loop nest and a buffer of its own), in definition order, each stage's
-// loops in Halide's default order (the last dimension outermost, RDom variables innermost)
-// edited by its directives. The result is checked against the dependences when the pipeline is
+// A Func with a directive (a loop directive on any stage, compute_root, compute_at, store_at) is
+// scheduled from its directives: computed at root (a loop nest and a buffer of its own), in
+// definition order, each stage's loops in Halide's default order (the last dimension outermost,
+// RDom variables innermost) edited by its directives, or inside the tiles of the Func it is
+// computed at. The Funcs without directives are still grouped, fused and tiled by the automatic
+// scheduler, never together with a Func that has directives; after
+// Pipeline::auto_schedule(false) they are computed at root in Halide's default order. The result is checked against the dependences when the pipeline is
 // compiled: a directive that would compute a wrong result (reordering or parallelizing a loop
 // that carries a dependence) is a UserError naming the Func, the directive and the dependence.
 // The loop values each directive produces: stage_loops.h. Splits align to multiples of the

@@ -253,9 +253,10 @@ void define_pipelines(nb::module_ &m) {
         }, nb::arg("json"), "Replaces the automatic schedule; an illegal schedule raises tessera.Error naming the dependence.")
         .def("clear_schedule_json", &Pipeline::clear_schedule_json)
         .def("auto_schedule", &Pipeline::auto_schedule, nb::arg("on"),
-             "False: schedule from the Funcs' directives, every Func at root (docs/dsl.md, \"Scheduling\").")
+             "False: schedule from the Funcs' directives alone, every Func without directives at root; True (the "
+             "default): those Funcs are scheduled automatically (docs/dsl.md, \"Scheduling\").")
         .def_prop_ro("auto_scheduled", &Pipeline::auto_scheduled,
-                     "Whether the automatic scheduler schedules the pipeline (no directive, auto_schedule not off).");
+                     "Whether the automatic scheduler schedules the whole pipeline (no directive, auto_schedule not off).");
 
     m.def("compile_counters", [] {
         runtime::CompileCounters c = runtime::compile_counters();

@@ -76,6 +76,25 @@ def test_auto_schedule_off_computes_each_func_at_root():
     np.testing.assert_array_equal(p.realize([17, 9]).numpy(), data * 2.0 + 1.0)
 
 
+def test_funcs_without_directives_are_scheduled_automatically_around_those_with_them():
+    data = np.random.default_rng(7).random((40, 50), dtype=np.float32)
+    x, y, xo, xi = (ts.Var(n) for n in ("x", "y", "xo", "xi"))
+    inp = ts.Buffer(data)
+    bx, by, out = ts.Func("blur_x"), ts.Func("blur_y"), ts.Func("out")
+    bx[x, y] = (inp[x, y] + inp[x + 1, y] + inp[x + 2, y]) / 3.0
+    by[x, y] = (bx[x, y] + bx[x, y + 1] + bx[x, y + 2]) / 3.0
+    out[x, y] = by[x, y] * 2.0
+    out.split(x, xo, xi, 8).vectorize(xi).parallel(y)
+    p = ts.Pipeline(out)
+    groups = json.loads(p.schedule_json())["groups"]
+    assert [g["stages"] for g in groups] == [["blur_x", "blur_y"], ["out"]]
+    assert groups[0]["kind"] == "overlapped_tiles"
+    assert groups[0]["note"].startswith("automatic (no directives)")
+    np.testing.assert_array_equal(p.realize([47, 37]).numpy(), ts.interpret(out, [47, 37]).numpy())
+    p.auto_schedule(False)
+    assert len(json.loads(p.schedule_json())["groups"]) == 3
+
+
 def test_compute_at_a_tile_loop_makes_overlapped_tiles():
     data = np.random.default_rng(4).random((40, 50), dtype=np.float32)
     inp = ts.InputBuffer(ts.float32, 2, "inp")

@@ -10,6 +10,7 @@
 // wide for vectors and prefetching, the next one as large as the working set allows.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct GroupPlan {
     std::string note;
 };
 
-std::vector<GroupPlan> plan_groups(const Model &m, const ScheduleOptions &o);
+// `alone`: Funcs that stay in a group of their own, merged with no other (those scheduled by
+// directives, directive_schedule.h).
+std::vector<GroupPlan> plan_groups(const Model &m, const ScheduleOptions &o, const std::set<const FuncContents *> &alone = {});
 
 } // namespace tessera::poly

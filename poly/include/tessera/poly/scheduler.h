@@ -10,9 +10,12 @@
 // original order. Either is legal by construction; the group's note records the fallback.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 
 #include "tessera/poly/dependences.h"
+#include "tessera/poly/grouping.h"
 #include "tessera/poly/program.h"
 #include "tessera/poly/schedule_options.h"
 
@@ -20,5 +23,19 @@ namespace tessera::poly {
 
 Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions &options);
 Program schedule_pipeline(const Pipeline &p, const ScheduleOptions &options = {});
+
+// One planned group (grouping.h) scheduled as the automatic scheduler does: overlapped tiles
+// for a stencil group, else isl's scheduler (with storage folding where a Func steps along a
+// dimension), pure definitions before updates. `index` names it ("G<index>"), and its copies in
+// overlapped tiles. `dependences` is asked for the pipeline's dependences only when the group
+// needs them, and returns nullptr when their analysis exceeded its quota: no schedule then.
+// The directive scheduler uses it for the Funcs without directives (directive_schedule.h).
+struct GroupSchedule {
+    isl::schedule schedule;
+    Group group;
+    bool folded = false;  // storage folded: the whole program's legality check must confirm it
+};
+std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &plan, int index, const ScheduleOptions &o,
+                                            const std::function<const Dependences *()> &dependences);
 
 } // namespace tessera::poly
