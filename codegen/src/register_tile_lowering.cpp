@@ -1,12 +1,14 @@
 // The loops below a register_tile mark (poly/register_tiling.h), emitted twice:
 //
-//   if (row loop runs `rows` iterations && vector loop runs `block` iterations) {
-//     for k ...                      // the loops between the mark and the rows, as they are
-//       row lo + 0: block of `block` elements, one vector step after another
-//       ...
-//       row lo + rows - 1: ...       // each row's accesses to the written array in a scope of
-//   } else {                         // its own
-//     the loops as they are          // the tiles at the edges
+//   if (row loop runs `rows` iterations) {
+//     for each binary digit d of the vector loop's count (32; or 16 and 8 of 24) {
+//       for k ...                    // the loops between the mark and the rows, as they are
+//         row lo + 0: sub-block of d elements, one vector step after another
+//         ...
+//         row lo + rows - 1: ...     // each row's accesses to the written array in a scope of
+//     }                              // its own
+//   } else {                         // partial rows, or a count no multiple of the
+//     the loops as they are          // narrowest part: the tiles at the edges
 //   }
 //
 // In the full tiles the written block's addresses do not change in the k loop and provably
@@ -64,8 +66,24 @@ bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mar
 
     Value *row_lo = expr(rows->min, s), *row_hi = expr(rows->max, s);
     Value *lo = expr(vec->min, s), *hi = expr(vec->max, s);
-    Value *full = b.CreateAnd(b.CreateICmpEQ(b.CreateSub(row_hi, row_lo), i64(tile.rows - 1)),
-                              b.CreateICmpEQ(b.CreateSub(hi, lo), i64(tile.block - 1)));
+    Value *count = b.CreateAdd(b.CreateSub(hi, lo), i64(1));
+    // The fast path needs every row; the block may be partial (the last block of a row whose
+    // width is no multiple of the block: a 56-column image in blocks of 32). A partial block
+    // runs as sub-blocks of the binary digits of its width, each in registers across the
+    // loops around (24 = 16 + 8); sub-blocks of one block touch different elements, so running
+    // the loops around once per sub-block is legal (the block's loop carries nothing). Parts
+    // go down to half a vector (8 floats with AVX-512); each is one more copy of the loops
+    // around, LLVM's time.
+    Value *full = b.CreateICmpEQ(b.CreateSub(row_hi, row_lo), i64(tile.rows - 1));
+    std::vector<int64_t> widths{tile.block};
+    const int lanes = vector_lanes(*vec);
+    const bool power_of_two = (tile.block & (tile.block - 1)) == 0;
+    if (power_of_two && lanes >= 2)
+        for (int64_t wd = tile.block / 2; wd >= std::max<int64_t>(4, lanes / 2); wd /= 2) widths.push_back(wd);
+    // A partial block that the parts do not cover exactly (without parts, or a width no
+    // multiple of the narrowest part) goes the edge's way.
+    full = b.CreateAnd(full, widths.size() == 1 ? b.CreateICmpEQ(count, i64(tile.block))
+                                                 : b.CreateICmpEQ(b.CreateAnd(count, i64(widths.back() - 1)), i64(0)));
     llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx, "register_tile", function);
     llvm::BasicBlock *edge = llvm::BasicBlock::Create(ctx, "register_tile_edge", function);
     llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "register_tile_done", function);
@@ -76,13 +94,14 @@ bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mar
     b.CreateBr(done);
 
     b.SetInsertPoint(fast);
-    std::function<void(size_t)> emit = [&](size_t k) {
+    // The loops around, then each row's `width` elements [first, last] in registers.
+    std::function<void(size_t, Value *, Value *, int64_t)> emit = [&](size_t k, Value *first, Value *last, int64_t width) {
         if (k < outer.size()) {
             const poly::LoopNode &l = *outer[k];
             serial_for(l, s, expr(l.min, s), expr(l.max, s), false, false, [&](Value *i) {
                 Value *saved = s.vars.count(l.var) ? s.vars[l.var] : nullptr;
                 s.vars[l.var] = i;
-                emit(k + 1);
+                emit(k + 1, first, last, width);
                 if (saved) s.vars[l.var] = saved;
                 else s.vars.erase(l.var);
             });
@@ -91,17 +110,39 @@ bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mar
         for (long r = 0; r < tile.rows; ++r) {
             Scope row = s;
             row.vars[rows->var] = b.CreateAdd(row_lo, i64(r), "", false, true);
-            tile_view = steps > 0 ? &written : nullptr;
-            tile_slot = steps > 0 ? int(r) * steps : -1;
-            if (!vector_for(*vec, row, lo, hi, tile.block)) {
+            tile_view = steps > 0 && width > 0 ? &written : nullptr;
+            tile_slot = steps > 0 && width > 0 ? int(r) * steps : -1;
+            if (!vector_for(*vec, row, first, last, width)) {
                 tile_view = nullptr;  // no steps: no slots
-                serial_for(*vec, row, lo, hi, true);
+                serial_for(*vec, row, first, last, true);
             }
             tile_view = nullptr;
             tile_slot = -1;
         }
     };
-    emit(0);
+    // Sub-block `width` (a binary digit of count) starts after the wider digits' elements.
+    auto when = [&](Value *condition, const std::function<void()> &then) {
+        llvm::BasicBlock *yes = llvm::BasicBlock::Create(ctx, "register_tile_part", function);
+        llvm::BasicBlock *next = llvm::BasicBlock::Create(ctx, "register_tile_next", function);
+        b.CreateCondBr(condition, yes, next);
+        b.SetInsertPoint(yes);
+        then();
+        b.CreateBr(next);
+        b.SetInsertPoint(next);
+    };
+    // The whole block (count == block, the common case: one test per tile), else the parts.
+    llvm::BasicBlock *whole = llvm::BasicBlock::Create(ctx, "register_tile_block", function);
+    llvm::BasicBlock *parts = llvm::BasicBlock::Create(ctx, "register_tile_parts", function);
+    b.CreateCondBr(b.CreateICmpEQ(count, i64(tile.block)), whole, parts);
+    b.SetInsertPoint(whole);
+    emit(0, lo, hi, tile.block);
+    b.CreateBr(done);
+    b.SetInsertPoint(parts);
+    for (size_t k = 1; k < widths.size(); ++k) {
+        const int64_t wd = widths[k];
+        Value *first = b.CreateAdd(lo, b.CreateAnd(count, i64(~(2 * wd - 1))));
+        when(b.CreateICmpNE(b.CreateAnd(count, i64(wd)), i64(0)), [&] { emit(0, first, b.CreateAdd(first, i64(wd - 1)), wd); });
+    }
     b.CreateBr(done);
     b.SetInsertPoint(done);
     return true;

@@ -187,11 +187,14 @@ public:
             if (!point_order.empty()) point = permute_band(point, point_order);
             bool register_tiled = false;
             if (!interleaved && !skew && point_order.empty() && o_.tile_sizes.empty() && thread_member < 0) {
-                std::optional<isl::schedule_node> edited = register_tile_point_band(point, untiled, order);
+                int sunk_members = 0;
+                std::optional<isl::schedule_node> edited = register_tile_point_band(point, untiled, order, sunk_members);
                 if (edited) {
                     point = *edited;
                     register_tiled = true;
-                    chain_members += 1;  // the vector member is now two loops
+                    // The vector member is now two loops, and the bands the rows and the block
+                    // went under are part of the edited chain.
+                    chain_members += 1 + sunk_members;
                 }
             }
             if (interleaved) point = unroll_full_tiles(point, 1, model_sizes[0]);
@@ -404,8 +407,10 @@ private:
     // stay in registers across the reduction. Nothing when the band has no such shape.
     // `untiled`: the band before it was tiled (same members, same order), on which the bounds
     // of rows and block are compared: its instances have no tile loops to project out.
+    // `sunk_members`: set to the members of the bands below the point band that the rows and
+    // the block went under (register_tiling.h).
     std::optional<isl::schedule_node> register_tile_point_band(const isl::schedule_node &point, const isl::schedule_node &untiled,
-                                                               const LoopOrder &order) {
+                                                               const LoopOrder &order, int &sunk_members) {
         if (!o_.register_tiling || o_.vector_width < 2) return std::nullopt;
         int members = int(isl_schedule_node_band_n_member(point.get()));
         if (members < 3 || int(order.tile_sizes.size()) != members || int(order.write_invariant.size()) != members ||
@@ -414,25 +419,44 @@ private:
         auto coincident = [&](int k) { return isl_schedule_node_band_member_get_coincident(point.get(), k) == isl_bool_true; };
         int v = members - 1, unroll = -1;
         bool reduction = false;
+        // Accumulators: rows x vectors per row, within the register file less a few for the
+        // operands (32 vector registers with AVX-512, 16 with AVX2).
+        int lanes = o_.vector_width * 4 / std::max(1, order.element_bytes);
+        int registers = o_.vector_width >= 16 ? 32 : 16;
+        auto vectors_for = [&](int rows) { return std::max(1, std::min(2, (registers - 4) / std::max(1, rows))); };
+        // Loads per step of the reduction with member k unrolled: an operand invariant along the
+        // rows is loaded once for all of them, one invariant along the vector loop is one
+        // broadcast per row (matmul, rows i: 2 vectors of B and 8 broadcasts of A; conv, rows
+        // the output channel: 2 vectors of the input and 8 of the weights, where rows of the
+        // image would load 16 vectors of the input).
+        auto loads = [&](int k) {
+            const int rows = order.tile_sizes[size_t(k)], vectors = vectors_for(rows);
+            if (order.operand_invariant.size() != size_t(members)) return 0;
+            const std::vector<bool> &along_rows = order.operand_invariant[size_t(k)], &along_vector = order.operand_invariant[size_t(v)];
+            int n = 0;
+            for (size_t a = 0; a < along_rows.size() && a < along_vector.size(); ++a)
+                n += (along_rows[a] ? 1 : rows) * (along_vector[a] ? 1 : vectors);
+            return n;
+        };
         for (int k = 0; k < v; ++k) {
             if (!coincident(k) && order.write_invariant[size_t(k)]) reduction = true;
-            if (coincident(k) && !order.write_invariant[size_t(k)] && order.tile_sizes[size_t(k)] <= kMaxUnroll) unroll = k;
+            // The candidate with the fewest loads per step; of equals, the innermost.
+            if (coincident(k) && !order.write_invariant[size_t(k)] && order.tile_sizes[size_t(k)] <= kMaxUnroll &&
+                (unroll < 0 || loads(k) <= loads(unroll)))
+                unroll = k;
         }
         // The block of the output stays in vector registers only if it is whole vectors: the
         // write contiguous along the vector loop. A strided write would be one scalar store per
         // lane and row (fuzzer seed 2427171: 1,024 stores of int8 in one block, 20,000
         // instructions, 4 s in LLVM's SLP vectorizer), for no reuse in registers.
         if (!reduction || unroll < 0 || !coincident(v) || !order.write_contiguous[size_t(v)]) return std::nullopt;
-        // Accumulators: rows x vectors per row, within the register file less a few for the
-        // operands (32 vector registers with AVX-512, 16 with AVX2).
-        int lanes = o_.vector_width * 4 / std::max(1, order.element_bytes);
-        int registers = o_.vector_width >= 16 ? 32 : 16;
         int rows = order.tile_sizes[size_t(unroll)];
-        int vectors = std::max(1, std::min(2, (registers - 4) / std::max(1, rows)));
+        int vectors = vectors_for(rows);
         int block = lanes * vectors;
         if (lanes < 2 || order.tile_sizes[size_t(v)] % block != 0) return std::nullopt;
         RegisterTiling rt = register_tile(m_, point, unroll, rows, block, untiled);
         if (!rt.band) return std::nullopt;
+        sunk_members = rt.sunk_members;
         notes_.push_back("register tiles of " + std::to_string(rows) + " x " + std::to_string(block) +
                          " (unrolled rows by vector blocks) across the reduction loop");
         return rt.band;

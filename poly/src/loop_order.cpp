@@ -111,6 +111,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
     // cache lines, invariant ones stay in registers, strided ones cost a line (or a gather) each.
     std::vector<int> score(size_t(members), 0);
     std::vector<bool> write_invariant(size_t(members), true), write_contiguous(size_t(members), true);
+    auto operand_invariant = std::vector<std::vector<bool>>(size_t(members));
     int element_bytes = 1;
     for (const auto &[name, of_member] : dims) {
         int si = m.statement_index(name);
@@ -132,6 +133,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
                 if (a->relation.is_null()) continue;
                 Stride st = a->exact ? stride_along(a->relation, of_member[size_t(k)]) : Stride::Other;
                 if (a == &s.write && st != Stride::Invariant) write_invariant[size_t(k)] = false;
+                if (a != &s.write && a->array != s.write.array) operand_invariant[size_t(k)].push_back(st == Stride::Invariant);
                 if (a == &s.write && st != Stride::One) write_contiguous[size_t(k)] = false;
                 switch (st) {
                 case Stride::One: score[size_t(k)] += 2; break;
@@ -157,6 +159,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
         r.tile_sizes.push_back(size);
         r.write_invariant.push_back(write_invariant[size_t(k)]);
         r.write_contiguous.push_back(write_contiguous[size_t(k)]);
+        if (dims.size() == 1) r.operand_invariant.push_back(operand_invariant[size_t(k)]);
     }
     r.element_bytes = element_bytes;
     if (best == members - 1) {

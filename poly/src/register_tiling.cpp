@@ -142,9 +142,31 @@ RegisterTiling register_tile(const Model &m, const isl::schedule_node &point, in
     // Replace the band by: block loop -> register_tile mark -> the other members -> rows ->
     // "vector" mark -> the loop within the block (built bottom-up, each insertion above the last).
     isl::schedule_node n = isl::manage(isl_schedule_node_delete(point.copy()));
+    // Bands below the point band none of whose members is coincident, down to the statement
+    // (conv's window loops, which isl keeps in bands of their own below the channel reduction):
+    // the rows and the block go below them too, so that the block stays in registers across
+    // every reduction loop. Moving the coincident rows and block inward is legal.
+    int sunk = 0, sunk_members = 0;
+    for (isl::schedule_node below = n;; below = below.child(0)) {
+        if (isl_schedule_node_get_type(below.get()) == isl_schedule_node_leaf) {
+            for (int k = 0; k < sunk; ++k) n = n.child(0);
+            break;
+        }
+        bool reduction_band = is_band(below) && isl_schedule_node_n_children(below.get()) == 1;
+        int below_members = reduction_band ? int(isl_schedule_node_band_n_member(below.get())) : 0;
+        for (int k = 0; reduction_band && k < below_members; ++k)
+            if (isl_schedule_node_band_member_get_coincident(below.get(), k) == isl_bool_true) reduction_band = false;
+        if (!reduction_band) {
+            sunk = sunk_members = 0;
+            break;
+        }
+        ++sunk;
+        sunk_members += below_members;
+    }
     n = insert_permutable_band(n, isl_space_copy(params), isl_union_pw_aff_list_from_union_pw_aff(within), {true});
     n = insert_mark(n, Mark::vector());
     n = insert_permutable_band(n, isl_space_copy(params), isl_union_pw_aff_list_from_union_pw_aff(row), {true});
+    for (int k = 0; k < sunk; ++k) n = n.parent();
     n = insert_permutable_band(n, isl_space_copy(params), middle, middle_coincident);
     isl::schedule_node marked = insert_mark(n, Mark::register_tile(rows, block));
     std::string unsound = register_tile_unsound(m, marked);
@@ -155,6 +177,7 @@ RegisterTiling register_tile(const Model &m, const isl::schedule_node &point, in
         return r;
     }
     r.band = insert_permutable_band(marked, params, isl_union_pw_aff_list_from_union_pw_aff(block_loop), {true});
+    r.sunk_members = sunk_members;
     return r;
 }
 

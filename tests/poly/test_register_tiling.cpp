@@ -85,7 +85,11 @@ TEST_CASE("register-tiled matmul matches plain loops with partial tiles on every
     MatMul mm;
     // Output extents around the 8-row and 32-element register tiles and the 1024 tile, mins not
     // multiples of either (partial tiles at both ends), K odd.
-    for (auto [M, N, min_i, min_j] : std::vector<std::array<int, 4>>{{8, 32, 0, 0}, {9, 33, 3, 5}, {17, 1091, -5, 1000}, {7, 31, 1, 1}, {40, 96, 8, 32}}) {
+    // Blocks of 24 and 8 elements (56 = 32 + 16 + 8, 88 = 2 x 32 + 16 + 8, 40 = 32 + 8) run as
+    // parts of 16 and 8 in registers; 27 (= 16 + 8 + 3) goes the edge's way.
+    for (auto [M, N, min_i, min_j] : std::vector<std::array<int, 4>>{{8, 32, 0, 0}, {9, 33, 3, 5}, {17, 1091, -5, 1000}, {7, 31, 1, 1},
+                                                                      {40, 96, 8, 32}, {8, 56, 0, 0}, {16, 88, 8, 32}, {9, 40, 0, 0},
+                                                                      {8, 59, 0, 5}}) {
         int K = 33;
         Buffer<float> a(K, M), b(N, K);
         a.set_min({0, min_i});
@@ -156,4 +160,34 @@ TEST_CASE("an update whose write is strided along the vector loop is not registe
     apps::Comparison c = apps::compare(out, want, 0);
     INFO(c.first_mismatch);
     CHECK(c.ok);
+}
+
+TEST_CASE("a convolution's register tile unrolls output channels below its window and channel loops",
+          "[poly][register_tiling][codegen]") {
+    // conv(x, y, co) += w(r.x, r.y, r.z, co) * in(x + r.x - 1, y + r.y - 1, r.z): along the
+    // output channel the input is invariant (one vector load for every row), along the image
+    // rows the weights are (one broadcast for every row): unrolling the channels loads less. The
+    // window loops, in bands of their own below the channel reduction, go outside the block.
+    auto app = apps::make_app("conv2d");
+    json j = json::parse(app->pipeline().schedule_json());
+    std::string nest = j["loop_nest"];
+    INFO(nest);
+    size_t mark = nest.find("// register_tile:8:32");
+    REQUIRE(mark != std::string::npos);
+    size_t vec = nest.find("// vector", mark), window = nest.find(" <= 2; c", mark);
+    REQUIRE(vec != std::string::npos);
+    CHECK(window < vec);  // the 3 x 3 window loops run around the block
+    // The rows: the loop just above the vector mark runs over the output channel (co, the
+    // statement's first dimension), whose 8 rows start at 8 * c4 + 32 * c0.
+    size_t rows = nest.rfind("for (", vec);
+    CHECK(nest.substr(rows, vec - rows).find("out_relu_min_2") != std::string::npos);
+    // Widths that leave blocks of 24 (parts 16 + 8) and 23 (the edge) at rows of 56 and 23.
+    for (std::vector<int> sizes : {std::vector<int>{56, 9, 5, 16}, std::vector<int>{23, 7, 3, 9}, std::vector<int>{40, 5, 4, 8}}) {
+        app->prepare(sizes, 11);
+        std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
+        app->pipeline().realize(got);
+        app->reference(want);
+        INFO(sizes[0] << " x " << sizes[1] << ", " << sizes[2] << " -> " << sizes[3] << " channels");
+        CHECK(apps::compare(got[0], want[0], app->tolerance()).ok);
+    }
 }

@@ -247,6 +247,9 @@ int FunctionLowering::vector_lanes(const poly::LoopNode &n) const {
 bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi, int64_t known_count) {
     int w = vector_lanes(n);
     if (w == 0) return false;
+    // A register tile's sub-block narrower than a vector (register_tile_lowering.cpp): vectors
+    // of its width.
+    if (known_count >= 4 && known_count < w && (known_count & (known_count - 1)) == 0) w = int(known_count);
     std::vector<const poly::LoopNode *> calls;
     body_calls(n.body, calls);
     const StorageView *stream_view = nullptr;

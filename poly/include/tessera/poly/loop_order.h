@@ -34,6 +34,12 @@ struct LoopOrder {
     // elements along it (stride one), so that a vector loop over it stores whole vectors.
     std::vector<bool> write_contiguous;
     int element_bytes = 1;  // the widest element the band's statements write
+    // Per member of the band in its new order, for a band of one statement: per read of an array
+    // other than the written one (the operands, in the statement's order), whether the element
+    // it reads stays the same along the member. A register tile unrolls the member that leaves
+    // the fewest loads per reduction step (conv: the output channel, along which the input is
+    // invariant, rather than the row). Empty for a band of several statements.
+    std::vector<std::vector<bool>> operand_invariant;
 };
 
 // A band member that is constant for a statement (covariance's division after the reduction

@@ -32,6 +32,7 @@ namespace tessera::poly {
 
 struct RegisterTiling {
     std::optional<isl::schedule_node> band;  // the outermost band of the edited point loops
+    int sunk_members = 0;  // members of the bands below the point band the rows and block went under
     std::string why_not;
 };
 
@@ -40,6 +41,10 @@ struct RegisterTiling {
 // just outside the vector loop; the vector member is split in blocks of `block` elements whose
 // block loop goes outermost; the other members keep their order in between, below a
 // register_tile mark. Strip-mining and reordering the members of a permutable band is legal.
+// Where the point band's subtree is a chain of bands none of whose members is coincident down
+// to the statement (conv's window loops kx and ky in bands of their own below the channel
+// reduction), the rows and the block go below that chain, so that the block stays in registers
+// across all the reduction loops (moving coincident loops inward is legal).
 // Fails, with the reason, when the band has no such shape or the statements' accesses do not
 // allow the rows their own alias scopes (register_tile_unsound), or when the bounds of the rows
 // or of the block depend on another member (a triangular nest: no one full-tile test per block).
