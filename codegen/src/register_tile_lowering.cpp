@@ -110,8 +110,8 @@ bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mar
         for (long r = 0; r < tile.rows; ++r) {
             Scope row = s;
             row.vars[rows->var] = b.CreateAdd(row_lo, i64(r), "", false, true);
-            tile_view = steps > 0 && width > 0 ? &written : nullptr;
-            tile_slot = steps > 0 && width > 0 ? int(r) * steps : -1;
+            tile_view = steps > 0 ? &written : nullptr;
+            tile_slot = steps > 0 ? int(r) * steps : -1;
             if (!vector_for(*vec, row, first, last, width)) {
                 tile_view = nullptr;  // no steps: no slots
                 serial_for(*vec, row, first, last, true);
