@@ -564,6 +564,25 @@ TEST_CASE("Funcs without directives are grouped and tiled automatically around a
     check_against_interpreter(p, 37, 29);
 }
 
+TEST_CASE("Funcs without directives around a Func with directives run on the emulated GPU", "[directives][gpu]") {
+    BlurThenScale b;
+    Var bx("bx"), by("by"), tx("tx"), ty("ty");
+    b.out.gpu_tile(b.x, b.y, bx, by, tx, ty, 16, 4);
+    Pipeline p(b.out);
+    for (auto [w, h] : {std::pair{1, 1}, std::pair{17, 5}, std::pair{45, 33}}) {
+        Buffer<float> got(std::vector<int>{w, h}), want(std::vector<int>{w, h});
+        got.set_min({-3, 2});
+        want.set_min({-3, 2});
+        p.compile(Target::cuda(80).emulated(), {}).realize(got);
+        interpret(p, std::vector<Buffer<void>>{Buffer<void>(want)});
+        INFO(w << " x " << h);
+        CHECK(same(got, want));
+    }
+    // The blur keeps its automatic group (mapped onto a kernel as the automatic schedule is).
+    std::string schedule = p.compile(Target::cuda(80).emulated(), {}).compiler_ir("schedule");
+    CHECK(schedule.find("automatic (no directives)") != std::string::npos);
+}
+
 TEST_CASE("a producer between an automatic group's Funcs in definition order runs before the group", "[directives]") {
     // g reads in; h (directives) reads in; f reads g and h. g merges into f's group, which must
     // run after h although g is defined before h.
