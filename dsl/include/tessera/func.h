@@ -77,9 +77,9 @@ public:
     Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by, const VarOrRVar &tx,
                    const VarOrRVar &ty, int fx, int fy);
     Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, int fx);
-    // Computes the Func in a loop nest of its own into a buffer over its whole region, as every
-    // Func is once the pipeline is scheduled from directives (stage.h); stating it puts the
-    // pipeline under directives.
+    // Computes the Func in a loop nest of its own into a buffer over its whole region, in Halide's
+    // default loop order unless its loop directives say otherwise (stage.h): the automatic
+    // scheduler then neither fuses it with another Func nor chooses its loops.
     Func &compute_root();
     // Computes the region of this Func that each iteration of `consumer`'s loop `loop` (of its
     // pure definition) needs inside that iteration, into a scratchpad of the iteration
