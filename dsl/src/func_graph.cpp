@@ -28,6 +28,13 @@ std::vector<const Definition *> definitions_of(const FuncContents &f) {
     return v;
 }
 
+bool has_schedule_directives(const FuncContents &f) {
+    if (f.compute_root || f.compute_at.defined() || f.store_at.defined()) return true;
+    for (const Definition *d : definitions_of(f))
+        if (!d->directives.empty()) return true;
+    return false;
+}
+
 namespace {
 
 struct GraphBuilder {

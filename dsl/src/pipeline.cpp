@@ -51,11 +51,8 @@ bool Pipeline::auto_scheduled() const {
         std::lock_guard<std::mutex> lock(c_->mutex);
         if (!c_->auto_schedule) return false;
     }
-    for (const auto &f : build_pipeline_graph(outputs()).funcs) {
-        if (f->compute_root || f->compute_at.defined() || f->store_at.defined()) return false;
-        for (const Definition *d : definitions_of(*f))
-            if (!d->directives.empty()) return false;
-    }
+    for (const auto &f : build_pipeline_graph(outputs()).funcs)
+        if (has_schedule_directives(*f)) return false;
     return true;
 }
 

@@ -355,19 +355,9 @@ struct AutomaticPart {
     const ScheduleOptions *options = nullptr;
     std::vector<GroupPlan> plans;              // every Func's; a Func with directives alone in its own
     std::set<const FuncContents *> directed;   // the Funcs scheduled by their directives
-    std::function<const Dependences *()> dependences;
+    const Dependences *dependences = nullptr;  // the pipeline's, computed before scheduling
     bool folded = false;                       // set when a group stores a Func folded
 };
-
-// Whether a Func is scheduled by its directives: loop directives on any stage, or where it is
-// computed (compute_root, compute_at, store_at).
-bool has_directives(const FuncContents &f) {
-    if (f.compute_root || f.compute_at.defined() || f.store_at.defined()) return true;
-    if (!f.pure.directives.empty()) return true;
-    for (const Definition &u : f.updates)
-        if (!u.directives.empty()) return true;
-    return false;
-}
 
 // The directive schedule: each stage at root over its loops, except the stages of overlapped
 // groups, which run as their group at the place of its root, and, when `automatic` is given,
@@ -400,8 +390,8 @@ isl::schedule directive_tree(std::shared_ptr<const Model> model, const std::vect
             auto root = plan_of_root.find(st.func);
             // A producer of a group, or a later stage of a Func whose group is placed: done.
             if (root == plan_of_root.end() || !placed.insert(st.func).second) continue;
-            std::optional<GroupSchedule> gs =
-                schedule_group(m, *root->second, int(groups.size()), *automatic->options, automatic->dependences);
+            std::optional<GroupSchedule> gs = schedule_group(m, *root->second, int(groups.size()), *automatic->options,
+                                                             [&] { return automatic->dependences; });
             if (!gs) internal_error("the dependences were computed before scheduling the Funcs without directives");
             automatic->folded = automatic->folded || gs->folded;
             gs->group.note = "automatic (no directives): " + gs->group.note;
@@ -494,10 +484,10 @@ Program schedule_from_directives(std::shared_ptr<const Model> model, const Sched
         rest.emplace();
         rest->options = &options;
         for (const auto &f : m.graph.funcs)
-            if (has_directives(*f)) rest->directed.insert(f.get());
+            if (has_schedule_directives(*f)) rest->directed.insert(f.get());
         for (const AtGroup &a : at_groups) rest->directed.insert(a.root);
         rest->plans = plan_groups(m, options, rest->directed);
-        rest->dependences = [&]() -> const Dependences * { return &d; };
+        rest->dependences = &d;
     }
     std::vector<Group> groups;
     isl::schedule tree = directive_tree(model, stages, own, at_groups, groups, rest ? &*rest : nullptr);

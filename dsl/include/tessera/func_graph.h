@@ -32,6 +32,10 @@ std::vector<Expr> definition_exprs(const Definition &d);
 // All definitions of a Func: the pure one, then the updates in order.
 std::vector<const Definition *> definitions_of(const FuncContents &f);
 
+// Whether a Func is scheduled by directives (stage.h): loop directives on any definition, or
+// compute_root, compute_at or store_at. bound, align_bounds and compute_inline do not count.
+bool has_schedule_directives(const FuncContents &f);
+
 // Throws a UserError naming the first InputBuffer that is not bound or Param that is not set.
 void check_bindings(const PipelineGraph &g);
 
