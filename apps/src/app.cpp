@@ -19,6 +19,8 @@ std::unique_ptr<App> make_prefix_sum();
 std::unique_ptr<App> make_jacobi_2d();
 std::unique_ptr<App> make_seidel_2d();
 std::unique_ptr<App> make_bilateral_grid();
+// The PolyMage/Halide image-pipeline suite.
+std::unique_ptr<App> make_camera_pipe();
 // PolyBench 4.2 (polybench.cpp).
 std::unique_ptr<App> make_pb_atax();
 std::unique_ptr<App> make_pb_bicg();
@@ -54,6 +56,7 @@ const Entry kApps[] = {
     {"histogram", make_histogram},         {"matmul", make_matmul},     {"gemm", make_gemm},
     {"prefix_sum", make_prefix_sum},       {"jacobi_2d", make_jacobi_2d}, {"seidel_2d", make_seidel_2d},
     {"bilateral_grid", make_bilateral_grid},
+    {"camera_pipe", make_camera_pipe},
     {"conv2d", make_conv2d},
     {"batched_matmul", make_batched_matmul},
     {"pb_atax", make_pb_atax},

@@ -48,6 +48,12 @@ TEST_CASE("scheduled bilateral_grid (histogram, blur, data-dependent slice) matc
     check_app("bilateral_grid", {{1, 1}, {9, 17}, {61, 29}});
 }
 
+TEST_CASE("scheduled camera_pipe (33 stages, lookup table, integer arithmetic) matches the reference",
+          "[poly][schedule][image_suite]") {
+    check_app("camera_pipe", {{33, 25}, {61, 45}});
+    check_app("camera_pipe", {{47, 31}}, fusion(poly::Fusion::None));
+}
+
 TEST_CASE("scheduled PolyBench kernels match the reference at MINI and awkward sizes, with each fusion mode",
           "[poly][schedule][polybench]") {
     const std::vector<std::pair<std::string, std::vector<std::vector<int>>>> kernels = {
