@@ -2,8 +2,12 @@
 // random inputs, reports compile time, run time and bandwidth, and checks the result against
 // the app's plain C++ loops.
 //
-//   <app> [--size N ...] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule] [--gpu]
+//   <app> [--size N ...] [--photo FILE.ppm] [--seed S] [--runs R] [--threads T] [--tile X,Y,...]
+//         [--schedule] [--gpu]
 //
+// --photo: the inputs are made from a photograph (binary PPM; scripts/photo_input.py writes one
+// from scikit-image's bundled photographs) instead of random values, for the apps that take one;
+// the problem size is the photograph's.
 // --schedule prints the schedule JSON the pipeline runs with and exits. --gpu compiles for
 // Target::cuda(80) instead and runs the kernels in the GPU emulator (docs/gpu.md): it prints the
 // kernels, their blocks, threads, shared memory and barriers, the emulator's traffic model, and
@@ -14,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -65,16 +70,16 @@ bool check_outputs(apps::App &app, const std::vector<Buffer<void>> &outputs, std
     return ok;
 }
 
-// Compiles the app for the emulated GPU, runs it once at `sizes`, prints the kernels and the
+// Compiles the app for the emulated GPU, runs it once on the inputs `prepare` makes, prints the kernels and the
 // traffic model, and checks the outputs.
-bool run_on_emulated_gpu(apps::App &app, const std::vector<int> &sizes, uint32_t seed, const CompileOptions &options) {
+bool run_on_emulated_gpu(apps::App &app, const std::function<void()> &prepare, const CompileOptions &options) {
     Callable c = app.pipeline().compile(Target::cuda(80).emulated(), options);
     const CompileReport &r = c.report();
     std::printf("GPU (Target::cuda(80), run by the emulator): %d kernel%s; compile %.1f ms (", r.kernels, r.kernels == 1 ? "" : "s",
                 r.total_ms);
     for (size_t i = 0; i < r.phase_ms.size(); ++i) std::printf("%s%s %.1f", i ? ", " : "", r.phase_ms[i].first.c_str(), r.phase_ms[i].second);
     std::printf(")\n");
-    app.prepare(sizes, seed);
+    prepare();
     std::vector<Buffer<void>> outputs = app.make_outputs(), expected = app.make_outputs();
     runtime::set_emulator_profiling(true);
     auto t0 = std::chrono::steady_clock::now();
@@ -98,8 +103,7 @@ bool run_on_emulated_gpu(apps::App &app, const std::vector<int> &sizes, uint32_t
 
 // When this machine has a CUDA GPU, compiles the app for it, runs it `runs` times (its buffers
 // stay on the GPU between calls) and checks the outputs; otherwise says why not.
-bool run_on_cuda_gpu_if_present(apps::App &app, const std::vector<int> &sizes, uint32_t seed, int runs,
-                                const CompileOptions &options) {
+bool run_on_cuda_gpu_if_present(apps::App &app, const std::function<void()> &prepare, int runs, const CompileOptions &options) {
     std::string why;
     int sm = runtime::cuda_device_capability(&why);
     if (sm == 0) {
@@ -107,7 +111,7 @@ bool run_on_cuda_gpu_if_present(apps::App &app, const std::vector<int> &sizes, u
         return true;
     }
     Callable c = app.pipeline().compile(Target::cuda(sm), options);
-    app.prepare(sizes, seed);
+    prepare();
     std::vector<Buffer<void>> outputs = app.make_outputs(), expected = app.make_outputs();
     std::vector<double> times;
     for (int k = 0; k < runs + 1; ++k) {  // the first call loads the module and copies the inputs
@@ -132,11 +136,14 @@ int main(int argc, char **argv) {
         int runs = 7;
         CompileOptions options;
         bool gpu = false, sized = false;
+        std::string photo;
         for (int i = 1; i < argc; ++i) {
             if (!std::strcmp(argv[i], "--size")) {
                 sizes.clear();
                 sized = true;
                 while (i + 1 < argc && argv[i + 1][0] != '-') sizes.push_back(std::atoi(argv[++i]));
+            } else if (!std::strcmp(argv[i], "--photo") && i + 1 < argc) {
+                photo = argv[++i];
             } else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) {
                 seed = uint32_t(std::atoi(argv[++i]));
             } else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) {
@@ -157,7 +164,7 @@ int main(int argc, char **argv) {
                 std::printf("%s\n", app->pipeline().schedule_json().c_str());
                 return 0;
             } else {
-                std::fprintf(stderr, "usage: %s [--size N ...] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule] [--gpu]\n", argv[0]);
+                std::fprintf(stderr, "usage: %s [--size N ...] [--photo FILE.ppm] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule] [--gpu]\n", argv[0]);
                 return 2;
             }
         }
@@ -170,13 +177,24 @@ int main(int argc, char **argv) {
         }
         if (gpu && !sized)
             for (int &s : sizes) s = std::min(s, 512);
+        Buffer<float> photograph;
+        if (!photo.empty()) {
+            photograph = apps::read_ppm(photo);
+            if (!app->prepare_photo(photograph, seed)) user_error(app->name(), " takes no photograph (--photo).");
+            sizes = {photograph.width(), photograph.height()};
+            names = {"photograph width", "photograph height"};
+        }
+        auto prepare = [&] {
+            if (photo.empty()) app->prepare(sizes, seed);
+            else app->prepare_photo(photograph, seed);
+        };
         std::printf("app: %s  (", app->name().c_str());
         for (size_t i = 0; i < sizes.size(); ++i) std::printf("%s%s=%d", i ? ", " : "", names[i].c_str(), sizes[i]);
         std::printf(")\n");
 
         if (gpu) {
-            bool ok = run_on_emulated_gpu(*app, sizes, seed, options);
-            ok = run_on_cuda_gpu_if_present(*app, sizes, seed, runs, options) && ok;
+            bool ok = run_on_emulated_gpu(*app, prepare, options);
+            ok = run_on_cuda_gpu_if_present(*app, prepare, runs, options) && ok;
             return ok ? 0 : 1;
         }
 
@@ -187,7 +205,7 @@ int main(int argc, char **argv) {
             std::printf("%s%s %.1f", i ? ", " : "", r.phase_ms[i].first.c_str(), r.phase_ms[i].second);
         std::printf(")\nschedule:\n%s", schedule_summary(*runtime::scheduled_program(app->pipeline())).c_str());
 
-        app->prepare(sizes, seed);
+        prepare();
         std::vector<Buffer<void>> outputs = app->make_outputs();
         std::vector<double> times;
         for (int k = 0; k < runs; ++k) {

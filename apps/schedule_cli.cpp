@@ -2,13 +2,14 @@
 //
 //   tessera-schedule <app> [--fusion none|smart|max] [--tile X,Y,...] [--no-parallel]
 //                          [--vector-width N] [--gpu SM [--shared-opt-in]] [--loops] [--dump DIR]
-//                          [--directives]
+//                          [--directives] [--timings]
 //
 // Prints the schedule JSON (docs/schedule-json.md), or with --loops only the loop nest. --gpu SM:
 // the schedule for Target::cuda(SM) (kernels, threads, barriers; docs/gpu.md); --shared-opt-in
 // for Target::cuda(SM).with_shared_memory_opt_in(). --dump DIR: compiles the app with those options
 // instead (the compile cache off) and writes every stage of the compile into a new directory under
 // DIR (runtime/compiler_ir.h: 01-pipeline.txt ... 08-asm.s), printing the files' paths.
+// --timings: the scheduler's time by phase, and each group's Funcs and note, instead of the JSON.
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -28,14 +29,14 @@ int main(int argc, char **argv) {
     try {
         if (argc < 2 || argv[1][0] == '-') {
             std::fprintf(stderr, "usage: %s <app> [--fusion none|smart|max] [--tile X,Y,...] [--no-parallel] "
-                                 "[--vector-width N] [--gpu SM [--shared-opt-in]] [--loops] [--dump DIR] [--directives]\napps:", argv[0]);
+                                 "[--vector-width N] [--gpu SM [--shared-opt-in]] [--loops] [--dump DIR] [--directives] [--timings]\napps:", argv[0]);
             for (const auto &n : apps::app_names()) std::fprintf(stderr, " %s", n.c_str());
             std::fprintf(stderr, "\n");
             return 2;
         }
         auto app = apps::make_app(argv[1]);
         poly::ScheduleOptions o;
-        bool loops = false, shared_opt_in = false, directives = false;
+        bool loops = false, shared_opt_in = false, directives = false, timings = false;
         std::string dump, fusion = "smart";
         bool vector_width_given = false;
         int gpu_sm = 0;
@@ -54,6 +55,7 @@ int main(int argc, char **argv) {
             else if (a == "--loops") loops = true;
             else if (a == "--dump" && i + 1 < argc) dump = argv[++i];
             else if (a == "--directives") directives = true;
+            else if (a == "--timings") timings = true;
             else user_error("tessera-schedule: unknown option '", a, "'.");
         }
         if (shared_opt_in && !gpu_sm) user_error("tessera-schedule: --shared-opt-in needs --gpu SM.");
@@ -88,7 +90,19 @@ int main(int argc, char **argv) {
             return 0;
         }
         poly::Program p = poly::schedule_pipeline(app->pipeline(), o);
-        if (loops) std::cout << poly::to_string(p.nest);
+        if (timings) {
+            double total = 0;
+            for (const auto &[phase, ms] : p.timings) {
+                std::printf("%-18s %9.1f ms\n", phase.c_str(), ms);
+                total += ms;
+            }
+            std::printf("%-18s %9.1f ms\n", "total", total);
+            for (const poly::Group &g : p.groups) {
+                std::printf("%s:", g.name.c_str());
+                for (const FuncContents *f : g.funcs) std::printf(" %s", f->name.c_str());
+                std::printf("\n    %s\n", g.note.c_str());
+            }
+        } else if (loops) std::cout << poly::to_string(p.nest);
         else std::cout << poly::schedule_to_json(p, &o) << "\n";
         return 0;
     } catch (const Error &e) {

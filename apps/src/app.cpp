@@ -1,6 +1,8 @@
 #include "tessera_apps/app.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include <tessera/eval.h>
@@ -21,6 +23,9 @@ std::unique_ptr<App> make_seidel_2d();
 std::unique_ptr<App> make_bilateral_grid();
 // The PolyMage/Halide image-pipeline suite.
 std::unique_ptr<App> make_camera_pipe();
+std::unique_ptr<App> make_pyramid_blend();
+std::unique_ptr<App> make_interpolate();
+std::unique_ptr<App> make_local_laplacian();
 // PolyBench 4.2 (polybench.cpp).
 std::unique_ptr<App> make_pb_atax();
 std::unique_ptr<App> make_pb_bicg();
@@ -57,6 +62,9 @@ const Entry kApps[] = {
     {"prefix_sum", make_prefix_sum},       {"jacobi_2d", make_jacobi_2d}, {"seidel_2d", make_seidel_2d},
     {"bilateral_grid", make_bilateral_grid},
     {"camera_pipe", make_camera_pipe},
+    {"pyramid_blend", make_pyramid_blend},
+    {"interpolate", make_interpolate},
+    {"local_laplacian", make_local_laplacian},
     {"conv2d", make_conv2d},
     {"batched_matmul", make_batched_matmul},
     {"pb_atax", make_pb_atax},
@@ -108,6 +116,35 @@ void set_element(const Buffer<void> &b, const std::vector<int64_t> &c, double v)
     store_scalar(b.type(), static_cast<uint8_t *>(b.address_of(c)), ir::value_from_double(b.type(), v));
 }
 
+
+Buffer<float> read_ppm(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) user_error("read_ppm: cannot open '", path, "'.");
+    auto token = [&]() {
+        std::string t;
+        while (in >> std::ws && in.peek() == '#') std::getline(in, t);
+        in >> t;
+        return t;
+    };
+    std::string magic = token(), w = token(), h = token(), maxval = token();
+    int width = std::atoi(w.c_str()), height = std::atoi(h.c_str()), max = std::atoi(maxval.c_str());
+    if (magic != "P6" || width <= 0 || height <= 0 || max <= 0 || max > 65535)
+        user_error("read_ppm: '", path, "' is not a binary PPM (P6) image.");
+    in.get();  // the single whitespace after the header
+    const int bytes = max > 255 ? 2 : 1;
+    std::vector<unsigned char> data(size_t(width) * size_t(height) * 3 * size_t(bytes));
+    if (!in.read(reinterpret_cast<char *>(data.data()), std::streamsize(data.size())))
+        user_error("read_ppm: '", path, "' ends before its ", width, " x ", height, " pixels.");
+    Buffer<float> rgb(width, height, 3);
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x)
+            for (int c = 0; c < 3; ++c) {
+                size_t i = ((size_t(y) * size_t(width) + size_t(x)) * 3 + size_t(c)) * size_t(bytes);
+                int v = bytes == 2 ? (data[i] << 8 | data[i + 1]) : data[i];
+                rgb(x, y, c) = float(v) / float(max);
+            }
+    return rgb;
+}
 
 void fill_random(const Buffer<void> &b, std::mt19937 &rng, double lo, double hi) {
     Type t = b.type();

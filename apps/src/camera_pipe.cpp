@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "pyramid_reference.h"
 #include "tessera_apps/app.h"
 
 namespace tessera::apps {
@@ -164,6 +165,7 @@ public:
 
     std::vector<std::string> size_names() const override { return {"raw width", "raw height"}; }
     std::vector<int> default_sizes() const override { return {2592, 1968}; }
+    std::vector<int> minimum_sizes() const override { return {33, 25}; }
 
     void prepare(const std::vector<int> &sizes, uint32_t seed) override {
         int W = sizes.at(0), H = sizes.at(1);
@@ -176,10 +178,22 @@ public:
         bind_parameters();
     }
 
-    // Runs the pipeline on a given mosaic (a real photograph's, for instance).
-    void prepare_raw(const Buffer<uint16_t> &raw) {
-        raw_buffer_ = raw;
+    // The raw mosaic a sensor would have recorded of the photograph: GRBG sites (green at even
+    // x of even rows, red at odd x; blue at even x of odd rows, green at odd x), the sRGB
+    // values linearized by a 2.0 power (the pipeline's gamma) between the black and white levels.
+    bool prepare_photo(const Buffer<float> &rgb, uint32_t) override {
+        const int W = rgb.width(), H = rgb.height();
+        if (W < 33 || H < 25)
+            user_error("camera_pipe: the photograph must be at least 33 x 25 pixels; got ", W, " x ", H, ".");
+        raw_buffer_ = Buffer<uint16_t>(W, H);
+        for (int y = 0; y < H; ++y)
+            for (int x = 0; x < W; ++x) {
+                int c = (y % 2 == 0) ? (x % 2 == 0 ? 1 : 0) : (x % 2 == 0 ? 2 : 1);
+                float v = std::clamp(rgb(x, y, c), 0.0f, 1.0f);
+                raw_buffer_(x, y) = uint16_t(25.0f + v * v * 998.0f + 0.5f);
+            }
         bind_parameters();
+        return true;
     }
 
     std::vector<Buffer<void>> make_outputs() const override {
@@ -219,26 +233,8 @@ private:
     Buffer<float> m3200_{4, 3}, m7000_{4, 3};
 };
 
-// A plane of values over [x0, x0 + w) x [y0, y0 + h); reads outside are clamped to the edge,
-// which only ever happens in the margin no output depends on.
-struct Plane {
-    int x0 = 0, y0 = 0, w = 0, h = 0;
-    std::vector<int32_t> v;
-    Plane(int x0_, int y0_, int w_, int h_) : x0(x0_), y0(y0_), w(w_), h(h_), v(size_t(w_) * size_t(h_)) {}
-    int32_t &at(int x, int y) { return v[size_t(y - y0) * size_t(w) + size_t(x - x0)]; }
-    int32_t operator()(int x, int y) const {
-        x = std::clamp(x, x0, x0 + w - 1);
-        y = std::clamp(y, y0, y0 + h - 1);
-        return v[size_t(y - y0) * size_t(w) + size_t(x - x0)];
-    }
-    template <typename F>
-    void fill(F &&f) {
-        for (int y = y0; y < y0 + h; ++y)
-            for (int x = x0; x < x0 + w; ++x) at(x, y) = f(x, y);
-    }
-};
+using Plane = Image<int32_t>;
 
-int floor_div(int a, int b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 int16_t avg16(int a, int b) { return int16_t(floor_div(a + b + 1, 2)); }
 uint8_t avg8(int a, int b) { return uint8_t((a + b + 1) / 2); }
 
@@ -250,45 +246,45 @@ void CameraPipe::reference(const std::vector<Buffer<void>> &outputs) const {
     const int hx0 = -4, hy0 = -4, hw = W / 2 + 9, hh = H / 2 + 9;
     Plane denoised(2 * hx0, 2 * hy0, 2 * hw, 2 * hh);
     auto shifted = [&](int x, int y) { return int(int16_t(raw_buffer_(x + kShiftX, y + kShiftY))); };
-    denoised.fill([&](int x, int y) {
+    denoised.fill([&](int x, int y, int) {
         int a = std::max(std::max(shifted(x - 2, y), shifted(x + 2, y)), std::max(shifted(x, y - 2), shifted(x, y + 2)));
         return std::clamp(shifted(x, y), 0, a);
     });
     Plane g_gr(hx0, hy0, hw, hh), r_r = g_gr, b_b = g_gr, g_gb = g_gr, g_r = g_gr, g_b = g_gr, r_gr = g_gr,
                                   b_gr = g_gr, r_gb = g_gr, b_gb = g_gr, r_b = g_gr, b_r = g_gr;
-    g_gr.fill([&](int x, int y) { return denoised(2 * x, 2 * y); });
-    r_r.fill([&](int x, int y) { return denoised(2 * x + 1, 2 * y); });
-    b_b.fill([&](int x, int y) { return denoised(2 * x, 2 * y + 1); });
-    g_gb.fill([&](int x, int y) { return denoised(2 * x + 1, 2 * y + 1); });
+    g_gr.fill([&](int x, int y, int) { return denoised(2 * x, 2 * y); });
+    r_r.fill([&](int x, int y, int) { return denoised(2 * x + 1, 2 * y); });
+    b_b.fill([&](int x, int y, int) { return denoised(2 * x, 2 * y + 1); });
+    g_gb.fill([&](int x, int y, int) { return denoised(2 * x + 1, 2 * y + 1); });
     auto absd = [](int a, int b) { return std::abs(a - b); };
-    g_r.fill([&](int x, int y) {
+    g_r.fill([&](int x, int y, int) {
         return absd(g_gr(x + 1, y), g_gr(x, y)) < absd(g_gb(x, y - 1), g_gb(x, y)) ? avg16(g_gr(x + 1, y), g_gr(x, y))
                                                                                      : avg16(g_gb(x, y - 1), g_gb(x, y));
     });
-    g_b.fill([&](int x, int y) {
+    g_b.fill([&](int x, int y, int) {
         return absd(g_gb(x - 1, y), g_gb(x, y)) < absd(g_gr(x, y + 1), g_gr(x, y)) ? avg16(g_gb(x - 1, y), g_gb(x, y))
                                                                                      : avg16(g_gr(x, y + 1), g_gr(x, y));
     });
     // int16 arithmetic wraps; the values here never leave int16, but the cast keeps it honest.
     auto corrected_at = [](int g, int ga, int va) { return int(int16_t(g - ga + va)); };
-    r_gr.fill([&](int x, int y) {
+    r_gr.fill([&](int x, int y, int) {
         return corrected_at(g_gr(x, y), avg16(g_r(x, y), g_r(x - 1, y)), avg16(r_r(x - 1, y), r_r(x, y)));
     });
-    b_gr.fill([&](int x, int y) {
+    b_gr.fill([&](int x, int y, int) {
         return corrected_at(g_gr(x, y), avg16(g_b(x, y), g_b(x, y - 1)), avg16(b_b(x, y), b_b(x, y - 1)));
     });
-    r_gb.fill([&](int x, int y) {
+    r_gb.fill([&](int x, int y, int) {
         return corrected_at(g_gb(x, y), avg16(g_r(x, y), g_r(x, y + 1)), avg16(r_r(x, y), r_r(x, y + 1)));
     });
-    b_gb.fill([&](int x, int y) {
+    b_gb.fill([&](int x, int y, int) {
         return corrected_at(g_gb(x, y), avg16(g_b(x, y), g_b(x + 1, y)), avg16(b_b(x, y), b_b(x + 1, y)));
     });
-    r_b.fill([&](int x, int y) {
+    r_b.fill([&](int x, int y, int) {
         int p = corrected_at(g_b(x, y), avg16(g_r(x, y), g_r(x - 1, y + 1)), avg16(r_r(x, y), r_r(x - 1, y + 1)));
         int n = corrected_at(g_b(x, y), avg16(g_r(x - 1, y), g_r(x, y + 1)), avg16(r_r(x - 1, y), r_r(x, y + 1)));
         return absd(r_r(x, y), r_r(x - 1, y + 1)) < absd(r_r(x - 1, y), r_r(x, y + 1)) ? p : n;
     });
-    b_r.fill([&](int x, int y) {
+    b_r.fill([&](int x, int y, int) {
         int p = corrected_at(g_r(x, y), avg16(g_b(x, y), g_b(x + 1, y - 1)), avg16(b_b(x, y), b_b(x + 1, y - 1)));
         int n = corrected_at(g_r(x, y), avg16(g_b(x + 1, y), g_b(x, y - 1)), avg16(b_b(x + 1, y), b_b(x, y - 1)));
         return absd(b_b(x, y), b_b(x + 1, y - 1)) < absd(b_b(x + 1, y), b_b(x, y - 1)) ? p : n;
@@ -340,7 +336,7 @@ void CameraPipe::reference(const std::vector<Buffer<void>> &outputs) const {
     for (int c = 0; c < 3; ++c) {
         Plane unsharp_y(-1, 0, W + 2, H);
         const Plane &in = curved[c];
-        unsharp_y.fill([&](int x, int y) { return avg8(avg8(in(x, y - 1), in(x, y + 1)), in(x, y)); });
+        unsharp_y.fill([&](int x, int y, int) { return avg8(avg8(in(x, y - 1), in(x, y + 1)), in(x, y)); });
         for (int y = 0; y < H; ++y)
             for (int x = 0; x < W; ++x) {
                 int unsharp = avg8(avg8(unsharp_y(x - 1, y), unsharp_y(x + 1, y)), unsharp_y(x, y));

@@ -145,7 +145,11 @@ private:
     // for smart fusion, the estimates stay within bounds. A merge computes the footprints of the
     // producer's stages only; failed merges are remembered.
     void merge_groups() {
-        std::set<std::pair<std::vector<FuncContents *>, std::vector<FuncContents *>>> failed;
+        // A failed merge is not tried again when the consumer group has grown since: its root
+        // and tiles are the same, more stages only read more of the producer, so the producer's
+        // footprints, the recomputation and the working set only grow (a 33-stage pyramid level
+        // was tried against each of 4 consumers in turn, 0.3 s each).
+        std::set<std::pair<std::vector<FuncContents *>, FuncContents *>> failed;
         for (bool changed = true; changed;) {
             changed = false;
             for (size_t gi = 0; gi < groups_.size() && !changed; ++gi) {
@@ -177,7 +181,7 @@ private:
                 PlanState &c = groups_[ci];
                 if (!c.plan.overlapped) continue;
                 if (int(g.plan.funcs.size() + c.plan.funcs.size()) > o_.max_group_stages) continue;
-                auto key = std::make_pair(g.plan.funcs, c.plan.funcs);
+                auto key = std::make_pair(g.plan.funcs, c.plan.funcs.back());
                 if (failed.count(key)) continue;
                 const Footprints *cf = probe_of(c);
                 if (!cf) continue;
@@ -193,6 +197,8 @@ private:
                 known.sizes.resize(g.plan.statements.size());
                 known.boxes.insert(known.boxes.end(), cf->boxes.begin(), cf->boxes.end());
                 known.sizes.insert(known.sizes.end(), cf->sizes.begin(), cf->sizes.end());
+                known.spread.resize(g.plan.statements.size());
+                known.spread.insert(known.spread.end(), cf->spread.begin(), cf->spread.end());
                 std::vector<int> probe = probe_tiles(merged.plan);
                 std::string why;
                 auto fp = compute_footprints(m_, merged.plan.statements, probe, why, &known);

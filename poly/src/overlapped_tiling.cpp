@@ -139,10 +139,12 @@ std::optional<Footprints> footprints_unbounded(const Model &m, const std::vector
     if (known) r = *known;
     r.boxes.resize(stages.size());
     r.sizes.resize(stages.size());
-    if (!r.boxes.back()) r.boxes.back() = tile_map(m, root, tile_sizes).reverse().intersect_range(root.domain);
+    r.spread.resize(stages.size());
+    if (!r.spread.back()) r.spread.back() = tile_map(m, root, tile_sizes).reverse();
+    if (!r.boxes.back()) r.boxes.back() = r.spread.back()->intersect_range(root.domain);
     isl::set root_tiles = r.boxes.back()->domain();
     for (int si = int(stages.size()) - 2; si >= 0; --si) {
-        if (r.boxes[size_t(si)]) continue;
+        if (r.boxes[size_t(si)] && r.spread[size_t(si)]) continue;
         const Statement &p = m.statements[size_t(stages[size_t(si)])];
         int parray = m.array_of(p.func);
         isl_map *f = nullptr;
@@ -150,7 +152,7 @@ std::optional<Footprints> footprints_unbounded(const Model &m, const std::vector
             const Statement &c = m.statements[size_t(stages[ci])];
             for (const Access &a : c.reads) {
                 if (a.array != parray) continue;
-                isl_map *reads = isl_map_apply_range(r.boxes[ci]->copy(), a.relation.copy());
+                isl_map *reads = isl_map_apply_range(r.spread[ci]->copy(), a.relation.copy());
                 f = f ? isl_map_union(f, reads) : reads;
             }
         }
@@ -159,7 +161,6 @@ std::optional<Footprints> footprints_unbounded(const Model &m, const std::vector
             return std::nullopt;
         }
         f = isl_map_set_tuple_name(f, isl_dim_out, p.name.c_str());
-        f = isl_map_intersect_range(f, p.domain.copy());
         isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(f);
         isl_map_free(f);
         if (isl_fixed_box_is_valid(box) != isl_bool_true) {
@@ -190,6 +191,7 @@ std::optional<Footprints> footprints_unbounded(const Model &m, const std::vector
         }
         // Only tiles that hold part of the root compute anything.
         isl_map *b = box_map(off, size, p.name);
+        r.spread[size_t(si)] = isl::manage(isl_map_copy(b));
         b = isl_map_intersect_domain(b, root_tiles.copy());
         r.boxes[size_t(si)] = isl::manage(isl_map_intersect_range(b, p.domain.copy()));
         isl_multi_val_free(size);
@@ -216,7 +218,8 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
         return std::nullopt;
     }
     // A C call that ran out of the quota returns null without throwing: never hand on such a box.
-    if (r && std::any_of(r->boxes.begin(), r->boxes.end(), [](const std::optional<isl::map> &b) { return !b || b->is_null(); })) {
+    auto null_box = [](const std::optional<isl::map> &b) { return !b || b->is_null(); };
+    if (r && (std::any_of(r->boxes.begin(), r->boxes.end(), null_box) || std::any_of(r->spread.begin(), r->spread.end(), null_box))) {
         isl_ctx_reset_error(m.ctx().get());
         why_not = "isl exceeded its operation quota finding the part of each stage one tile needs";
         return std::nullopt;

@@ -15,3 +15,19 @@ TEST_CASE("compiled camera_pipe matches plain loops exactly", "[codegen][apps][i
     check_compiled("camera_pipe", {{47, 31}}, none);
     check_interpreted("camera_pipe", {{33, 25}, {61, 45}});
 }
+
+TEST_CASE("compiled pyramid_blend matches plain loops exactly", "[codegen][apps][image_suite]") {
+    // Smaller than every level's filter, odd and prime sizes, and wider than a tile.
+    check_compiled("pyramid_blend", {{1, 1}, {5, 3}, {37, 23}, {131, 67}, {4103, 9}});
+    check_interpreted("pyramid_blend", {{5, 3}, {37, 23}});
+}
+
+TEST_CASE("compiled interpolate matches plain loops exactly", "[codegen][apps][image_suite]") {
+    check_compiled("interpolate", {{1, 1}, {5, 3}, {37, 23}, {131, 67}});
+    check_interpreted("interpolate", {{5, 3}});
+}
+
+TEST_CASE("compiled local_laplacian matches plain loops exactly", "[codegen][apps][image_suite]") {
+    check_compiled("local_laplacian", {{1, 1}, {5, 3}, {37, 23}, {131, 67}});
+    check_interpreted("local_laplacian", {{5, 3}});
+}

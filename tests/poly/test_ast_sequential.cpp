@@ -12,8 +12,7 @@ using namespace tessera;
 TEST_CASE("the sequential program of every app matches the reference interpreter", "[poly][ast]") {
     for (const std::string &name : apps::app_names()) {
         auto app = apps::make_app(name);
-        std::vector<int> sizes = app->default_sizes();
-        for (int &s : sizes) s = std::min(s, 23);
+        std::vector<int> sizes = app->small_sizes(23);
         app->prepare(sizes, 5);
         auto model = std::shared_ptr<const poly::Model>(poly::build_model(app->pipeline()));
         poly::Program prog = poly::sequential_program(model);

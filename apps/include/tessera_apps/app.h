@@ -6,6 +6,7 @@
 // Tessera but the arithmetic order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -27,8 +28,19 @@ public:
     // What each problem size means, e.g. {"width", "height"}, and the defaults.
     virtual std::vector<std::string> size_names() const = 0;
     virtual std::vector<int> default_sizes() const = 0;
+    // The smallest sizes the app accepts (camera_pipe's raw image needs a border); 1 by default.
+    virtual std::vector<int> minimum_sizes() const { return std::vector<int>(default_sizes().size(), 1); }
+    // The default sizes, each at most `limit` but not below the minimum: a quick problem.
+    std::vector<int> small_sizes(int limit) const {
+        std::vector<int> s = default_sizes(), lo = minimum_sizes();
+        for (size_t i = 0; i < s.size(); ++i) s[i] = std::max(std::min(s[i], limit), lo[i]);
+        return s;
+    }
     // Creates random inputs of the given problem size and binds them (and the Params).
     virtual void prepare(const std::vector<int> &sizes, uint32_t seed) = 0;
+    // Makes the app's inputs from a photograph (width x height x 3, values in [0, 1]) and binds
+    // them; the problem size is the photograph's. False for apps that take no photograph.
+    virtual bool prepare_photo(const Buffer<float> &rgb, uint32_t seed) { return false; }
     // Freshly allocated output buffers for the prepared problem, one per pipeline output.
     virtual std::vector<Buffer<void>> make_outputs() const = 0;
     // Computes the outputs with plain C++ loops.
@@ -58,6 +70,10 @@ Comparison compare(const Buffer<void> &got, const Buffer<void> &want, double tol
 
 // Fills a buffer with uniform random values: [lo, hi) for floats, [lo, hi] for integers.
 void fill_random(const Buffer<void> &b, std::mt19937 &rng, double lo, double hi);
+
+// Reads a binary PPM (P6, 8 or 16 bits) as a width x height x 3 float image in [0, 1]; a
+// UserError naming the file when it cannot.
+Buffer<float> read_ppm(const std::string &path);
 
 // Reads element `c` of a buffer as a double, and writes one.
 double element(const Buffer<void> &b, const std::vector<int64_t> &c);
