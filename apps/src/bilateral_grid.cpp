@@ -76,6 +76,7 @@ public:
         std::vector<float> &grid = planes[0], &bz = planes[1], &bx = planes[2], &by = planes[3];
         auto in = [&](int x, int y) { return in_(std::clamp(x, 0, W - 1), std::clamp(y, 0, H - 1)); };
         for (int c = 0; c < 2; ++c)
+            TESSERA_REFERENCE_PARALLEL_FOR
             for (int y = -2; y < gh - 2; ++y)
                 for (int x = -2; x < gw - 2; ++x)
                     for (int ry = 0; ry < kSigmaS; ++ry)
@@ -86,6 +87,7 @@ public:
                         }
         auto pass = [&](const std::vector<float> &src, std::vector<float> &dst, int dx, int dy, int dz) {
             for (int c = 0; c < 2; ++c)
+                TESSERA_REFERENCE_PARALLEL_FOR
                 for (int z = -2 + 2 * dz; z < gd - 2 - 2 * dz; ++z)
                     for (int y = -2 + 2 * dy; y < gh - 2 - 2 * dy; ++y)
                         for (int x = -2 + 2 * dx; x < gw - 2 - 2 * dx; ++x)
@@ -98,6 +100,7 @@ public:
         pass(bz, bx, 1, 0, 0);
         pass(bx, by, 0, 1, 0);
         auto lerp = [](float a, float b, float w) { return a * (1.f - w) + b * w; };
+        TESSERA_REFERENCE_PARALLEL_FOR
         for (int y = 0; y < H; ++y)
             for (int x = 0; x < W; ++x) {
                 float v = std::clamp(in_(x, y), 0.f, 1.f);

@@ -36,12 +36,14 @@ public:
         int w = out.width(), h = out.height();
         std::vector<float> bx(size_t(w) * size_t(h + 4));
         for (int c = 0; c < 3; ++c) {
+            TESSERA_REFERENCE_PARALLEL_FOR
             for (int y = 0; y < h + 4; ++y)
                 for (int x = 0; x < w; ++x)
                     bx[size_t(y) * size_t(w) + size_t(x)] =
                         (in_(x, y, c) + 4.f * in_(x + 1, y, c) + 6.f * in_(x + 2, y, c) + 4.f * in_(x + 3, y, c) +
                          in_(x + 4, y, c)) / 16.f;
             auto b = [&](int x, int y) { return bx[size_t(y) * size_t(w) + size_t(x)]; };
+            TESSERA_REFERENCE_PARALLEL_FOR
             for (int y = 0; y < h; ++y)
                 for (int x = 0; x < w; ++x)
                     out(x, y, c) = (b(x, y) + 4.f * b(x, y + 1) + 6.f * b(x, y + 2) + 4.f * b(x, y + 3) + b(x, y + 4)) / 16.f;

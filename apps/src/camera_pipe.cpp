@@ -322,6 +322,7 @@ void CameraPipe::reference(const std::vector<Buffer<void>> &outputs) const {
         }
     }
     std::vector<Plane> curved(3, Plane(-1, -1, W + 2, H + 2));
+    TESSERA_REFERENCE_PARALLEL_FOR
     for (int y = -1; y <= H; ++y)
         for (int x = -1; x <= W; ++x) {
             int rgb[3] = {site(r_gr, r_r, r_b, r_gb, x, y), site(g_gr, g_r, g_b, g_gb, x, y),
@@ -337,6 +338,7 @@ void CameraPipe::reference(const std::vector<Buffer<void>> &outputs) const {
         Plane unsharp_y(-1, 0, W + 2, H);
         const Plane &in = curved[c];
         unsharp_y.fill([&](int x, int y, int) { return avg8(avg8(in(x, y - 1), in(x, y + 1)), in(x, y)); });
+        TESSERA_REFERENCE_PARALLEL_FOR
         for (int y = 0; y < H; ++y)
             for (int x = 0; x < W; ++x) {
                 int unsharp = avg8(avg8(unsharp_y(x - 1, y), unsharp_y(x + 1, y)), unsharp_y(x, y));

@@ -51,6 +51,7 @@ public:
         auto idx = [W](int x, int y) { return size_t(y) * size_t(W) + size_t(x); };
         std::vector<float> ix(size_t(W) * H), iy(size_t(W) * H), ixx(size_t(W) * H), iyy(size_t(W) * H), ixy(size_t(W) * H);
         const Buffer<float> &in = in_;
+        TESSERA_REFERENCE_PARALLEL_FOR
         for (int y = 1; y < H - 1; ++y)
             for (int x = 1; x < W - 1; ++x) {
                 float vy = in(x - 1, y - 1) * (-1.f / 12) + in(x - 1, y + 1) * (1.f / 12) + in(x, y - 1) * (-2.f / 12) +
@@ -67,6 +68,7 @@ public:
             return f[idx(x - 1, y - 1)] + f[idx(x - 1, y)] + f[idx(x - 1, y + 1)] + f[idx(x, y - 1)] + f[idx(x, y)] +
                    f[idx(x, y + 1)] + f[idx(x + 1, y - 1)] + f[idx(x + 1, y)] + f[idx(x + 1, y + 1)];
         };
+        TESSERA_REFERENCE_PARALLEL_FOR
         for (int y = 0; y < H - 4; ++y)
             for (int x = 0; x < W - 4; ++x) {
                 float sxx = box(ixx, x + 2, y + 2), syy = box(iyy, x + 2, y + 2), sxy = box(ixy, x + 2, y + 2);

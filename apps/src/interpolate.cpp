@@ -121,6 +121,7 @@ void Interpolate::reference(const std::vector<Buffer<void>> &outputs) const {
         downsampled.pop_back();  // (level l + 1 is no longer read)
     }
     for (int c = 0; c < 3; ++c)
+        TESSERA_REFERENCE_PARALLEL_FOR
         for (int y = 0; y < H; ++y)
             for (int x = 0; x < W; ++x) out(x, y, c) = interpolated(x, y, c) / interpolated(x, y, 3);
 }

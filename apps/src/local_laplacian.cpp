@@ -227,6 +227,7 @@ void LocalLaplacian::reference(const std::vector<Buffer<void>> &outputs) const {
         out_gauss = std::move(next);
     }
     for (int c = 0; c < 3; ++c)
+        TESSERA_REFERENCE_PARALLEL_FOR
         for (int y = 0; y < H; ++y)
             for (int x = 0; x < W; ++x) {
                 float color = out_gauss(x, y) * (floating(x, y, c) + 0.01f) / (gray(x, y) + 0.01f);

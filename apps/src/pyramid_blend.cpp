@@ -218,6 +218,7 @@ void PyramidBlend::reference(const std::vector<Buffer<void>> &outputs) const {
         collapsed = std::move(next);
     }
     for (int c = 0; c < 3; ++c)
+        TESSERA_REFERENCE_PARALLEL_FOR
         for (int y = 0; y < H; ++y)
             for (int x = 0; x < W; ++x) out(x, y, c) = collapsed(x, y, c);
 }

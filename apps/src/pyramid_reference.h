@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "tessera_apps/app.h"
+
 namespace tessera::apps {
 
 template <typename T>
@@ -38,9 +40,11 @@ struct Image {
     // Sets every pixel of every channel to f(x, y, c).
     template <typename F>
     void fill(F &&f) {
-        for (int c = 0; c < channels; ++c)
+        for (int c = 0; c < channels; ++c) {
+            TESSERA_REFERENCE_PARALLEL_FOR
             for (int y = y0; y < y0 + h; ++y)
                 for (int x = x0; x < x0 + w; ++x) at(x, y, c) = f(x, y, c);
+        }
     }
 };
 

@@ -47,14 +47,17 @@ public:
         std::vector<float> bx(size_t(W) * H), by(size_t(W) * H);
         auto idx = [W](int x, int y) { return size_t(y) * size_t(W) + size_t(x); };
         for (int c = 0; c < 3; ++c) {
+            TESSERA_REFERENCE_PARALLEL_FOR
             for (int y = 0; y < H; ++y)
                 for (int x = 2; x < W - 2; ++x)
                     bx[idx(x, y)] = (in(x - 2, y, c) + 4.f * in(x - 1, y, c) + 6.f * in(x, y, c) + 4.f * in(x + 1, y, c) +
                                      in(x + 2, y, c)) * 0.0625f;
+            TESSERA_REFERENCE_PARALLEL_FOR
             for (int y = 2; y < H - 2; ++y)
                 for (int x = 2; x < W - 2; ++x)
                     by[idx(x, y)] = (bx[idx(x, y - 2)] + 4.f * bx[idx(x, y - 1)] + 6.f * bx[idx(x, y)] +
                                      4.f * bx[idx(x, y + 1)] + bx[idx(x, y + 2)]) * 0.0625f;
+            TESSERA_REFERENCE_PARALLEL_FOR
             for (int y = 0; y < H - 4; ++y)
                 for (int x = 0; x < W - 4; ++x) {
                     float v = in(x + 2, y + 2, c), b = by[idx(x + 2, y + 2)];

@@ -531,6 +531,7 @@ private:
             rel = isl::manage(isl_map_from_domain(isl::set::universe(dom_space).release()));
         }
         rel = isl::manage(isl_map_set_tuple_name(rel.release(), isl_dim_out, arr.name.c_str()));
+        acc.unrestricted = rel;
         acc.relation = rel.intersect_domain(s.domain).coalesce();
         if (part) part->present = s.domain.params();
         return acc;

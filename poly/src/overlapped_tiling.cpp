@@ -130,73 +130,98 @@ isl_map *box_map(isl_multi_aff *off, isl_multi_val *size, const std::string &tup
 // hull (PolyMage's rectangular footprints), which keeps its per-tile domain a single box.
 namespace {
 
-std::optional<Footprints> footprints_unbounded(const Model &m, const std::vector<int> &stages,
-                                               const std::vector<int> &tile_sizes, std::string &why_not,
-                                               const Footprints *known) {
-    const Statement &root = m.statements[size_t(stages.back())];
-    TESSERA_INTERNAL_ASSERT(tile_sizes.size() == root.dims.size(), "tile sizes for ", root.name);
+// The box of stage `si` from those of its consumers in the group (later in `stages`); false
+// with `why_not` when it has none of a fixed, reasonable size.
+bool footprint_of_stage(const Model &m, const std::vector<int> &stages, int si, const isl::set &root_tiles, Footprints &r,
+                        std::string &why_not) {
+    const Statement &p = m.statements[size_t(stages[size_t(si)])];
+    int parray = m.array_of(p.func);
+    isl_map *f = nullptr;
+    for (size_t ci = size_t(si) + 1; ci < stages.size(); ++ci) {
+        const Statement &c = m.statements[size_t(stages[ci])];
+        for (const Access &a : c.reads) {
+            if (a.array != parray) continue;
+            const isl::map &relation = a.unrestricted.is_null() ? a.relation : a.unrestricted;
+            isl_map *reads = isl_map_apply_range(r.spread[ci]->copy(), relation.copy());
+            f = f ? isl_map_union(f, reads) : reads;
+        }
+    }
+    if (!f) {
+        why_not = "stage " + p.func->name + " is not read by the rest of the group";
+        return false;
+    }
+    f = isl_map_set_tuple_name(f, isl_dim_out, p.name.c_str());
+    isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(f);
+    isl_map_free(f);
+    if (isl_fixed_box_is_valid(box) != isl_bool_true) {
+        isl_fixed_box_free(box);
+        why_not = "the part of " + p.func->name + " one tile needs has no fixed size (a data-dependent or unbounded access)";
+        return false;
+    }
+    isl_multi_val *size = isl_fixed_box_get_size(box);
+    isl_multi_aff *off = isl_fixed_box_get_offset(box);
+    double elements = 1;
+    r.sizes[size_t(si)].clear();
+    for (int j = 0; j < int(isl_multi_val_dim(size, isl_dim_set)); ++j) {
+        isl_val *v = isl_multi_val_get_at(size, j);
+        r.sizes[size_t(si)].push_back(isl_val_get_num_si(v));
+        elements *= double(r.sizes[size_t(si)].back());
+        isl_val_free(v);
+    }
+    // A box hull of a skewed footprint (say a diagonal read f(x, x)) can be far larger than
+    // what the tile reads: beyond this many bytes per tile, fuse less instead.
+    constexpr double kMaxScratchBytes = 64.0 * 1024 * 1024;
+    if (elements * p.func->type.bytes() > kMaxScratchBytes) {
+        isl_multi_val_free(size);
+        isl_multi_aff_free(off);
+        isl_fixed_box_free(box);
+        why_not = "the box of " + p.func->name + " one tile needs would take " +
+                  std::to_string(int64_t(elements * p.func->type.bytes() / (1024 * 1024))) +
+                  " MiB per tile (a skewed footprint)";
+        return false;
+    }
+    // Only tiles that hold part of the root compute anything.
+    isl_map *b = box_map(off, size, p.name);
+    r.spread[size_t(si)] = isl::manage(isl_map_copy(b));
+    b = isl_map_intersect_domain(b, root_tiles.copy());
+    r.boxes[size_t(si)] = isl::manage(isl_map_intersect_range(b, p.domain.copy()));
+    isl_multi_val_free(size);
+    isl_multi_aff_free(off);
+    isl_fixed_box_free(box);
+    return true;
+}
+
+// Each stage's box under its own operation quota: a group's footprints take isl work in
+// proportion to its stages (a 42-stage pyramid ran out of one quota for all of them).
+std::optional<Footprints> footprints_by_stage(const Model &m, const std::vector<int> &stages,
+                                              const std::vector<int> &tile_sizes, long quota, std::string &why_not,
+                                              const Footprints *known) {
+    const Statement &root_statement = m.statements[size_t(stages.back())];
+    TESSERA_INTERNAL_ASSERT(tile_sizes.size() == root_statement.dims.size(), "tile sizes for ", root_statement.name);
     Footprints r;
     if (known) r = *known;
     r.boxes.resize(stages.size());
     r.sizes.resize(stages.size());
     r.spread.resize(stages.size());
-    if (!r.spread.back()) r.spread.back() = tile_map(m, root, tile_sizes).reverse();
-    if (!r.boxes.back()) r.boxes.back() = r.spread.back()->intersect_range(root.domain);
-    isl::set root_tiles = r.boxes.back()->domain();
+    isl::set root_tiles;
+    auto root = [&] {
+        if (!r.spread.back()) r.spread.back() = tile_map(m, root_statement, tile_sizes).reverse();
+        if (!r.boxes.back()) r.boxes.back() = r.spread.back()->intersect_range(root_statement.domain);
+        root_tiles = r.boxes.back()->domain();
+    };
+    const std::string over_quota = "isl exceeded its operation quota finding the part of each stage one tile needs";
+    if (!within_quota(m.ctx(), quota, root) || root_tiles.is_null()) {
+        why_not = over_quota;
+        return std::nullopt;
+    }
     for (int si = int(stages.size()) - 2; si >= 0; --si) {
         if (r.boxes[size_t(si)] && r.spread[size_t(si)]) continue;
-        const Statement &p = m.statements[size_t(stages[size_t(si)])];
-        int parray = m.array_of(p.func);
-        isl_map *f = nullptr;
-        for (size_t ci = size_t(si) + 1; ci < stages.size(); ++ci) {
-            const Statement &c = m.statements[size_t(stages[ci])];
-            for (const Access &a : c.reads) {
-                if (a.array != parray) continue;
-                isl_map *reads = isl_map_apply_range(r.spread[ci]->copy(), a.relation.copy());
-                f = f ? isl_map_union(f, reads) : reads;
-            }
-        }
-        if (!f) {
-            why_not = "stage " + p.func->name + " is not read by the rest of the group";
+        bool found = false;
+        if (!within_quota(m.ctx(), quota, [&] { found = footprint_of_stage(m, stages, si, root_tiles, r, why_not); })) {
+            why_not = over_quota;
             return std::nullopt;
         }
-        f = isl_map_set_tuple_name(f, isl_dim_out, p.name.c_str());
-        isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(f);
-        isl_map_free(f);
-        if (isl_fixed_box_is_valid(box) != isl_bool_true) {
-            isl_fixed_box_free(box);
-            why_not = "the part of " + p.func->name + " one tile needs has no fixed size (a data-dependent or unbounded access)";
-            return std::nullopt;
-        }
-        isl_multi_val *size = isl_fixed_box_get_size(box);
-        isl_multi_aff *off = isl_fixed_box_get_offset(box);
-        double elements = 1;
-        for (int j = 0; j < int(isl_multi_val_dim(size, isl_dim_set)); ++j) {
-            isl_val *v = isl_multi_val_get_at(size, j);
-            r.sizes[size_t(si)].push_back(isl_val_get_num_si(v));
-            elements *= double(r.sizes[size_t(si)].back());
-            isl_val_free(v);
-        }
-        // A box hull of a skewed footprint (say a diagonal read f(x, x)) can be far larger than
-        // what the tile reads: beyond this many bytes per tile, fuse less instead.
-        constexpr double kMaxScratchBytes = 64.0 * 1024 * 1024;
-        if (elements * p.func->type.bytes() > kMaxScratchBytes) {
-            isl_multi_val_free(size);
-            isl_multi_aff_free(off);
-            isl_fixed_box_free(box);
-            why_not = "the box of " + p.func->name + " one tile needs would take " +
-                      std::to_string(int64_t(elements * p.func->type.bytes() / (1024 * 1024))) +
-                      " MiB per tile (a skewed footprint)";
-            return std::nullopt;
-        }
-        // Only tiles that hold part of the root compute anything.
-        isl_map *b = box_map(off, size, p.name);
-        r.spread[size_t(si)] = isl::manage(isl_map_copy(b));
-        b = isl_map_intersect_domain(b, root_tiles.copy());
-        r.boxes[size_t(si)] = isl::manage(isl_map_intersect_range(b, p.domain.copy()));
-        isl_multi_val_free(size);
-        isl_multi_aff_free(off);
-        isl_fixed_box_free(box);
+        if (!found) return std::nullopt;
     }
     return r;
 }
@@ -207,16 +232,13 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
                                              const std::vector<int> &tile_sizes, std::string &why_not,
                                              const Footprints *known) {
     // The footprints are an optimization: over the quota, the group is not fused or tiled this way.
-    // The test suite's and apps' largest footprint takes 42 ms (a 25-stage group) and none of
-    // them needs more than this quota; a box hull over reads through mirror_interior's modulos
-    // took 1.5 s (10^6 operations) for two stages of fuzzer seed 2427576, and is computed once
-    // in planning and once more in scheduling: about 0.2 s each now, after which they are not fused.
-    constexpr long kFootprintOperations = 200000;
-    std::optional<Footprints> r;
-    if (!within_quota(m.ctx(), kFootprintOperations, [&] { r = footprints_unbounded(m, stages, tile_sizes, why_not, known); })) {
-        why_not = "isl exceeded its operation quota finding the part of each stage one tile needs";
-        return std::nullopt;
-    }
+    // The apps' stages take a few milliseconds each (their boxes derive from unclipped boxes and
+    // access relations, with no floor divisions of the domains); a box hull over reads through
+    // mirror_interior's modulos took 1.5 s (10^6 operations) for two stages of fuzzer seed
+    // 2427576, and is computed once in planning and once more in scheduling: about 0.2 s each
+    // now, after which they are not fused.
+    constexpr long kFootprintOperations = 200000;  // per stage
+    std::optional<Footprints> r = footprints_by_stage(m, stages, tile_sizes, kFootprintOperations, why_not, known);
     // A C call that ran out of the quota returns null without throwing: never hand on such a box.
     auto null_box = [](const std::optional<isl::map> &b) { return !b || b->is_null(); };
     if (r && (std::any_of(r->boxes.begin(), r->boxes.end(), null_box) || std::any_of(r->spread.begin(), r->spread.end(), null_box))) {

@@ -95,7 +95,8 @@ std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &pla
         AffineGroupSchedule a = affine_group_schedule(m, *part, *deps, o);
         r.schedule = in_sequence(r.schedule, a.schedule);
         if (!a.tile_sizes.empty()) g.tile_sizes = a.tile_sizes.back();
-        if (!a.note.empty()) g.note = a.note;
+        // (After the reason the group is not overlapped-tiled, when it was meant to be.)
+        if (!a.note.empty()) g.note = g.note.empty() ? a.note : g.note + "; " + a.note;
     }
     if (g.note.empty()) g.note = "isl scheduler";
     return r;

@@ -15,6 +15,15 @@
 
 #include <tessera/tessera.h>
 
+// Marks the outer loop of a plain-C++ reference loop nest parallel when the apps are compiled
+// with OpenMP, as bench/ compiles them for its naive OpenMP baseline (bench_app_naive); a
+// plain loop everywhere else (the tests).
+#ifdef _OPENMP
+#define TESSERA_REFERENCE_PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#else
+#define TESSERA_REFERENCE_PARALLEL_FOR
+#endif
+
 namespace tessera::apps {
 
 class App {

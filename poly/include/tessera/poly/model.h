@@ -69,6 +69,9 @@ struct Access {
     int array = -1;
     isl::map relation;  // statement instance → array element
     bool exact = true;  // false: a may-access (over-approximated data-dependent index)
+    // The same relation on every instance, not only the statement's domain: no floor divisions
+    // of the domain in it, so per-tile footprints derive from it cheaply (overlapped_tiling.cpp).
+    isl::map unrestricted;
 };
 
 struct Statement {
