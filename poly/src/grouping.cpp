@@ -90,17 +90,32 @@ private:
         return t;
     }
 
-    std::vector<int> probe_tiles(const GroupPlan &g) const { return tiles_for(root_rank(g), o_.gpu ? 8 : 32); }
+    // (Outer dimensions probed whole: a producer without a channel is not taken for one computed
+    // again per channel, when the tiles chosen later may hold every channel.)
+    std::vector<int> probe_tiles(const GroupPlan &g) const {
+        std::vector<int> t = tiles_for(root_rank(g), o_.gpu ? 8 : 32);
+        if (o_.tile_sizes.empty() && !o_.gpu)
+            for (size_t j = 0; j + 2 < t.size(); ++j) t[j] = kOuterExtent;
+        return t;
+    }
 
     // Footprint box sizes at other tile sizes: a dimension that spans at least the probe tile
     // grows one for one with the tile (its halo stays), the others keep their size.
+    // (A stage of lower rank than the root, a 2-D demosaic under a colour image's tiles, lines up
+    // with the root's innermost dimensions.)
     static std::vector<long> scaled(const std::vector<long> &sizes, const std::vector<int> &probe, const std::vector<int> &tiles) {
         std::vector<long> r = sizes;
-        size_t offset = sizes.size() >= probe.size() ? sizes.size() - probe.size() : 0;
-        for (size_t j = 0; j < probe.size() && offset + j < r.size(); ++j)
-            if (r[offset + j] >= probe[j]) r[offset + j] += tiles[j] - probe[j];
+        for (size_t k = 0; k < probe.size() && k < r.size(); ++k) {
+            long &size = r[r.size() - 1 - k];
+            size_t j = probe.size() - 1 - k;
+            if (size >= probe[j]) size += tiles[j] - probe[j];
+        }
         return r;
     }
+
+    // The extent assumed for outer dimensions (beyond y and x) when choosing their tile size:
+    // the number of channels of a colour image. Output extents are not known when compiling.
+    static constexpr int kOuterExtent = 4;
 
     Estimate estimate(const GroupPlan &g, const Footprints &fp, const std::vector<int> &probe,
                       const std::vector<int> &tiles, const std::optional<SlidingWindow> &window = std::nullopt) const {
@@ -125,7 +140,13 @@ private:
             }
             double c = double(cost_[size_t(g.statements[i])]);
             done += c * volume;
-            useful += c * (s.dims.size() == rank ? std::min(volume, tile_volume) : volume);
+            // A stage whose box stays put along an outer tile dimension (a channel) is
+            // computed again in each tile along it: as many as kOuterExtent / tile size.
+            double repeats = 1;
+            if (i < fp.moves_with.size())
+                for (size_t j = 0; j + 2 < rank; ++j)
+                    if (!(fp.moves_with[i] >> j & 1u)) repeats *= std::max(1.0, double(kOuterExtent) / tiles[j]);
+            useful += c * (s.dims.size() == rank ? std::min(volume, tile_volume) : volume / repeats);
         }
         e.recompute = useful > 0 ? done / useful - 1 : 0;
         return e;
@@ -199,10 +220,19 @@ private:
                 known.sizes.insert(known.sizes.end(), cf->sizes.begin(), cf->sizes.end());
                 known.spread.resize(g.plan.statements.size());
                 known.spread.insert(known.spread.end(), cf->spread.begin(), cf->spread.end());
+                known.moves_with.resize(g.plan.statements.size(), ~0u);
+                known.moves_with.insert(known.moves_with.end(), cf->moves_with.begin(), cf->moves_with.end());
                 std::vector<int> probe = probe_tiles(merged.plan);
                 std::string why;
                 auto fp = compute_footprints(m_, merged.plan.statements, probe, why, &known);
                 if (!fp) {
+                    failed.insert(key);
+                    continue;
+                }
+                // A stage every tile needs all of (camera_pipe's tone curve, 1024 pow calls)
+                // is computed once, before the group, not once per tile.
+                if (std::any_of(fp->moves_with.begin(), fp->moves_with.begin() + long(g.plan.statements.size()),
+                                [](uint32_t moves) { return moves == 0; })) {
                     failed.insert(key);
                     continue;
                 }
@@ -244,8 +274,10 @@ private:
             smallest = tiles;
             smallest_e = e;
             // Spilling the tile out of the core's cache costs, but less than recomputing a
-            // large share of a compute-heavy group: a penalty, not a limit (up to 32 times).
-            if (e.working_set > 32 * o_.cache_bytes) return;
+            // large share of a compute-heavy group: a penalty, not a limit, up to 4 times the
+            // cache (beyond, deep pipelines' tiles ran slower: camera_pipe 4 x 64 x 4096 with
+            // 12 MB of scratchpads per tile 33 ms, 4 x 8 x 4096 19 ms).
+            if (e.working_set > 4 * o_.cache_bytes) return;
             // A GPU tile's scratchpads must fit the block's shared memory (else they go to
             // global memory, and their traffic with them).
             if (o_.gpu && e.working_set > o_.cache_bytes) return;
@@ -271,13 +303,17 @@ private:
                 widths = n == 1 ? std::vector<int>{1024, 512, 256} : std::vector<int>{256, 128, 64, 32};
                 heights = n == 1 ? std::vector<int>{1} : std::vector<int>{32, 16, 8, 4, 2, 1};
             }
-            for (int x : widths)
-                for (int y : heights) {
-                    std::vector<int> tiles(n, 1);
-                    tiles[n - 1] = x;
-                    if (n >= 2) tiles[n - 2] = y;
-                    consider(tiles);
-                }
+            // Outer dimensions (a channel) in tiles of 1 or all kOuterExtent at once.
+            std::vector<int> outer = n >= 3 && !o_.gpu ? std::vector<int>{1, kOuterExtent} : std::vector<int>{1};
+            for (int z : outer)
+                for (int x : widths)
+                    for (int y : heights) {
+                        std::vector<int> tiles(n, 1);
+                        tiles[n - 1] = x;
+                        if (n >= 2) tiles[n - 2] = y;
+                        if (n >= 3) tiles[n - 3] = z;
+                        consider(tiles);
+                    }
         }
         if (best.empty()) {  // nothing fits the cache: the smallest tiles tried
             best = smallest;

@@ -160,6 +160,14 @@ bool footprint_of_stage(const Model &m, const std::vector<int> &stages, int si, 
     }
     isl_multi_val *size = isl_fixed_box_get_size(box);
     isl_multi_aff *off = isl_fixed_box_get_offset(box);
+    uint32_t moves = 0;
+    for (int j = 0; j < int(isl_multi_aff_dim(off, isl_dim_out)); ++j) {
+        isl_aff *a = isl_multi_aff_get_at(off, j);
+        for (int t = 0; t < int(isl_aff_dim(a, isl_dim_in)) && t < 32; ++t)
+            if (isl_aff_involves_dims(a, isl_dim_in, unsigned(t), 1) == isl_bool_true) moves |= 1u << t;
+        isl_aff_free(a);
+    }
+    r.moves_with[size_t(si)] = moves;
     double elements = 1;
     r.sizes[size_t(si)].clear();
     for (int j = 0; j < int(isl_multi_val_dim(size, isl_dim_set)); ++j) {
@@ -203,6 +211,7 @@ std::optional<Footprints> footprints_by_stage(const Model &m, const std::vector<
     r.boxes.resize(stages.size());
     r.sizes.resize(stages.size());
     r.spread.resize(stages.size());
+    r.moves_with.resize(stages.size(), ~0u);
     isl::set root_tiles;
     auto root = [&] {
         if (!r.spread.back()) r.spread.back() = tile_map(m, root_statement, tile_sizes).reverse();

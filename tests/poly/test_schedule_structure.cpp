@@ -314,3 +314,40 @@ TEST_CASE("row reductions run 8 rows' chains interleaved in the reduction loop, 
     CHECK(args[1].find(var) != std::string::npos);
     CHECK(args[0].find(var) == std::string::npos);
 }
+
+namespace {
+const poly::Group &group_of(const poly::Program &p, const std::string &func) {
+    for (const poly::Group &g : p.groups)
+        for (const FuncContents *f : g.funcs)
+            if (f->name == func) return g;
+    FAIL("no group computes " << func);
+    return p.groups[0];
+}
+} // namespace
+
+TEST_CASE("a lookup table every tile reads all of is computed once, outside the tiles that read it", "[poly][structure]") {
+    // camera_pipe's tone curve (1024 entries, a pow each) and colour matrix: the same for every
+    // tile, so merged into the tiled group they would be computed again in each tile.
+    poly::Program p = schedule("camera_pipe");
+    const poly::Group &curve = group_of(p, "curve");
+    CHECK(curve.funcs.size() == 1);
+    CHECK(group_of(p, "matrix").funcs.size() == 1);
+    const poly::Group &out = group_of(p, "camera_pipe");
+    CHECK(out.kind == poly::Group::Kind::OverlappedTiles);
+    CHECK(&out != &curve);
+    CHECK(group_of(p, "curved").name == out.name);
+}
+
+TEST_CASE("tiles of a colour image hold all its channels when producers without channels would be recomputed per channel",
+          "[poly][structure]") {
+    // The demosaic (2-D) under the 3-channel output: one channel per tile would compute it 3 times.
+    poly::Program p = schedule("camera_pipe");
+    const poly::Group &out = group_of(p, "camera_pipe");
+    REQUIRE(out.tile_sizes.size() == 3);
+    CHECK(out.tile_sizes[0] == 4);
+    CHECK(group_of(p, "g_r").name == out.name);
+    // blur_x_blur_y's stages all have channels: nothing is recomputed, one channel per tile.
+    poly::Program blur = schedule("blur_x_blur_y");
+    REQUIRE(blur.groups.size() == 1);
+    CHECK(blur.groups[0].tile_sizes[0] == 1);
+}

@@ -43,6 +43,11 @@ struct Footprints {
     // or to the stage's domain. Producers' boxes are derived from these: the clipped ones carry
     // the domains' floor divisions (pyramid levels), which made isl take up to 0.4 s a stage.
     std::vector<std::optional<isl::map>> spread;
+    // Per stage: the tile dimensions its box moves with (bit j: tile coordinate j, outermost
+    // first). A stage whose box stays put along a tile dimension is computed again in every
+    // tile along it: all of them for a lookup table (no bit), every channel's tile for a
+    // demosaic under a colour image's tiles (no channel bit).
+    std::vector<uint32_t> moves_with;
 };
 
 // Computes the footprints of `stages` (producers first, root last) for the given tiles. Entries
