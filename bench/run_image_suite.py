@@ -29,25 +29,23 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
 from kernel_bench import THREADS, run_json, thread_env
 from svg_plot import bar_chart
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# app: (Tessera's size arguments, Halide's inputs {name: (numpy shape [c][y][x], dtype, low, high)})
+# app: Tessera's size arguments (width and height; camera_pipe's raw image), PolyMage's and
+# Halide's sizes. Halide's inputs are random arrays of the same shapes and value ranges
+# (halide_suite.py --make-input).
 APPS = {
-    "blur_x_blur_y": ([4096, 4096], lambda w, h: {"input": ((3, h, w), "float32", 0, 1)}),
-    "harris": ([6400, 6400], lambda w, h: {"input": ((h, w), "float32", 0, 1)}),
-    "unsharp_mask": ([2048, 2048], lambda w, h: {"input": ((3, h, w), "float32", 0, 1)}),
-    "bilateral_grid": ([2560, 1536], lambda w, h: {"input": ((h, w), "float32", 0, 1)}),
-    "camera_pipe": ([2592, 1968], lambda w, h: {"raw": ((h, w), "uint16", 0, 1023)}),
-    "pyramid_blend": ([2048, 2048], lambda w, h: {"image_a": ((3, h, w), "float32", 0, 1),
-                                                  "image_b": ((3, h, w), "float32", 0, 1),
-                                                  "mask": ((h, w), "float32", 0, 1)}),
-    "interpolate": ([2560, 1536], lambda w, h: {"input": ((4, h, w), "float32", 0, 1)}),
-    "local_laplacian": ([2560, 1536], lambda w, h: {"input": ((3, h, w), "uint16", 0, 65535)}),
+    "blur_x_blur_y": [4096, 4096],
+    "harris": [6400, 6400],
+    "unsharp_mask": [2048, 2048],
+    "bilateral_grid": [2560, 1536],
+    "camera_pipe": [2592, 1968],
+    "pyramid_blend": [2048, 2048],
+    "interpolate": [2560, 1536],
+    "local_laplacian": [2560, 1536],
 }
 
 
@@ -64,17 +62,6 @@ def halide_python():
     if subprocess.run([py, "-c", "import halide, numpy"], capture_output=True).returncode != 0:
         subprocess.run([py, "-m", "pip", "install", "-q", "halide==21.*", "numpy"], check=True)
     return py
-
-
-def write_inputs(path, spec, seed):
-    rng = np.random.default_rng(seed)
-    arrays = {}
-    for name, (shape, dtype, lo, hi) in spec.items():
-        if dtype.startswith("float"):
-            arrays[name] = rng.uniform(lo, hi, size=shape).astype(dtype)
-        else:
-            arrays[name] = rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype)
-    np.savez(path, **arrays)
 
 
 def geomean(values):
@@ -102,12 +89,13 @@ def main():
     tmp = os.path.join(args.build, "bench", "image_suite_inputs")
     os.makedirs(tmp, exist_ok=True)
     for ai, app in enumerate(args.apps):
-        sizes, spec = APPS[app]
+        sizes = APPS[app]
         times = {}
         compile_ms = {}
         inputs = os.path.join(tmp, f"{app}.npz")
         if halide_py:
-            write_inputs(inputs, spec(*sizes), 7)
+            subprocess.run([halide_py, os.path.join(ROOT, "bench", "halide_suite.py"), "--make-input", app, inputs,
+                            str(sizes[0]), str(sizes[1]), "--seed", "7"], check=True, capture_output=True)
         for rep in range(args.repeats):
             where = f"[{ai + 1}/{len(args.apps)}] {app} (round {rep + 1}/{args.repeats}):"
             progress(f"{where} Tessera")
