@@ -21,22 +21,9 @@ constexpr int kIntensityLevels = 8;  // the intensities the image is remapped at
 constexpr float kAlpha = 1.0f;       // detail enhancement (Halide's app default)
 constexpr float kBeta = 1.0f;        // tone mapping (1: none)
 
-// The coordinates of a pyramid Func: x and y changed, the rest (the intensity level) as is.
-std::vector<Expr> at(const std::vector<Var> &vars, Expr x, Expr y) {
-    std::vector<Expr> args{std::move(x), std::move(y)};
-    for (size_t i = 2; i < vars.size(); ++i) args.push_back(vars[i]);
-    return args;
-}
-
-std::vector<Var> pyramid_vars(int dimensions) {
-    std::vector<Var> v{Var("x"), Var("y")};
-    if (dimensions == 3) v.push_back(Var("k"));
-    return v;
-}
-
 // The next coarser level: [1 3 3 1] / 8 in x at every other column, then in y.
 Func downsample(const Func &f, const std::string &name) {
-    std::vector<Var> v = pyramid_vars(f.dimensions());
+    std::vector<Var> v = level_vars(f.dimensions(), "k");
     Expr x = v[0], y = v[1];
     Func dx(name + "_down_x"), dy(name);
     dx(at(v, x, y)) =
@@ -48,7 +35,7 @@ Func downsample(const Func &f, const std::string &name) {
 
 // The next finer level: each pixel 3/4 of its nearer and 1/4 of its farther coarse neighbour.
 Func upsample(const Func &f, const std::string &name) {
-    std::vector<Var> v = pyramid_vars(f.dimensions());
+    std::vector<Var> v = level_vars(f.dimensions(), "k");
     Expr x = v[0], y = v[1];
     Func ux(name + "_up_x"), uy(name);
     ux(at(v, x, y)) = lerp(f(at(v, (x + 1) / 2, y)), f(at(v, (x - 1) / 2, y)), cast<float>((x % 2) * 2 + 1) / 4.0f);

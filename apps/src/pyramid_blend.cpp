@@ -16,24 +16,11 @@ namespace {
 
 constexpr int kLevels = 4;
 
-// The coordinates a level's Func is called with: x and y changed, the rest (the channel) as is.
-std::vector<Expr> at(const std::vector<Var> &vars, Expr x, Expr y) {
-    std::vector<Expr> args{std::move(x), std::move(y)};
-    for (size_t i = 2; i < vars.size(); ++i) args.push_back(vars[i]);
-    return args;
-}
-
-std::vector<Var> level_vars(int dimensions) {
-    std::vector<Var> v{Var("x"), Var("y")};
-    if (dimensions == 3) v.push_back(Var("c"));
-    return v;
-}
-
 std::vector<Expr> as_exprs(const std::vector<Var> &vars) { return at(vars, vars[0], vars[1]); }
 
 // The next coarser level of f: the [1 4 6 4 1] / 16 filter in x at every other column, then in y.
 Func downsample(const Func &f, const std::string &name) {
-    std::vector<Var> v = level_vars(f.dimensions());
+    std::vector<Var> v = level_vars(f.dimensions(), "c");
     Expr x = v[0], y = v[1];
     Func dx(name + "_down_x"), dy(name);
     dx(as_exprs(v)) = (f(at(v, 2 * x - 2, y)) + f(at(v, 2 * x - 1, y)) * 4.f + f(at(v, 2 * x, y)) * 6.f +
@@ -46,7 +33,7 @@ Func downsample(const Func &f, const std::string &name) {
 // The next finer level of f: even pixels [1 6 1] / 8 around the coarse pixel, odd ones [4 4] / 8
 // of the two coarse pixels they lie between; in x, then y.
 Func upsample(const Func &f, const std::string &name) {
-    std::vector<Var> v = level_vars(f.dimensions());
+    std::vector<Var> v = level_vars(f.dimensions(), "c");
     Expr x = v[0], y = v[1];
     Func ux(name + "_up_x"), uy(name);
     ux(as_exprs(v)) = select(x % 2 == 0,

@@ -1,5 +1,5 @@
-// Plain-C++ pyramids for the references of the multi-scale apps (pyramid_blend, interpolate,
-// local_laplacian).
+// What the multi-scale apps (pyramid_blend, interpolate, local_laplacian) share: the
+// coordinates of a pyramid level's Func, and plain-C++ pyramid levels for their references.
 //
 // A DSL Func is defined everywhere, and a pyramid of Funcs is computed over whatever region its
 // consumers read, which grows by a few pixels per level on the way down. The references do not
@@ -11,11 +11,27 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "tessera_apps/app.h"
 
 namespace tessera::apps {
+
+// The Vars of a pyramid level's Func: x, y and, for a 3-D level, `third` (a channel, an
+// intensity level).
+inline std::vector<Var> level_vars(int dimensions, const std::string &third) {
+    std::vector<Var> v{Var("x"), Var("y")};
+    if (dimensions == 3) v.push_back(Var(third));
+    return v;
+}
+
+// The coordinates a level's Func is called with: x and y changed, the rest as is.
+inline std::vector<Expr> at(const std::vector<Var> &vars, Expr x, Expr y) {
+    std::vector<Expr> args{std::move(x), std::move(y)};
+    for (size_t i = 2; i < vars.size(); ++i) args.push_back(vars[i]);
+    return args;
+}
 
 template <typename T>
 struct Image {
