@@ -491,7 +491,7 @@ Program schedule_from_directives(std::shared_ptr<const Model> model, const Sched
     }
     std::vector<Group> groups;
     isl::schedule tree = directive_tree(model, stages, own, at_groups, groups, rest ? &*rest : nullptr);
-    Program p = program_from_tree(model, tree, groups, rest.has_value());
+    Program p = program_from_tree(model, tree, groups, rest.has_value() ? AstQuota{} : kUnboundedAtomicAst);
     if (!p.nest) {
         // (Only with the automatic groups is the AST bounded, as the automatic scheduler's is:
         // over the quota, the Funcs without directives run at root instead.)

@@ -15,6 +15,7 @@
 #include <tessera/bounds.h>
 
 #include "tessera/poly/affine.h"
+#include "tessera/poly/dead_instances.h"
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/transposed_operands.h"
 
@@ -145,6 +146,7 @@ public:
         infer_regions();
         order_statements();
         make_original_schedule();
+        m_.dead = dead_instances(m_);
         describe_regions();
     }
 

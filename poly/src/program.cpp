@@ -246,14 +246,15 @@ isl_schedule_node *atomic_band(isl_schedule_node *node, void *) {
 // isl's AST of `schedule` under `context`: generated separated (isl's default: a loop's range
 // split into pieces wherever the statements' bounds differ, recursively) within
 // `quota.separated` isl operations, then atomic (one loop per band member holding each
-// statement once, guards inside) within `quota.atomic`; 0: no limit. Null when neither
+// statement once, guards inside) within `quota.atomic`; 0: no limit, negative: not tried. Null when neither
 // finishes, `atomic` says which one was built. Where isl 0.25 cannot build the atomic AST
 // ("cannot handle void expression": folded storage, under the parameters where its updates
 // never run) and the atomic one had no limit, separated after all, without one.
 isl_ast_node *generate_ast(isl_ctx *ctx, const isl::schedule &schedule, const isl::set &context, AstQuota quota,
                            bool &atomic_ast) {
     isl_schedule *marked = isl_schedule_map_schedule_node_bottom_up(schedule.copy(), with_marked_depth, nullptr);
-    std::vector<std::pair<bool, long>> attempts = {{false, quota.separated}, {true, quota.atomic}};
+    std::vector<std::pair<bool, long>> attempts = {{false, quota.separated}};
+    if (quota.atomic >= 0) attempts.push_back({true, quota.atomic});
     if (quota.atomic == 0 && quota.separated != 0) attempts.push_back({false, 0});
     isl_ast_node *root = nullptr;
     std::string why = "no message";

@@ -77,7 +77,7 @@ void fold_marks(isl_schedule_node *n, std::map<std::string, std::pair<int, int64
 
 } // namespace
 
-Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &schedule, std::vector<Group> groups, bool bounded_ast) {
+Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &schedule, std::vector<Group> groups, AstQuota ast_quota) {
     Program p;
     p.model = m;
     p.schedule = schedule;
@@ -250,7 +250,7 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
         if (!rest.statements.empty()) groups.push_back(rest);
     }
     p.groups = std::move(groups);
-    build_loop_nest(p, {kAstOperations, bounded_ast ? kAtomicAstOperations : 0});
+    build_loop_nest(p, ast_quota);
     return p;
 }
 

@@ -31,6 +31,10 @@ Fusion parse_fusion(const std::string &s) {
 }
 
 namespace {
+// isl operations for the separated AST of a schedule without its dead instances; over them the
+// schedule is generated with the dead instances (see schedule_groups).
+constexpr long kDeadInstanceAstOperations = 300000;
+
 Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOptions &o);
 } // namespace
 
@@ -170,7 +174,18 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
                 }
     }
     timings.emplace_back("group schedules", watch.lap());
-    Program p = program_from_tree(model, tree, groups, true);
+    // The dead instances (dead_instances.h) are left out where isl's AST generator separates the
+    // loops within kDeadInstanceAstOperations (jacobi-1d: its planes' loops run the update alone,
+    // unguarded). In a skewed time-tiled band the pure planes shrunk to their borders split the
+    // tiles into many more pieces (jacobi-2d: 9 s of AST, and slower loops): there the dead
+    // instances run.
+    Program p;
+    if (!m.dead.is_empty()) {
+        isl::union_set live = isl::manage(isl_union_set_subtract(isl_schedule_get_domain(tree.get()), m.dead.copy()));
+        isl::schedule without_dead = isl::manage(isl_schedule_intersect_domain(tree.copy(), live.release()));
+        p = program_from_tree(model, separate_vector_loops(without_dead), groups, AstQuota{kDeadInstanceAstOperations, -1});
+    }
+    if (!p.nest) p = program_from_tree(model, tree, groups, AstQuota{});
     timings.emplace_back("storage and AST", watch.lap());
     if (!p.nest)
         return sequential("isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +

@@ -4,6 +4,7 @@
 
 #include <isl/aff.h>
 #include <isl/map.h>
+#include <isl/schedule.h>
 #include <isl/schedule_node.h>
 #include <isl/set.h>
 #include <isl/union_map.h>
@@ -268,6 +269,27 @@ isl::schedule_node unroll_member(const isl::schedule_node &node, int member) {
 
 isl::schedule in_sequence(const isl::schedule &first, const isl::schedule &second) {
     return first.is_null() ? second : isl::manage(isl_schedule_sequence(first.copy(), second.copy()));
+}
+
+namespace {
+
+// The band below a "vector" mark, every member set separated (separate_vector_loops).
+isl_schedule_node *separate_vector_loop(isl_schedule_node *node, void *) {
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_band || isl_schedule_node_has_parent(node) != isl_bool_true) return node;
+    isl_schedule_node *parent = isl_schedule_node_parent(isl_schedule_node_copy(node));
+    std::optional<Mark> mark;
+    if (isl_schedule_node_get_type(parent) == isl_schedule_node_mark) mark = mark_of(parent);
+    isl_schedule_node_free(parent);
+    if (!mark || mark->kind != Mark::Kind::Vector) return node;
+    isl_size n = isl_schedule_node_band_n_member(node);
+    for (isl_size i = 0; i < n; ++i) node = isl_schedule_node_band_member_set_ast_loop_type(node, int(i), isl_ast_loop_separate);
+    return node;
+}
+
+} // namespace
+
+isl::schedule separate_vector_loops(const isl::schedule &schedule) {
+    return isl::manage(isl_schedule_map_schedule_node_bottom_up(schedule.copy(), separate_vector_loop, nullptr));
 }
 
 } // namespace tessera::poly

@@ -114,6 +114,9 @@ public:
     std::vector<Statement> statements;  // in the pipeline's order
     isl::set context;                   // what is assumed of the parameters
     isl::schedule original;             // the sequential order of the definitions
+    // Statement instances whose value is overwritten before anything reads it (dead_instances.h):
+    // a schedule may leave them out. Empty when there are none.
+    isl::union_set dead;
     std::vector<BoundCheck> bound_checks;
 
     isl::ctx ctx() const { return isl.ctx(); }

@@ -95,11 +95,6 @@ struct Program {
 // box hull of its footprint; its stores and reads are rewritten to local coordinates. Every
 // other Func gets a full buffer (or the output buffer). `groups` describes the grouping (empty:
 // derived from the names). Throws a UserError when the tree does not fit the model.
-// `bounded_ast`: when build_loop_nest exceeds kAstOperations, the Program comes back with a null
-// nest (the automatic scheduler then falls back to the sequential program); otherwise the AST
-// is generated without a limit after all (an imported schedule is the user's).
-Program program_from_tree(std::shared_ptr<const Model> model, const isl::schedule &schedule, std::vector<Group> groups,
-                          bool bounded_ast = false);
 
 // isl operations the AST generator may spend on the separated AST (a loop's range split into
 // pieces wherever the statements' bounds differ), and then again on the atomic one (one loop per
@@ -118,8 +113,17 @@ constexpr long kAtomicAstOperations = 250000;
 // 0: no limit.
 struct AstQuota {
     long separated = kAstOperations;
-    long atomic = kAtomicAstOperations;
+    long atomic = kAtomicAstOperations;  // negative: no atomic AST is tried
 };
+
+// The quota of an imported schedule (the user's): the atomic AST is generated without a limit.
+constexpr AstQuota kUnboundedAtomicAst{kAstOperations, 0};
+
+// `ast_quota`: when build_loop_nest exceeds it, the Program comes back with a null nest (the
+// automatic scheduler then falls back to another schedule); with an atomic quota of 0 the AST is
+// generated without a limit after all.
+Program program_from_tree(std::shared_ptr<const Model> model, const isl::schedule &schedule, std::vector<Group> groups,
+                          AstQuota ast_quota = kUnboundedAtomicAst);
 
 // Builds the AST of `p.schedule` and converts it into p.nest (and p.ast_c, which says so when
 // the AST is atomic for want of operations). False, with p.nest null, when neither AST is

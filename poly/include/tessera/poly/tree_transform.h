@@ -109,6 +109,13 @@ isl::schedule_node mark_member(const isl::schedule_node &node, int member, const
 // band.
 isl::schedule_node unroll_member(const isl::schedule_node &node, int member);
 
+// `schedule` with the loop below every "vector" mark generated separated by isl's AST generator:
+// the loop's range split into pieces wherever its statements' bounds differ, each piece a loop of
+// its own without guards, instead of one loop with a guard per statement. Example: a plane of a
+// time loop whose pure definition runs only at the plane's two ends (its interior instances dead,
+// dead_instances.h) becomes three loops, the update's in the middle unguarded.
+isl::schedule separate_vector_loops(const isl::schedule &schedule);
+
 // `first` then `second` (`second` alone when `first` is null): the schedules of two groups of
 // statements, one after the other.
 isl::schedule in_sequence(const isl::schedule &first, const isl::schedule &second);
