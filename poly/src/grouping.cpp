@@ -162,6 +162,32 @@ private:
         return &*g.probe;
     }
 
+    // The groups that read group gi's Funcs. A Func computed inline (compute_inline) has no
+    // statements and no group, and stands for its own consumers (fuzzer seed 61192 with
+    // --directives indexed groups_ with -1 here, an allocation failure or not depending on the
+    // memory layout).
+    std::vector<int> consumer_groups(size_t gi) const {
+        const PlanState &g = groups_[gi];
+        std::vector<int> consumers;
+        std::vector<FuncContents *> readers(g.plan.funcs.begin(), g.plan.funcs.end());
+        std::set<FuncContents *> seen(readers.begin(), readers.end());
+        while (!readers.empty()) {
+            FuncContents *f = readers.back();
+            readers.pop_back();
+            auto it = m_.graph.consumers.find(f);
+            if (it == m_.graph.consumers.end()) continue;
+            for (FuncContents *c : it->second) {
+                int cg = group_of(c);
+                if (cg < 0) {
+                    if (seen.insert(c).second) readers.push_back(c);
+                } else if (cg != int(gi) && std::find(consumers.begin(), consumers.end(), cg) == consumers.end()) {
+                    consumers.push_back(cg);
+                }
+            }
+        }
+        return consumers;
+    }
+
     // Merges a producer group into its only consumer group while overlapped tiling applies and,
     // for smart fusion, the estimates stay within bounds. A merge computes the footprints of the
     // producer's stages only; failed merges are remembered.
@@ -175,37 +201,46 @@ private:
             changed = false;
             for (size_t gi = 0; gi < groups_.size() && !changed; ++gi) {
                 PlanState &g = groups_[gi];
-                if (!g.plan.overlapped || has_output(g.plan)) continue;
-                // The groups that read g's Funcs: a Func computed inline (compute_inline) has no
-                // statements and no group, and stands for its own consumers (fuzzer seed 61192
-                // with --directives indexed groups_ with -1 here, an allocation failure or not
-                // depending on the memory layout).
-                std::vector<int> consumers;
-                std::vector<FuncContents *> readers(g.plan.funcs.begin(), g.plan.funcs.end());
-                std::set<FuncContents *> seen(readers.begin(), readers.end());
-                while (!readers.empty()) {
-                    FuncContents *f = readers.back();
-                    readers.pop_back();
-                    auto it = m_.graph.consumers.find(f);
-                    if (it == m_.graph.consumers.end()) continue;
-                    for (FuncContents *c : it->second) {
-                        int cg = group_of(c);
-                        if (cg < 0) {
-                            if (seen.insert(c).second) readers.push_back(c);
-                        } else if (cg != int(gi) && std::find(consumers.begin(), consumers.end(), cg) == consumers.end()) {
-                            consumers.push_back(cg);
-                        }
-                    }
+                std::vector<int> consumers = consumer_groups(gi);
+                if (consumers.empty()) continue;
+                if (!g.plan.overlapped) {
+                    const FuncContents *f = g.plan.funcs.back();
+                    g.plan.not_merged = !f->updates.empty() ? "it has update definitions, and only pure Funcs are computed in a consumer's tiles"
+                                        : alone_.count(f)   ? "it has scheduling directives"
+                                                            : "a Func of no dimensions is not tiled";
+                    continue;
                 }
-                if (consumers.size() != 1) continue;
+                if (has_output(g.plan)) {
+                    g.plan.not_merged = "an output of the pipeline is stored whole in its buffer";
+                    continue;
+                }
+                if (consumers.size() != 1) {
+                    std::string names;
+                    for (int k : consumers) names += (names.empty() ? "" : ", ") + groups_[size_t(k)].plan.funcs.back()->name;
+                    g.plan.not_merged = detail::str_cat("read by ", consumers.size(), " groups (those of ", names,
+                                                        "), and a group is merged only into a single consumer");
+                    continue;
+                }
                 size_t ci = size_t(consumers[0]);
                 PlanState &c = groups_[ci];
-                if (!c.plan.overlapped) continue;
-                if (int(g.plan.funcs.size() + c.plan.funcs.size()) > o_.max_group_stages) continue;
+                const std::string consumer = "the group of " + c.plan.funcs.back()->name;
+                if (!c.plan.overlapped) {
+                    g.plan.not_merged = consumer + " is not overlapped-tiled";
+                    continue;
+                }
+                if (int(g.plan.funcs.size() + c.plan.funcs.size()) > o_.max_group_stages) {
+                    g.plan.not_merged = detail::str_cat("merged into ", consumer, ", a group would have ",
+                                                        g.plan.funcs.size() + c.plan.funcs.size(),
+                                                        " stages, over max_group_stages (", o_.max_group_stages, ")");
+                    continue;
+                }
                 auto key = std::make_pair(g.plan.funcs, c.plan.funcs.back());
-                if (failed.count(key)) continue;
+                if (failed.count(key)) continue;  // (its reason is recorded)
                 const Footprints *cf = probe_of(c);
-                if (!cf) continue;
+                if (!cf) {
+                    g.plan.not_merged = consumer + " has no per-tile footprint of fixed size";
+                    continue;
+                }
                 PlanState merged;
                 merged.plan.funcs = g.plan.funcs;
                 merged.plan.funcs.insert(merged.plan.funcs.end(), c.plan.funcs.begin(), c.plan.funcs.end());
@@ -226,18 +261,28 @@ private:
                 std::string why;
                 auto fp = compute_footprints(m_, merged.plan.statements, probe, why, &known);
                 if (!fp) {
+                    g.plan.not_merged = "in the tiles of " + consumer + ", " + why;
                     failed.insert(key);
                     continue;
                 }
                 // A stage every tile needs all of (camera_pipe's tone curve, 1024 pow calls)
                 // is computed once, before the group, not once per tile.
-                if (std::any_of(fp->moves_with.begin(), fp->moves_with.begin() + long(g.plan.statements.size()),
-                                [](uint32_t moves) { return moves == 0; })) {
+                auto invariant = std::find(fp->moves_with.begin(), fp->moves_with.begin() + long(g.plan.statements.size()), 0u);
+                if (invariant != fp->moves_with.begin() + long(g.plan.statements.size())) {
+                    const Statement &st = m_.statements[size_t(g.plan.statements[size_t(invariant - fp->moves_with.begin())])];
+                    g.plan.not_merged = detail::str_cat(st.func->name, " is read over the same region by every tile of ", consumer,
+                                                        " (a lookup table): it is computed once, before that group");
                     failed.insert(key);
                     continue;
                 }
                 Estimate e = estimate(merged.plan, *fp, probe, probe, o_.sliding_window ? sliding_window(m_, merged.plan.statements) : std::nullopt);
                 if (o_.fusion == Fusion::Smart && (e.recompute > o_.max_recompute || e.working_set > o_.cache_bytes)) {
+                    g.plan.not_merged =
+                        e.recompute > o_.max_recompute
+                            ? detail::str_cat("merged into ", consumer, ", the tiles would recompute an estimated ", int(e.recompute * 100 + 0.5),
+                                              "% of their work, over max_recompute (", int(o_.max_recompute * 100 + 0.5), "%)")
+                            : detail::str_cat("merged into ", consumer, ", a tile's working set would be ", e.working_set,
+                                              " bytes, over cache_bytes (", o_.cache_bytes, ")");
                     failed.insert(key);
                     continue;
                 }

@@ -42,6 +42,12 @@ std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &pla
                                             const std::function<const Dependences *()> &dependences) {
     GroupSchedule r;
     Group &g = r.group;
+    // (What split the pipeline after this group comes last in its note.)
+    auto with_split_reason = [&](GroupSchedule &done) {
+        if (!plan.not_merged.empty())
+            done.group.note += (done.group.note.empty() ? "" : "; ") + std::string("not merged into its consumer: ") + plan.not_merged;
+        return done;
+    };
     g.statements = plan.statements;
     g.funcs = plan.funcs;
     g.note = plan.note;
@@ -53,7 +59,7 @@ std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &pla
             r.schedule = ot->schedule;
             g.kind = Group::Kind::OverlappedTiles;
             g.tile_sizes = ot->tile_sizes;
-            return r;
+            return with_split_reason(r);
         }
         g.note = "overlapped tiling does not apply: " + why;
     }
@@ -84,7 +90,7 @@ std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &pla
             r.schedule = top.schedule();
             g.note = "storage folded: " + what + (a.note.empty() ? "" : "; " + a.note);
             r.folded = true;
-            return r;
+            return with_split_reason(r);
         }
     }
     // A Func's pure definition runs before its updates: isl would otherwise fuse the
@@ -103,7 +109,7 @@ std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &pla
         if (!a.note.empty()) g.note = g.note.empty() ? a.note : g.note + "; " + a.note;
     }
     if (g.note.empty()) g.note = "isl scheduler";
-    return r;
+    return with_split_reason(r);
 }
 
 Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions &o) {

@@ -3,6 +3,7 @@
 #include "poly_test_util.h"
 
 #include <tessera/poly/affine_schedule.h>
+#include <tessera/poly/schedule_json.h>
 
 using namespace tessera;
 
@@ -336,6 +337,53 @@ TEST_CASE("a lookup table every tile reads all of is computed once, outside the 
     CHECK(out.kind == poly::Group::Kind::OverlappedTiles);
     CHECK(&out != &curve);
     CHECK(group_of(p, "curved").name == out.name);
+    // The schedule says why the tone curve was not merged.
+    CHECK(curve.note.find("not merged into its consumer: curve is read over the same region by every tile") != std::string::npos);
+}
+
+TEST_CASE("the schedule says why a producer was not merged into the group that reads it", "[poly][structure]") {
+    InputBuffer<float> in("in", 2);
+    Var x("x"), y("y");
+    Func a("a"), b("b"), c("c"), d("d");
+    a(x, y) = in(x, y) * 2.0f;
+    b(x, y) = a(x, y) + a(x + 1, y);
+    c(x, y) = a(x, y + 1) - 1.0f;
+    d(x, y) = b(x, y) * b(x, y + 2);
+    poly::ScheduleOptions o;
+    o.verify = true;
+    // a is read by the groups of two outputs: a producer merges only into a single consumer.
+    {
+        poly::Program p = poly::schedule_pipeline(Pipeline({b, c}), o);
+        const poly::Group &ga = group_of(p, "a");
+        INFO(ga.note);
+        CHECK(ga.funcs.size() == 1);
+        CHECK(ga.note.find("not merged into its consumer: read by 2 groups (those of b, c)") != std::string::npos);
+        // Nothing reads the outputs: their notes give no reason.
+        CHECK(group_of(p, "b").note.find("not merged") == std::string::npos);
+    }
+    // A chain over the stage limit: b is merged with a, and d would exceed it.
+    {
+        poly::ScheduleOptions two = o;
+        two.max_group_stages = 2;
+        poly::Program p = poly::schedule_pipeline(Pipeline(d), two);
+        const poly::Group &gb = group_of(p, "b");
+        INFO(gb.note);
+        CHECK(gb.funcs.size() == 2);
+        CHECK(gb.note.find("a group would have 3 stages, over max_group_stages (2)") != std::string::npos);
+        // ... and the note is in the schedule JSON.
+        CHECK(poly::schedule_to_json(p).find("over max_group_stages (2)") != std::string::npos);
+    }
+    // A producer with an update definition is not computed in its consumer's tiles.
+    {
+        Func acc("acc"), use("use");
+        RDom r(0, 3, "r");
+        acc(x, y) = in(x, y);
+        acc(x, y) += in(x + r, y);
+        use(x, y) = acc(x, y) + acc(x + 1, y);
+        poly::Program p = poly::schedule_pipeline(Pipeline(use), o);
+        INFO(group_of(p, "acc").note);
+        CHECK(group_of(p, "acc").note.find("not merged into its consumer: it has update definitions") != std::string::npos);
+    }
 }
 
 TEST_CASE("tiles of a colour image hold all its channels when producers without channels would be recomputed per channel",

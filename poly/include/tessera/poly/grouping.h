@@ -27,6 +27,9 @@ struct GroupPlan {
     std::vector<int> tile_sizes;        // overlapped: per root dimension, tuple order
     std::optional<SlidingWindow> window;  // overlapped: the stages' sliding window, if any
     std::string note;
+    // Why the group was not merged into the group that reads it (empty when nothing reads it,
+    // or it was merged): a limitation that split the pipeline here, for the schedule's note.
+    std::string not_merged;
 };
 
 // `alone`: Funcs that stay in a group of their own, merged with no other (those scheduled by
