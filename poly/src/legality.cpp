@@ -149,11 +149,17 @@ struct Checker {
     }
 
     // Every model instance has a copy, but for dead ones (dead_instances.h), which may have
-    // none; those writing full buffers or outputs have exactly one.
+    // none, and those of Funcs in per-tile scratchpads; those writing full buffers or outputs
+    // have exactly one. A scratchpad's Func is computed where its group's tiles read it, which
+    // check_tiles verifies: its region, the box hull of what all its consumers' regions read,
+    // can hold elements no tile reads (pyramid_blend's gauss_mask_2_down_x, read through a
+    // down-sampled and an up-sampled consumer).
     void check_coverage() {
         for (size_t si = 0; si < m.statements.size(); ++si) {
             const Statement &s = m.statements[si];
             if (!r.legal) return;
+            int st = p.storage_of_array[size_t(m.array_of(s.func))];
+            if (p.storage[size_t(st)].kind == Storage::Kind::Scratch) continue;
             isl::set required = m.dead.is_empty() ? s.domain : s.domain.subtract(m.dead.extract_set(s.domain.space()));
             // A statement executed as itself by one copy (outside overlapped groups): its
             // instances are covered if the copy's domain holds them, and computed once if the
@@ -179,8 +185,6 @@ struct Checker {
                 fail("The schedule does not compute every instance of " + s.name + " (Func " + s.func->name + ").");
                 return;
             }
-            int st = p.storage_of_array[size_t(m.array_of(s.func))];
-            if (p.storage[size_t(st)].kind == Storage::Kind::Scratch) continue;
             if (!mine.is_single_valued())
                 fail("The schedule computes some instances of " + s.name + " (Func " + s.func->name +
                      ") more than once, but they write a full buffer; only per-tile scratchpads may be recomputed.");
@@ -323,6 +327,11 @@ struct Checker {
                         reads = reads.unite(tile_local(a.relation));
                     }
             }
+            // (Where the regions hold every access, as their run-time values always do: isl sees
+            // region parameters as free, and a scratchpad's region bounds its writes.)
+            isl::set assumed = region_covers_accesses(m, st.array);
+            reads = reads.intersect_params(assumed);
+            writes = writes.intersect_params(assumed);
             if (!reads.range().is_subset(writes.range())) {
                 fail("The schedule lets a stage of its overlapped group read " + arr.func->name +
                      " where the tile does not compute it (the footprint of " + arr.func->name + " is too small).");

@@ -54,6 +54,12 @@ TEST_CASE("scheduled camera_pipe (33 stages, lookup table, integer arithmetic) m
     check_app("camera_pipe", {{47, 31}}, fusion(poly::Fusion::None));
 }
 
+TEST_CASE("scheduled pyramid apps (downsampled and upsampled levels in one tiled group) are legal and match the reference",
+          "[poly][schedule][image_suite]") {
+    check_app("pyramid_blend", {{64, 48}, {37, 29}});
+    check_app("interpolate", {{64, 48}});
+}
+
 TEST_CASE("scheduled PolyBench kernels match the reference at MINI and awkward sizes, with each fusion mode",
           "[poly][schedule][polybench]") {
     const std::vector<std::pair<std::string, std::vector<std::vector<int>>>> kernels = {

@@ -59,7 +59,7 @@ TEST_CASE("exporting and importing a schedule gives the identical AST", "[poly][
     // without the dead instances, its vector loops separated.)
     for (const std::string &name : {std::string("blur_x_blur_y"), std::string("harris"), std::string("matmul"),
                                     std::string("seidel_2d"), std::string("histogram"),
-                                    std::string("pb_floyd_warshall"), std::string("pb_jacobi_1d")}) {
+                                    std::string("pb_floyd_warshall"), std::string("pb_jacobi_1d"), std::string("pyramid_blend")}) {
         auto app = apps::make_app(name);
         std::shared_ptr<const poly::Model> m = poly::build_model(app->pipeline());
         poly::Program p = poly::schedule_model(m, poly::ScheduleOptions{});

@@ -341,6 +341,19 @@ TEST_CASE("a lookup table every tile reads all of is computed once, outside the 
     CHECK(curve.note.find("not merged into its consumer: curve is read over the same region by every tile") != std::string::npos);
 }
 
+TEST_CASE("a pyramid level's horizontal pass is computed in the tiles of its vertical pass", "[poly][structure]") {
+    // gauss_1_down_x(x, y) reads the level below at 2x + k; gauss_1(x, y) reads gauss_1_down_x at
+    // 2y + k: a tile of gauss_1 needs twice its rows of gauss_1_down_x, all of them its own (only
+    // the halo is recomputed), which the recomputation estimate once counted as half recomputed.
+    poly::Program p = schedule("pyramid_blend");
+    for (const char *level : {"gauss_a_1", "gauss_b_2", "gauss_mask_1"}) {
+        INFO(level);
+        const poly::Group &g = group_of(p, level);
+        CHECK(g.kind == poly::Group::Kind::OverlappedTiles);
+        CHECK(group_of(p, std::string(level) + "_down_x").name == g.name);
+    }
+}
+
 TEST_CASE("the schedule says why a producer was not merged into the group that reads it", "[poly][structure]") {
     InputBuffer<float> in("in", 2);
     Var x("x"), y("y");
