@@ -31,7 +31,7 @@
 namespace tessera::runtime {
 namespace {
 
-constexpr const char *kMagic = "TESSERA-CACHE-ENTRY 2";
+constexpr const char *kMagic = "TESSERA-CACHE-ENTRY 3";
 constexpr const char *kSuffix = ".tobj";
 constexpr const char *kTempPrefix = ".tmp.";
 // A temporary file this old is a writer's that died: eviction removes it.
@@ -127,7 +127,8 @@ bool write_all(int fd, std::string_view data) {
 }
 
 // An entry file's parts: a header of four lines (the magic line, the key, the SHA-256 of the key
-// and the body, the body's length), then the body: one line of metadata JSON and the object.
+// and the body, the body's length), then the body: one line of metadata JSON and the objects,
+// one after another (their sizes are in the metadata).
 // Nullopt when the header is not there; nothing is checked beyond the magic line.
 struct EntryFile {
     std::string key, digest, length;
@@ -283,7 +284,14 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
                 e.kernels = meta.at("kernels");
                 e.ptx = meta.at("ptx");
                 e.kernel_names = meta.at("kernel_names").get<std::vector<std::pair<std::string, std::string>>>();
-                e.object = std::string(f->body.substr(nl + 1));
+                std::string_view objects = f->body.substr(nl + 1);
+                size_t at = 0;
+                for (size_t size : meta.at("object_sizes").get<std::vector<size_t>>()) {
+                    if (size > objects.size() - at) throw std::runtime_error("object sizes beyond the entry");
+                    e.objects.emplace_back(objects.substr(at, size));
+                    at += size;
+                }
+                if (at != objects.size()) throw std::runtime_error("bytes after the objects");
             } catch (const std::exception &x) {
                 problem = std::string("has unreadable metadata (") + x.what() + ")";
             }
@@ -317,7 +325,11 @@ void CompileCache::store(const std::string &key, const CacheEntry &e) {
                         {"kernels", e.kernels},
                         {"ptx", e.ptx},
                         {"kernel_names", e.kernel_names}};
-    std::string body = meta.dump() + "\n" + e.object;
+    std::vector<size_t> sizes;
+    for (const std::string &o : e.objects) sizes.push_back(o.size());
+    meta["object_sizes"] = sizes;
+    std::string body = meta.dump() + "\n";
+    for (const std::string &o : e.objects) body += o;
     std::string data = std::string(kMagic) + "\n" + key + "\n" + blake3_hex(key + "\n", body) + "\n" +
                        std::to_string(body.size()) + "\n" + body;
     // A temporary file of this writer's own, renamed over the entry when complete: rename is

@@ -19,6 +19,7 @@
 #include <tessera/codegen/abi.h>
 #include <tessera/codegen/arguments.h>
 #include <tessera/codegen/cpu_target.h>
+#include <tessera/codegen/parallel_compile.h>
 #include <tessera/codegen/gpu_target.h>
 #include <tessera/poly/gpu_mapping.h>
 #include <tessera/target_info.h>
@@ -52,6 +53,9 @@ void check_compile_options(const Pipeline &p, const CompileOptions &o) {
     if (o.threads < 0)
         user_error("CompileOptions::threads is ", o.threads,
                    "; use a positive number of threads, or 0 for OMP_NUM_THREADS (else every core).");
+    if (o.compile_threads < 0 || o.compile_threads > 256)
+        user_error("CompileOptions::compile_threads is ", o.compile_threads,
+                   "; use 1 to 256 threads for LLVM to compile with, or 0 for TESSERA_COMPILE_THREADS (else the hardware's, up to 8).");
     for (size_t i = 0; i < o.specialize_sizes.size(); ++i)
         if (o.specialize_sizes[i] < 0)
             user_error("CompileOptions::specialize_sizes[", i, "] is ", o.specialize_sizes[i], "; extents cannot be negative.");
@@ -478,8 +482,8 @@ JitModule new_jit_module() {
 
 } // namespace
 
-void lower_and_optimize(const poly::Program &program, const codegen::CodegenOptions &options, llvm::Module &module,
-                        llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &w, std::string *unoptimized_ir) {
+void lower_to_llvm(const poly::Program &program, const codegen::CodegenOptions &options, llvm::Module &module,
+                   llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &w, std::string *unoptimized_ir) {
     codegen::prepare_module(module, tm);
     codegen::lower_program(program, module, options);
     report.phase_ms.emplace_back("LLVM IR", w.lap());
@@ -489,8 +493,36 @@ void lower_and_optimize(const poly::Program &program, const codegen::CodegenOpti
         w.lap();
     }
     report.llvm_instructions = codegen::instruction_count(module);
+}
+
+void lower_and_optimize(const poly::Program &program, const codegen::CodegenOptions &options, llvm::Module &module,
+                        llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &w, std::string *unoptimized_ir) {
+    lower_to_llvm(program, options, module, tm, report, w, unoptimized_ir);
     report.llvm_optimization_level = codegen::optimize_module(module, tm);
     report.phase_ms.emplace_back("LLVM optimization", w.lap());
+}
+
+// Optimizes the module and generates its machine code on compile_threads() threads
+// (codegen/parallel_compile.h), appending the "LLVM optimization" and "machine code" phases (the
+// text kept for `kept`, when asked, is not counted in either), and links the objects.
+codegen::MachineCode optimize_and_generate(std::unique_ptr<llvm::Module> module, llvm::TargetMachine &tm, const CompileOptions &o,
+                                          CompileReport &report, poly::Stopwatch &w, std::map<std::string, std::string> *kept) {
+    int threads = o.compile_threads > 0 ? o.compile_threads : codegen::compile_threads();
+    codegen::MachineCode code = codegen::compile_module(std::move(module), tm, jit_target_machine, threads, kept != nullptr);
+    w.lap();
+    report.llvm_optimization_level = code.optimization_level;
+    report.llvm_partitions = code.partitions;
+    report.phase_ms.emplace_back("LLVM optimization", code.optimization_ms);
+    report.phase_ms.emplace_back("machine code", code.machine_code_ms);
+    if (kept) {
+        (*kept)["llvm"] = std::move(code.optimized_ir);
+        (*kept)["asm"] = std::move(code.assembly);
+    }
+    return code;
+}
+
+std::unique_ptr<JitCode> load_objects(const std::vector<std::string> &objects, const std::string &symbol) {
+    return jit_load_objects(std::vector<std::string_view>(objects.begin(), objects.end()), symbol);
 }
 
 int compilation_count() { return g_counter.load(); }
@@ -499,11 +531,11 @@ namespace {
 
 // What every cache entry holds of a compile: its entry symbol and object, the outputs, the
 // arrays' names for run-time errors, and the report's LLVM figures and total time.
-CacheEntry cache_entry(const Pipeline &p, const std::string &symbol, std::string object, const std::vector<std::string> &arrays,
-                       const CompileReport &report) {
+CacheEntry cache_entry(const Pipeline &p, const std::string &symbol, std::vector<std::string> objects,
+                       const std::vector<std::string> &arrays, const CompileReport &report) {
     CacheEntry e;
     e.symbol = symbol;
-    e.object = std::move(object);
+    e.objects = std::move(objects);
     e.outputs = output_names(p);
     e.array_names = arrays;
     e.llvm_instructions = report.llvm_instructions;
@@ -531,25 +563,18 @@ std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std
     std::string dump = dump_directory();
     bool keep = o.keep_assembly || !dump.empty();
     std::map<std::string, std::string> kept;
-    lower_and_optimize(*program, co, *module, *tm, report, w, keep ? &kept["llvm_unoptimized"] : nullptr);
-    if (keep) {
-        llvm::raw_string_ostream ir(kept["llvm"]);
-        module->print(ir, nullptr);
-        auto copy = llvm::CloneModule(*module);
-        kept["asm"] = codegen::emit_assembly(*copy, *tm);
-        if (o.keep_assembly) {
-            report.llvm_ir = kept["llvm"];
-            report.assembly = kept["asm"];
-        }
-        w.lap();
+    lower_to_llvm(*program, co, *module, *tm, report, w, keep ? &kept["llvm_unoptimized"] : nullptr);
+    codegen::MachineCode machine = optimize_and_generate(std::move(module), *tm, o, report, w, keep ? &kept : nullptr);
+    if (o.keep_assembly) {
+        report.llvm_ir = kept["llvm"];
+        report.assembly = kept["asm"];
     }
-    // Machine code in this thread, with no lock held; only linking is serialized.
-    std::string object = codegen::emit_object_code(*module, *tm);
-    std::unique_ptr<JitCode> code = jit_load_object(object, name);
-    report.phase_ms.emplace_back("machine code", w.lap());
+    // Linking is timed with machine code; nothing is serialized but the loader's own state.
+    std::unique_ptr<JitCode> code = load_objects(machine.objects, name);
+    report.phase_ms.back().second += w.lap();
     report.total_ms += total.lap();  // after the scheduling time it may hold already
     std::vector<std::string> arrays = array_names(*program);
-    if (cache) store_compiled(*cache, key, cache_entry(p, name, std::move(object), arrays, report), report, w);
+    if (cache) store_compiled(*cache, key, cache_entry(p, name, std::move(machine.objects), arrays, report), report, w);
     log_line(LogTopic::Compile, joined(output_names(p)) + " for the host: " + phases_text(report));
     auto compiled = std::make_shared<CompiledPipeline>(p, std::move(arrays), std::move(code), std::move(report), program,
                                                        Target::host(), o, std::move(kept));
@@ -597,11 +622,12 @@ std::optional<std::pair<CacheEntry, std::unique_ptr<JitCode>>> load_cached(const
     if (!use.cache) return std::nullopt;
     if (std::optional<CacheEntry> e = use.cache->load(use.key)) {
         try {
-            std::unique_ptr<JitCode> code = jit_load_object(e->object, e->symbol);
+            std::unique_ptr<JitCode> code = load_objects(e->objects, e->symbol);
             report.phase_ms.emplace_back("load", w.lap());
             report.cache = "hit";
             report.llvm_instructions = e->llvm_instructions;
             report.llvm_optimization_level = e->llvm_optimization_level;
+            report.llvm_partitions = int(e->objects.size());
             report.kernels = e->kernels;
             return std::make_pair(std::move(*e), std::move(code));
         } catch (const InternalError &x) {
@@ -710,23 +736,20 @@ std::shared_ptr<const CallableImpl> compile_gpu_program(const Pipeline &p, std::
     // The emulator runs the same kernels on the host, its device interface inlined.
     codegen::define_emulated_device(*module);
     report.llvm_instructions = codegen::instruction_count(*module);
-    report.llvm_optimization_level = codegen::optimize_module(*module, *tm);
-    report.phase_ms.emplace_back("LLVM optimization", w.lap());
+    codegen::MachineCode machine = optimize_and_generate(std::move(module), *tm, o, report, w, keep ? &kept : nullptr);
     if (keep) {
-        llvm::raw_string_ostream ir(kept["llvm"]);
-        module->print(ir, nullptr);
+        kept.erase("asm");  // the kernels' code is the PTX
         kept["ptx"] = report.ptx;
         if (o.keep_assembly) report.llvm_ir = kept["llvm"];
         else if (!cuda) report.ptx.clear();  // computed for the dump only
     }
-    std::string object = codegen::emit_object_code(*module, *tm);
-    std::unique_ptr<JitCode> code = jit_load_object(object, name);
+    std::unique_ptr<JitCode> code = load_objects(machine.objects, name);
     set_gpu_runtime(*code, name, cuda.get());
-    report.phase_ms.emplace_back("machine code", w.lap());
+    report.phase_ms.back().second += w.lap();
     report.total_ms += total.lap();
     std::vector<std::string> arrays = array_names(*program);
     if (cache) {
-        CacheEntry e = cache_entry(p, name, std::move(object), arrays, report);
+        CacheEntry e = cache_entry(p, name, std::move(machine.objects), arrays, report);
         e.kernels = report.kernels;
         e.ptx = std::move(ptx);
         for (const auto &k : kernels) e.kernel_names.emplace_back(k.function, k.groups);

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <set>
+
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/RuntimeDyld.h>
 #include <llvm/ExecutionEngine/SectionMemoryManager.h>
@@ -87,23 +89,42 @@ public:
         return reinterpret_cast<void *>(uintptr_t(s.getAddress()));
     }
 
-    void link(std::string_view object, const std::string &symbol) {
-        auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(object.data(), object.size()), symbol, false);
-        auto file = llvm::object::ObjectFile::createObjectFile(buffer->getMemBufferRef());
-        if (!file) internal_error("the object of ", symbol, " is not an object file: ", message(file.takeError()));
-        // RuntimeDyld aborts the process on a symbol it cannot resolve: ask first.
-        for (const llvm::object::SymbolRef &s : (*file)->symbols()) {
-            auto flags = s.getFlags();
-            auto name = s.getName();
-            if (!flags || !name || !(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty()) {
+    // Links the objects of one compile together (a symbol one defines resolves another's
+    // reference to it) and into the process.
+    void link(const std::vector<std::string_view> &objects, const std::string &symbol) {
+        std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;  // the files refer to them
+        std::vector<std::unique_ptr<llvm::object::ObjectFile>> files;
+        std::set<std::string> defined;
+        for (std::string_view object : objects) {
+            auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(object.data(), object.size()), symbol, false);
+            auto file = llvm::object::ObjectFile::createObjectFile(buffer->getMemBufferRef());
+            if (!file) internal_error("an object of ", symbol, " is not an object file: ", message(file.takeError()));
+            for (const llvm::object::SymbolRef &s : (*file)->symbols()) {
+                auto flags = s.getFlags();
+                auto name = s.getName();
+                if (flags && name && !(*flags & llvm::object::SymbolRef::SF_Undefined) && (*flags & llvm::object::SymbolRef::SF_Global))
+                    defined.insert(name->str());
                 if (!flags) llvm::consumeError(flags.takeError());
                 if (!name) llvm::consumeError(name.takeError());
-                continue;
             }
-            if (!process_symbols().findSymbol(name->str()))
-                internal_error("the object of ", symbol, " calls ", name->str(), ", which the process does not have");
+            files.push_back(std::move(*file));
+            buffers.push_back(std::move(buffer));
         }
-        dyld_.loadObject(**file);
+        // RuntimeDyld aborts the process on a symbol it cannot resolve: ask first.
+        for (const auto &file : files)
+            for (const llvm::object::SymbolRef &s : file->symbols()) {
+                auto flags = s.getFlags();
+                auto name = s.getName();
+                if (!flags || !name || !(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty() ||
+                    defined.count(name->str())) {
+                    if (!flags) llvm::consumeError(flags.takeError());
+                    if (!name) llvm::consumeError(name.takeError());
+                    continue;
+                }
+                if (!process_symbols().findSymbol(name->str()))
+                    internal_error("the object of ", symbol, " calls ", name->str(), ", which the process does not have");
+            }
+        for (const auto &file : files) dyld_.loadObject(*file);
         dyld_.resolveRelocations();
         if (dyld_.hasError()) internal_error("the object of ", symbol, " could not be linked: ", dyld_.getErrorString().str());
         dyld_.registerEHFrames();
@@ -142,9 +163,9 @@ std::unique_ptr<llvm::TargetMachine> jit_target_machine() {
     return std::move(*tm);
 }
 
-std::unique_ptr<JitCode> jit_load_object(std::string_view object, const std::string &symbol) {
+std::unique_ptr<JitCode> jit_load_objects(const std::vector<std::string_view> &objects, const std::string &symbol) {
     auto code = std::make_unique<LinkedObject>();
-    code->link(object, symbol);
+    code->link(objects, symbol);
     return code;
 }
 

@@ -17,6 +17,7 @@
 #include <tessera/runtime/compile_cache.h>
 
 #include "cache_test_pipeline.h"
+#include "tessera_apps/app.h"
 
 extern char **environ;
 
@@ -339,6 +340,29 @@ TEST_CASE("a GPU pipeline run by the emulator is cached like a host one", "[cach
     // The host and the GPU targets have keys of their own.
     CHECK(compile_and_check().cache == "miss");
     CHECK(cache.entries().size() == 2);
+}
+
+TEST_CASE("a pipeline compiled in several parts is stored and loaded as its several objects", "[cache][parallel_compile]") {
+    ScopedCache cache("parts");
+    auto app = apps::make_app("pb_3mm");
+    CompileOptions o;
+    o.compile_threads = 3;
+    Callable miss = app->pipeline().compile(Target::host(), o);
+    CHECK(miss.report().cache == "miss");
+    REQUIRE(miss.report().llvm_partitions == 3);
+    Callable hit = app->pipeline().compile(Target::host(), o);
+    CHECK(hit.report().cache == "hit");
+    // compile_threads is not in the key: the code is the same however it was compiled.
+    o.compile_threads = 1;
+    CHECK(app->pipeline().compile(Target::host(), o).report().cache == "hit");
+    CHECK(cache.entries().size() == 1);
+    app->prepare({33, 7, 65, 9, 31}, 4);
+    std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
+    hit.realize(got);
+    app->reference(want);
+    apps::Comparison c = apps::compare(got[0], want[0], app->tolerance());
+    INFO(c.first_mismatch);
+    CHECK(c.ok);
 }
 
 TEST_CASE("Pipeline::realize loads from the cache what an earlier process compiled", "[cache]") {

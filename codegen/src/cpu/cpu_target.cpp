@@ -173,13 +173,16 @@ int optimization_level_for(size_t instructions) {
     return instructions > kLargeModuleInstructions ? 1 : 2;
 }
 
-int optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
+int optimization_level(const llvm::Module &m) {
+    return std::getenv("TESSERA_LLVM_PIPELINE") ? 0 : optimization_level_for(instruction_count(m));
+}
+
+void optimize_module(llvm::Module &m, llvm::TargetMachine &tm, int level) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
     llvm::ModuleAnalysisManager mam;
     const char *pipeline = std::getenv("TESSERA_LLVM_PIPELINE");
-    int level = pipeline ? 0 : optimization_level_for(instruction_count(m));
     llvm::PipelineTuningOptions pto;
     pto.LoopVectorization = true;
     // Not for very large modules: the SLP vectorizer is quadratic in the size of a basic block
@@ -201,6 +204,11 @@ int optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
     else if (auto err = pb.parsePassPipeline(mpm, pipeline))
         user_error("TESSERA_LLVM_PIPELINE is not a pass pipeline LLVM accepts: ", llvm::toString(std::move(err)));
     mpm.run(m, mam);
+}
+
+int optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
+    int level = optimization_level(m);
+    optimize_module(m, tm, level);
     return level;
 }
 

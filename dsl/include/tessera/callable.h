@@ -73,6 +73,10 @@ struct CompileOptions {
     // process, for the same pipeline, schedule, target, options and Tessera build is loaded
     // instead of compiled. TESSERA_CACHE=0 in the environment turns it off for the process.
     bool cache = true;
+    // Threads LLVM compiles the module's functions on (codegen/parallel_compile.h); 0:
+    // TESSERA_COMPILE_THREADS, else the hardware's threads up to 8. Not part of the cache key:
+    // the code is the same however many threads compile it.
+    int compile_threads = 0;
 };
 
 // Time spent in each compilation phase, and the generated code when asked for.
@@ -86,6 +90,9 @@ struct CompileReport {
     // (2; 1 for very large modules, see codegen/cpu_target.h; 0 with TESSERA_LLVM_PIPELINE set).
     size_t llvm_instructions = 0;
     int llvm_optimization_level = 0;
+    // How many parts the module was split into and compiled on threads of their own (1: not split;
+    // codegen/parallel_compile.h); for a cache hit, those of the compile that stored it.
+    int llvm_partitions = 1;
     // The persistent compile cache: "hit" (machine code loaded; phase_ms holds the lookup and
     // the load, and llvm_instructions / llvm_optimization_level are those of the compile that
     // stored it), "miss" (compiled, then stored), or "off: <reason>".

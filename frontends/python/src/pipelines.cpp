@@ -36,10 +36,11 @@ CompileOptions to_options(const nb::kwargs &kwargs) {
         else if (k == "specialize_sizes") o.specialize_sizes = nb::cast<std::vector<int>>(value);
         else if (k == "keep_assembly") o.keep_assembly = nb::cast<bool>(value);
         else if (k == "cache") o.cache = nb::cast<bool>(value);
+        else if (k == "compile_threads") o.compile_threads = nb::cast<int>(value);
         else
             user_error("compile: unknown option '", k,
                        "'. The options are threads, fast_math, fusion, tile_sizes, parallel, vectorize, "
-                       "specialize_sizes, keep_assembly and cache (docs/python.md).");
+                       "specialize_sizes, keep_assembly, cache and compile_threads (docs/python.md).");
     }
     return o;
 }
@@ -154,6 +155,7 @@ nb::dict report_dict(const CompileReport &r) {
     d["kernels"] = r.kernels;
     d["llvm_instructions"] = r.llvm_instructions;
     d["llvm_optimization_level"] = r.llvm_optimization_level;
+    d["llvm_partitions"] = r.llvm_partitions;
     d["llvm_ir"] = r.llvm_ir;
     d["assembly"] = r.assembly;
     d["ptx"] = r.ptx;

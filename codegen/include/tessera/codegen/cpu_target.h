@@ -59,8 +59,15 @@ size_t instruction_count(const llvm::Module &m);
 constexpr size_t kLargeModuleInstructions = 20000;
 int optimization_level_for(size_t instructions);
 
-// Runs LLVM's default pipeline at optimization_level_for(the module's size) for the
-// TargetMachine over the module; returns that level (0: TESSERA_LLVM_PIPELINE chose the passes).
+// The level optimize_module runs at for `m`: optimization_level_for(its size), or 0 when
+// TESSERA_LLVM_PIPELINE chooses the passes.
+int optimization_level(const llvm::Module &m);
+
+// Runs LLVM's default pipeline at `level` (optimization_level's meaning) for the TargetMachine
+// over the module.
+void optimize_module(llvm::Module &m, llvm::TargetMachine &tm, int level);
+
+// The same at optimization_level(m); returns that level.
 int optimize_module(llvm::Module &m, llvm::TargetMachine &tm);
 
 // Machine code for the module as assembly text, as a relocatable object file's bytes, or as an

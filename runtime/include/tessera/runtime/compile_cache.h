@@ -6,7 +6,7 @@
 //          schedule), the target, the host CPU and its features, the compile options, and the
 //          Tessera, LLVM and build identities (cache_key).
 //   entry  `<directory>/<key>.tobj`: a header with the key and the SHA-256 of the rest, the
-//          entry function's name and metadata, and the relocatable object. Written to a
+//          entry function's name and metadata, and the relocatable objects. Written to a
 //          temporary file and renamed into place, so that readers see a whole entry or none and
 //          a writer killed mid-write leaves nothing that loads. Verified against its digest
 //          before its code is linked; a corrupt entry is reported once, removed and recompiled.
@@ -42,8 +42,8 @@ CacheSettings cache_settings_from_environment();
 
 // What an entry holds besides its key.
 struct CacheEntry {
-    std::string symbol;                    // the entry function in `object`
-    std::string object;                    // an ELF relocatable object for the JIT
+    std::string symbol;                    // the entry function, in one of `objects`
+    std::vector<std::string> objects;      // ELF relocatable objects the JIT links together
     std::vector<std::string> outputs;      // the pipeline's output Funcs (for listing)
     std::vector<std::string> array_names;  // poly::Model::arrays' names, for run-time errors
     size_t llvm_instructions = 0;

@@ -47,10 +47,15 @@ std::shared_ptr<const CallableImpl> compile_for_cuda(const Pipeline &p, const Ta
 std::shared_ptr<const CallableImpl> compile_program_for_cuda(const Pipeline &p, std::shared_ptr<const poly::Program> program,
                                                              const Target &t, const CompileOptions &o, CompileReport report = {});
 
-// Lowers `program` into `module` (prepared for `tm`) and runs the optimization pipeline over it,
-// appending the "LLVM IR" and "LLVM optimization" phases to `report`, timed by `phase` (started
-// by the caller when its setup began): what the JIT and AOT paths share before machine code.
+// Lowers `program` into `module` (prepared for `tm`), appending the "LLVM IR" phase to `report`
+// (and its instruction count), timed by `phase` (started by the caller when its setup began).
 // `unoptimized_ir`: when given, receives the module's text before optimization.
+void lower_to_llvm(const poly::Program &program, const codegen::CodegenOptions &options, llvm::Module &module,
+                   llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &phase, std::string *unoptimized_ir = nullptr);
+
+// lower_to_llvm, then the optimization pipeline over the module in this thread, appending the
+// "LLVM optimization" phase: what the AOT path does before machine code (the JIT compiles its
+// module's functions on several threads, codegen/parallel_compile.h).
 void lower_and_optimize(const poly::Program &program, const codegen::CodegenOptions &options, llvm::Module &module,
                         llvm::TargetMachine &tm, CompileReport &report, poly::Stopwatch &phase,
                         std::string *unoptimized_ir = nullptr);

@@ -1,0 +1,243 @@
+#include "tessera/codegen/parallel_compile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <numeric>
+#include <thread>
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <tessera/error.h>
+
+#include "tessera/codegen/cpu_target.h"
+
+namespace tessera::codegen {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Function clusters that must share a partition: a function and every function it calls
+// directly (so that inlining sees the same callees as in the whole module). Taking a function's
+// address (the entry handing a body to the OpenMP runtime) does not tie them.
+class Clusters {
+public:
+    explicit Clusters(const std::vector<const llvm::Function *> &functions) : parent_(functions.size()) {
+        std::iota(parent_.begin(), parent_.end(), size_t(0));
+        for (size_t i = 0; i < functions.size(); ++i) index_[functions[i]] = i;
+        for (size_t i = 0; i < functions.size(); ++i)
+            for (const llvm::Instruction &inst : llvm::instructions(*functions[i]))
+                if (const auto *call = llvm::dyn_cast<llvm::CallBase>(&inst))
+                    if (const llvm::Function *callee = call->getCalledFunction(); callee && index_.count(callee))
+                        unite(i, index_.at(callee));
+    }
+    size_t root(size_t i) {
+        while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+        return i;
+    }
+
+private:
+    void unite(size_t a, size_t b) { parent_[root(a)] = root(b); }
+    std::vector<size_t> parent_;
+    std::map<const llvm::Function *, size_t> index_;
+};
+
+// Which partition each defined function goes to: clusters by decreasing size, each to the
+// partition with the fewest instructions so far (largest first: within 4/3 of the best
+// balance). Fewer partitions than asked when there are fewer clusters.
+std::map<const llvm::Function *, int> partition_functions(const llvm::Module &m, int parts, int &used) {
+    std::vector<const llvm::Function *> functions;
+    for (const llvm::Function &f : m)
+        if (!f.isDeclaration()) functions.push_back(&f);
+    Clusters clusters(functions);
+    std::map<size_t, size_t> cluster_size;
+    for (size_t i = 0; i < functions.size(); ++i) cluster_size[clusters.root(i)] += functions[i]->getInstructionCount();
+    std::vector<std::pair<size_t, size_t>> by_size;  // (size, root)
+    for (auto [root, size] : cluster_size) by_size.emplace_back(size, root);
+    std::sort(by_size.begin(), by_size.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    used = std::min<int>(parts, int(by_size.size()));
+    std::vector<size_t> load(size_t(std::max(used, 1)), 0);
+    std::map<size_t, int> cluster_partition;
+    for (auto [size, root] : by_size) {
+        int p = int(std::min_element(load.begin(), load.end()) - load.begin());
+        cluster_partition[root] = p;
+        load[size_t(p)] += size;
+    }
+    std::map<const llvm::Function *, int> partition;
+    for (size_t i = 0; i < functions.size(); ++i) partition[functions[i]] = cluster_partition.at(clusters.root(i));
+    return partition;
+}
+
+// A constant of local linkage is copied into every partition that reads it (its loads still
+// fold); any other global variable is defined in partition 0 alone.
+bool copied_into_every_partition(const llvm::GlobalVariable &g) { return g.hasLocalLinkage() && g.isConstant(); }
+
+// Gives local functions and variables (but the copied constants) external linkage under their
+// own names, so that a partition can refer to what another defines. References to them then go
+// through the GOT like any external symbol (not dso_local), which the loader resolves across
+// the objects of one pipeline.
+void externalize(llvm::Module &m) {
+    auto make_external = [](llvm::GlobalValue &v) {
+        if (!v.hasLocalLinkage()) return;
+        if (!v.hasName()) v.setName("tessera_unnamed");
+        v.setLinkage(llvm::GlobalValue::ExternalLinkage);
+        v.setVisibility(llvm::GlobalValue::DefaultVisibility);
+        v.setDSOLocal(false);
+    };
+    for (llvm::Function &f : m)
+        if (!f.isDeclaration()) make_external(f);
+    for (llvm::GlobalVariable &g : m.globals())
+        if (!copied_into_every_partition(g)) make_external(g);
+}
+
+// Whether the module can be split as above: no appending globals (llvm.used and the like), no
+// aliases or ifuncs, no comdats.
+bool splittable(const llvm::Module &m) {
+    for (const llvm::GlobalVariable &g : m.globals())
+        if (g.hasAppendingLinkage() || g.hasComdat()) return false;
+    for (const llvm::Function &f : m)
+        if (f.hasComdat()) return false;
+    return m.alias_empty() && m.ifunc_empty();
+}
+
+std::string bitcode_of(const llvm::Module &m) {
+    std::string bytes;
+    llvm::raw_string_ostream os(bytes);
+    llvm::WriteBitcodeToFile(m, os);
+    os.flush();
+    return bytes;
+}
+
+// One partition's module in a context of its own (partition 0 of an unsplit module: the
+// caller's), and its TargetMachine.
+struct Partition {
+    std::unique_ptr<llvm::LLVMContext> context;
+    std::unique_ptr<llvm::Module> module;
+    std::unique_ptr<llvm::TargetMachine> own_tm;
+    llvm::TargetMachine *tm = nullptr;
+};
+
+void run_on_threads(std::vector<Partition> &parts, const std::function<void(Partition &)> &work) {
+    std::vector<std::thread> threads;
+    std::vector<std::exception_ptr> failures(parts.size());
+    for (size_t i = 1; i < parts.size(); ++i)
+        threads.emplace_back([&, i] {
+            try {
+                work(parts[i]);
+            } catch (...) {
+                failures[i] = std::current_exception();
+            }
+        });
+    try {
+        work(parts[0]);
+    } catch (...) {
+        failures[0] = std::current_exception();
+    }
+    for (std::thread &t : threads) t.join();
+    for (const std::exception_ptr &f : failures)
+        if (f) std::rethrow_exception(f);
+}
+
+void keep_text(MachineCode &out, std::vector<Partition> &parts) {
+    for (size_t i = 0; i < parts.size(); ++i) {
+        std::string header = parts.size() > 1 ? "; partition " + std::to_string(i) + " of " + std::to_string(parts.size()) + "\n" : "";
+        llvm::raw_string_ostream ir(out.optimized_ir);
+        ir << header;
+        parts[i].module->print(ir, nullptr);
+        ir.flush();
+        auto copy = llvm::CloneModule(*parts[i].module);
+        out.assembly += (parts.size() > 1 ? "# partition " + std::to_string(i) + "\n" : "") + emit_assembly(*copy, *parts[i].tm);
+    }
+}
+
+} // namespace
+
+int compile_threads() {
+    static const int threads = [] {
+        if (const char *v = std::getenv("TESSERA_COMPILE_THREADS")) {
+            char *end = nullptr;
+            long n = std::strtol(v, &end, 10);
+            if (end == v || *end != '\0' || n < 1 || n > 256)
+                user_error("TESSERA_COMPILE_THREADS=", v, ": give the number of threads to compile with, 1 to 256.");
+            return int(n);
+        }
+        return int(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+    }();
+    return threads;
+}
+
+MachineCode compile_module(std::unique_ptr<llvm::Module> module, llvm::TargetMachine &tm,
+                           const std::function<std::unique_ptr<llvm::TargetMachine>()> &make_target_machine, int threads,
+                           bool keep) {
+    MachineCode out;
+    out.optimization_level = optimization_level(*module);
+    int used = 1;
+    std::map<const llvm::Function *, int> partition;
+    if (threads > 1 && instruction_count(*module) >= kParallelCompileInstructions && splittable(*module))
+        partition = partition_functions(*module, threads, used);
+    std::vector<Partition> parts(size_t(std::max(used, 1)));
+    auto t0 = std::chrono::steady_clock::now();
+    if (used <= 1) {
+        parts[0].module = std::move(module);
+        parts[0].tm = &tm;
+        optimize_module(*parts[0].module, *parts[0].tm, out.optimization_level);
+    } else {
+        externalize(*module);
+        std::vector<std::string> bitcode;
+        for (int p = 0; p < used; ++p) {
+            llvm::ValueToValueMapTy map;
+            auto part = llvm::CloneModule(*module, map, [&](const llvm::GlobalValue *v) {
+                if (const auto *f = llvm::dyn_cast<llvm::Function>(v)) return partition.at(f) == p;
+                const auto *g = llvm::dyn_cast<llvm::GlobalVariable>(v);
+                return p == 0 || (g && copied_into_every_partition(*g));
+            });
+            bitcode.push_back(bitcode_of(*part));
+        }
+        module.reset();
+        for (int p = 0; p < used; ++p) parts[size_t(p)].context = std::make_unique<llvm::LLVMContext>();
+        run_on_threads(parts, [&](Partition &part) {
+            size_t p = size_t(&part - parts.data());
+            auto buffer = llvm::MemoryBuffer::getMemBuffer(bitcode[p], "partition", false);
+            auto parsed = llvm::parseBitcodeFile(buffer->getMemBufferRef(), *part.context);
+            if (!parsed) {
+                std::string why = llvm::toString(parsed.takeError());
+                internal_error("a partition of the module could not be read back from bitcode: ", why);
+            }
+            part.module = std::move(*parsed);
+            if (p == 0) part.tm = &tm;
+            else {
+                part.own_tm = make_target_machine();
+                part.tm = part.own_tm.get();
+            }
+            prepare_module(*part.module, *part.tm);
+            optimize_module(*part.module, *part.tm, out.optimization_level);
+        });
+    }
+    out.optimization_ms = ms_since(t0);
+    out.partitions = int(parts.size());
+    if (keep) keep_text(out, parts);
+    t0 = std::chrono::steady_clock::now();
+    out.objects.resize(parts.size());
+    if (parts.size() == 1) out.objects[0] = emit_object_code(*parts[0].module, *parts[0].tm);
+    else
+        run_on_threads(parts, [&](Partition &part) {
+            size_t p = size_t(&part - parts.data());
+            out.objects[p] = emit_object_code(*part.module, *part.tm);
+        });
+    out.machine_code_ms = ms_since(t0);
+    return out;
+}
+
+} // namespace tessera::codegen
