@@ -142,3 +142,28 @@ def test_multi_output_pipeline_returns_one_buffer_per_output():
     outs = [np.zeros(5, np.int32), np.zeros(5, np.int32)]
     ts.compile([f, g]).realize(outs)
     assert outs[1].tolist() == [1, 3, 5, 7, 9]
+
+
+def test_compile_threads_splits_the_module_and_changes_no_result():
+    rng = np.random.default_rng(5)
+    a = rng.random((37, 23), dtype=np.float32)
+    b = rng.random((23, 41), dtype=np.float32)
+    c = rng.random((41, 19), dtype=np.float32)
+    i, j = ts.Var("i"), ts.Var("j")
+    k, l = ts.RDom([(0, 23)], "k"), ts.RDom([(0, 41)], "l")
+    ab, abc = ts.Func("ab"), ts.Func("abc")
+    ab[j, i] = 0.0
+    ab[j, i] += ts.Buffer(a)[k.x, i] * ts.Buffer(b)[j, k.x]
+    abc[j, i] = 0.0
+    abc[j, i] += ab[l.x, i] * ts.Buffer(c)[j, l.x]
+    results = {}
+    for threads in (1, 2):
+        compiled = ts.compile(abc, cache=False, compile_threads=threads)
+        assert compiled.report()["llvm_partitions"] == threads
+        out = np.empty((37, 19), np.float32)
+        compiled.realize(out)
+        results[threads] = out
+    np.testing.assert_array_equal(results[1], results[2])
+    np.testing.assert_allclose(results[2], (a @ b) @ c, rtol=1e-4)
+    with pytest.raises(ts.UserError, match="compile_threads"):
+        ts.compile(abc, compile_threads=-2)
