@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <numeric>
+#include <system_error>
 #include <thread>
 
 #include <llvm/Bitcode/BitcodeReader.h>
@@ -129,22 +130,27 @@ struct Partition {
     llvm::TargetMachine *tm = nullptr;
 };
 
+// Runs `work` on every partition: partition 0 on the calling thread, each other on a thread of
+// its own (on the calling thread after partition 0 where the system gives no more threads).
+// Rethrows the first failure once all are done.
 void run_on_threads(std::vector<Partition> &parts, const std::function<void(Partition &)> &work) {
     std::vector<std::thread> threads;
     std::vector<std::exception_ptr> failures(parts.size());
-    for (size_t i = 1; i < parts.size(); ++i)
-        threads.emplace_back([&, i] {
-            try {
-                work(parts[i]);
-            } catch (...) {
-                failures[i] = std::current_exception();
-            }
-        });
+    auto run = [&](size_t i) {
+        try {
+            work(parts[i]);
+        } catch (...) {
+            failures[i] = std::current_exception();
+        }
+    };
+    size_t spawned = 1;
     try {
-        work(parts[0]);
-    } catch (...) {
-        failures[0] = std::current_exception();
+        for (; spawned < parts.size(); ++spawned) threads.emplace_back(run, spawned);
+    } catch (const std::system_error &) {
+        // (no more threads: the rest run below, in this thread)
     }
+    run(0);
+    for (size_t i = spawned; i < parts.size(); ++i) run(i);
     for (std::thread &t : threads) t.join();
     for (const std::exception_ptr &f : failures)
         if (f) std::rethrow_exception(f);
