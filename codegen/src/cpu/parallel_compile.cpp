@@ -236,12 +236,9 @@ MachineCode compile_module(std::unique_ptr<llvm::Module> module, llvm::TargetMac
     if (keep) keep_text(out, parts);
     t0 = std::chrono::steady_clock::now();
     out.objects.resize(parts.size());
-    if (parts.size() == 1) out.objects[0] = emit_object_code(*parts[0].module, *parts[0].tm);
-    else
-        run_on_threads(parts, [&](Partition &part) {
-            size_t p = size_t(&part - parts.data());
-            out.objects[p] = emit_object_code(*part.module, *part.tm);
-        });
+    run_on_threads(parts, [&](Partition &part) {  // (one part: in this thread)
+        out.objects[size_t(&part - parts.data())] = emit_object_code(*part.module, *part.tm);
+    });
     out.machine_code_ms = ms_since(t0);
     return out;
 }

@@ -1,6 +1,6 @@
 // The JIT's loader: compiled pipelines come as relocatable object files (made by
-// jit_target_machine()'s TargetMachine, or read from the compile cache), and LLVM's RuntimeDyld
-// links each into memory of its own, resolving the buffer pool's functions
+// jit_target_machine()'s TargetMachines, or read from the compile cache), and LLVM's RuntimeDyld
+// links each compile's objects together into memory of their own, resolving the buffer pool's functions
 // (codegen::kBufferPoolAllocSymbol) and the OpenMP runtime's entry points by the addresses the
 // runtime was linked with, and libc and libm from the process. Nothing is created per process
 // beyond that: no ExecutionSession, no TargetMachine (a cache hit makes none), no library opened
