@@ -5,7 +5,10 @@
 // Prints one JSON object per variant. bench/run_gpu_benchmark.py drives it; on a machine
 // without a GPU the compile succeeds and the run reports the missing driver.
 //
-//   bench_gpu_blur <sm> <width> <height> <runs>
+//   bench_gpu_blur <sm> <width> <height> <runs> [<tile x> <tile y>]
+//
+// With tile sizes, the group's tiles are those (CompileOptions::tile_sizes) instead of the
+// model's, and the variants' names say so: for sweeping the GPU tile choice on a real device.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,14 +20,20 @@ using namespace tessera;
 
 int main(int argc, char **argv) {
     try {
-        if (argc != 5) {
-            std::fprintf(stderr, "usage: %s <sm> <width> <height> <runs>\n", argv[0]);
+        if (argc != 5 && argc != 7) {
+            std::fprintf(stderr, "usage: %s <sm> <width> <height> <runs> [<tile x> <tile y>]\n", argv[0]);
             return 2;
         }
         int sm = std::atoi(argv[1]), runs = std::max(1, std::atoi(argv[4]));
         auto app = apps::make_app("blur_x_blur_y");
         app->prepare({std::atoi(argv[2]), std::atoi(argv[3])}, 1);
-        Callable c = app->pipeline().compile(Target::cuda(sm));
+        CompileOptions options;
+        std::string tiles;
+        if (argc == 7) {
+            options.tile_sizes = {std::atoi(argv[5]), std::atoi(argv[6])};
+            tiles = std::string(", tiles ") + argv[5] + " x " + argv[6];
+        }
+        Callable c = app->pipeline().compile(Target::cuda(sm), options);
         std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
         auto time = [&](bool copy_back) {
             std::vector<double> ms;
@@ -44,9 +53,10 @@ int main(int argc, char **argv) {
         const char *variants[] = {"buffers resident on the GPU", "output copied to the host"};
         double medians[] = {resident, copied};
         for (int v = 0; v < 2; ++v)
-            std::printf("{\"variant\": \"Tessera (Target::cuda(%d), %s)\", \"median_ms\": %.4f, \"correct\": %s, "
+            std::printf("{\"variant\": \"Tessera (Target::cuda(%d), %s%s)\", \"median_ms\": %.4f, \"correct\": %s, "
                         "\"minimum_bytes\": %.0f, \"compile_ms\": %.1f}\n",
-                        sm, variants[v], medians[v], ok ? "true" : "false", app->minimum_bytes(), c.report().total_ms);
+                        sm, variants[v], tiles.c_str(), medians[v], ok ? "true" : "false", app->minimum_bytes(),
+                        c.report().total_ms);
         return ok ? 0 : 1;
     } catch (const Error &e) {
         std::fprintf(stderr, "error: %s\n", e.what());

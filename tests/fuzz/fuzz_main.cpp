@@ -27,6 +27,8 @@
 
 #include "pipeline_fuzzer.h"
 
+#include <tessera/runtime/cuda_device.h>
+
 using namespace tessera;
 
 namespace {
@@ -38,6 +40,7 @@ struct Options {
     bool verbose = false;
     bool trace = false;
     bool isolate = false;
+    bool device = false;  // --device: settings.device_sm from device 0
     int timeout_s = 60;
     bool shrink = false;
     int shrink_attempts = 300;
@@ -48,7 +51,7 @@ void usage() {
     std::cerr
         << "usage: tessera-fuzz [--count N] [--seed S] [--progress] [--verbose] [--trace] [--isolate]\n"
            "                    [--timeout SECONDS] [--shrink] [--shrink-attempts N] [--max-funcs N]\n"
-           "                    [--max-points N] [--max-dims 1-3] [--slow-ms MS] [--gpu]\n"
+           "                    [--max-points N] [--max-dims 1-3] [--slow-ms MS] [--gpu] [--device]\n"
            "                    [--directives]\n"
            "Runs the random pipelines of seeds S .. S+N-1 compiled and interpreted, and compares them.\n"
            "  --progress  a summary line every 100 pipelines\n"
@@ -62,6 +65,9 @@ void usage() {
            "              attempt in a child process; implies --isolate; hangs are not shrunk)\n"
            "  --gpu       compile for the emulated GPU (Target::cuda(80).emulated(), 30% of seeds with\n"
            "              with_shared_memory_opt_in()) instead of the host\n"
+           "  --device    as --gpu, but on this machine's CUDA GPU (Target::cuda(sm) of device 0, through\n"
+           "              the driver) instead of the emulator; exp, log and sin are left out (libdevice's\n"
+           "              last bit may differ from the host's)\n"
            "  --directives  give every stage random scheduling directives (split, reorder, parallel, ...);\n"
            "              a compile that rejects one as illegal counts as a rejection\n"
            "  --max-funcs, --max-points, --max-dims, --slow-ms: FuzzSettings (pipeline_fuzzer.h)\n";
@@ -93,6 +99,7 @@ bool parse(int argc, char **argv, Options &o) {
         else if (a == "--max-dims") ok = number(o.settings.max_dimensions);
         else if (a == "--slow-ms") ok = number(o.settings.slow_compile_ms);
         else if (a == "--gpu") o.settings.gpu = true;
+        else if (a == "--device") o.settings.gpu = o.device = true;
         else if (a == "--directives") o.settings.directives = true;
         else ok = false;
         if (!ok) return false;
@@ -430,11 +437,50 @@ void shrink_failures(const std::vector<fuzz::FuzzResult> &results, const Options
 
 } // namespace
 
+// Device 0's compute capability, asked in a child process: the CUDA driver does not survive a
+// fork once initialized, and --isolate forks the pipelines' processes from this one.
+int device_capability_from_a_child(std::string &why) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+        why = "pipe failed";
+        return 0;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        std::string reason;
+        int sm = tessera::runtime::cuda_device_capability(&reason);
+        std::string line = std::to_string(sm) + " " + reason;
+        ssize_t written = write(fds[1], line.data(), line.size());
+        _exit(written == ssize_t(line.size()) ? 0 : 1);
+    }
+    close(fds[1]);
+    std::string text;
+    char chunk[256];
+    for (ssize_t n; (n = read(fds[0], chunk, sizeof chunk)) > 0;) text.append(chunk, size_t(n));
+    close(fds[0]);
+    int status = 0;
+    if (pid > 0) waitpid(pid, &status, 0);
+    int sm = std::atoi(text.c_str());
+    size_t space = text.find(' ');
+    why = space == std::string::npos ? "the process asking the driver died" : text.substr(space + 1);
+    return sm;
+}
+
 int main(int argc, char **argv) {
     Options o;
     if (!parse(argc, argv, o)) {
         usage();
         return 2;
+    }
+    if (o.device) {
+        std::string why;
+        o.settings.device_sm = device_capability_from_a_child(why);
+        if (!o.settings.device_sm) {
+            std::cerr << "tessera-fuzz --device: no CUDA GPU here (" << why << ")\n";
+            return 2;
+        }
+        std::cout << "on the GPU of device 0: sm_" << o.settings.device_sm << std::endl;
     }
     Tally tally;
     uint64_t end = o.seed + o.count;

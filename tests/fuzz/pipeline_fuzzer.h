@@ -38,6 +38,10 @@ struct FuzzSettings {
     int max_output_points = 2048;   // elements per output buffer
     int max_dimensions = 3;         // of inputs, Funcs and RDoms (1 to 3)
     bool gpu = false;               // compile for the emulated GPU (Target::cuda(80).emulated(), 30% of seeds with the shared-memory opt-in), not the host
+    // With gpu: run on the real GPU of this compute capability (Target::cuda(device_sm), through
+    // the CUDA driver) instead of the emulator; exp, log and sin are then replaced by sqrt, since
+    // libdevice's may differ from the host's in the last bit.
+    int device_sm = 0;
     // Give each stage random scheduling directives (stage.h): the pipeline is then scheduled from
     // them, and a compile that rejects one as illegal counts as a rejection, not a failure.
     bool directives = false;

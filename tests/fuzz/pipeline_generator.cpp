@@ -768,7 +768,7 @@ void Generator::make_outputs(const std::vector<FuncInfo> &funcs) {
     }
     // Drawn last, so that the choices before it (and the pipelines of earlier seeds) stay as they were.
     if (settings_.gpu) {
-        result_.target = Target::cuda(80).emulated();
+        result_.target = settings_.device_sm ? Target::cuda(settings_.device_sm) : Target::cuda(80).emulated();
         if (choices_.percent(30)) result_.target = result_.target.with_shared_memory_opt_in();
     }
     // Funcs without directives are scheduled automatically around those with directives, or,
@@ -778,8 +778,9 @@ void Generator::make_outputs(const std::vector<FuncInfo> &funcs) {
         line("pipeline.auto_schedule(false);");
     }
     std::string target = !settings_.gpu ? "Target::host()"
-                         : result_.target.shared_memory_opt_in ? "Target::cuda(80).emulated().with_shared_memory_opt_in()"
-                                                                : "Target::cuda(80).emulated()";
+                         : settings_.device_sm ? "Target::cuda(" + std::to_string(settings_.device_sm) + ")"
+                                               : "Target::cuda(80).emulated()";
+    if (settings_.gpu && result_.target.shared_memory_opt_in) target += ".with_shared_memory_opt_in()";
     line("pipeline.compile(" + target + ", options).realize(std::vector<Buffer<void>>{" + join(got) + "});");
     line("interpret(pipeline, std::vector<Buffer<void>>{" + join(want) + "});");
     line("// Compare " + join(got) + " with " + join(want) + " bit for bit (NaN equals NaN).");

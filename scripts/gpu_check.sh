@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The checks that need a real NVIDIA GPU, in one go, on a machine that has one (docs/gpu.md):
+#   1. the device tests (tests/gpu/test_cuda_device.cpp): every app on Target::cuda(sm) against
+#      its plain loops and the emulator;
+#   2. the main job's GPU mode: blur_x_blur_y --gpu (the emulator, then the GPU, both checked);
+#   3. random pipelines on the GPU against the interpreter (tessera-fuzz --device);
+#   4. the GPU benchmark (bench/run_gpu_benchmark.py: blur against a device-to-device copy and
+#      torch, when torch with CUDA is there).
+# Each step has a time limit; the script goes on after a failure and exits non-zero if any failed.
+#
+#   scripts/gpu_check.sh [BUILD_DIR] [FUZZ_SEEDS]      (defaults: build, 100)
+set -u
+build=${1:-build}
+seeds=${2:-100}
+root=$(cd "$(dirname "$0")/.." && pwd)
+failed=0
+
+step() {  # step NAME SECONDS COMMAND...
+    local name=$1 limit=$2
+    shift 2
+    echo "==== $name"
+    local start=$SECONDS
+    timeout "$limit" "$@"
+    local rc=$?
+    echo "==== $name: exit $rc after $((SECONDS - start)) s"
+    [ $rc -eq 0 ] || failed=1
+}
+
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+step "device tests" 130 "$build/tests/tessera_cuda_device_tests" --durations yes
+# The main job's GPU mode runs the emulator first (seconds per megapixel): modest sizes.
+step "blur_x_blur_y --gpu" 60 "$build/apps/blur_x_blur_y" --gpu --size 1024 768 --runs 20
+step "harris --gpu" 60 "$build/apps/harris" --gpu --size 768 512 --runs 20
+# --slow-ms: a compile's CPU time counts every thread's, and a GPU machine's cores may be slower.
+step "random pipelines on the GPU" 130 "$build/tests/tessera-fuzz" --device --isolate --progress --slow-ms 10000 \
+    --count "$seeds" --seed 1
+step "GPU benchmark" 70 python3 "$root/bench/run_gpu_benchmark.py" --build "$build" --size 4096 4096 --runs 50
+exit $failed
