@@ -128,3 +128,40 @@ TEST_CASE("float16 pipelines run in the emulated GPU as in the interpreter, and 
     INFO(output);
     CHECK(status == 0);
 }
+
+TEST_CASE("GPU kernels read their inputs through ld.global.nc, and an array a kernel also writes through plain ld.global",
+          "[gpu][ptx]") {
+    auto ptx_of = [](const std::string &name) {
+        CompileOptions o;
+        o.keep_assembly = true;
+        return apps::make_app(name)->pipeline().compile(Target::cuda(80).emulated(), o).report().ptx;
+    };
+    auto count = [](const std::string &text, const std::string &what) {
+        size_t n = 0;
+        for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+        return n;
+    };
+    // blur: the input's five loads per point through the read-only path, the scratchpad in
+    // shared memory, the output stored to global memory; no generic access to a buffer.
+    std::string blur = ptx_of("blur_x_blur_y");
+    CHECK(count(blur, "ld.global.nc.f32") == 5);
+    CHECK(count(blur, "ld.shared.f32") == 5);
+    CHECK(count(blur, "st.shared.f32") == 1);
+    CHECK(count(blur, "st.global.f32") == 1);
+    CHECK(count(blur, "\tld.f32") + count(blur, "\tst.f32") == 0);
+    // seidel_2d: its first kernel copies the input into the array (the input through .nc), the
+    // second updates the array in place, so none of its loads may take the non-coherent path.
+    std::string seidel = ptx_of("seidel_2d");
+    size_t second = seidel.find(".entry", seidel.find(".entry") + 1);
+    REQUIRE(second != std::string::npos);
+    std::string copy = seidel.substr(0, second), in_place = seidel.substr(second);
+    CHECK(count(copy, "ld.global.nc.f32") == 1);
+    CHECK(count(in_place, "ld.global.nc.") == 0);
+    CHECK(count(in_place, "ld.global.f32") > 0);
+    CHECK(count(in_place, "st.global.f32") > 0);
+    // histogram: the image through .nc, the counts it increments through plain loads.
+    std::string histogram = ptx_of("histogram");
+    CHECK(count(histogram, "ld.global.nc.u8") > 0);
+    CHECK(count(histogram, "ld.global.nc.u32") == 0);
+    CHECK(count(histogram, "ld.global.u32") > 0);
+}

@@ -21,6 +21,7 @@
 #include "tessera/error.h"
 
 #include "device_interface.h"
+#include "global_memory_access.h"
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -197,6 +198,11 @@ std::string emit_ptx(const llvm::Module &host, int sm) {
     llvm::raw_string_ostream os(err);
     if (llvm::verifyModule(*m, &os)) internal_error("the NVPTX module is invalid: ", os.str());
     optimize_module(*m, *tm);
+    // Buffers in the global address space; inputs a kernel only reads through ld.global.nc. After
+    // the optimization, which would fold the casts away before code generation's
+    // InferAddressSpaces sees them.
+    for (llvm::Function &f : *m)
+        if (f.hasFnAttribute(kKernelAttribute)) place_kernel_accesses_in_global_memory(f);
     return emit_assembly(*m, *tm);
 }
 
