@@ -217,7 +217,7 @@ int main(int argc, char **argv) {
         std::sort(times.begin(), times.end());
         double median = times[times.size() / 2];
         double bytes = app->minimum_bytes();
-        std::printf("run: median %.2f ms over %d runs", median, runs);
+        std::printf(median < 10 ? "run: median %.3f ms over %d runs" : "run: median %.2f ms over %d runs", median, runs);
         if (bytes > 0) std::printf(" (%.1f GB/s over the %.1f MB that must move)", bytes / median / 1e6, bytes / 1e6);
         std::printf("\n");
 
