@@ -869,3 +869,30 @@ TEST_CASE("a producer read through a Func computed inline is fused with the inli
     interpret(pipeline, std::vector<Buffer<void>>{Buffer<void>(want)});
     CHECK(same(got, want));
 }
+
+TEST_CASE("an index computed from Params alone but not affine in them is exact in the compiled code's bounds",
+          "[reliability]") {
+    // From the fuzzer (seed 2479879): b0(3, clamp(cast<int>(cast<float16_t>(p0)), -2, 5)) with
+    // p0 = 6 reads row 5 of b0. The interpreter asked b0 for row 5; the compiled code bounded
+    // the index by its clamp, asked for rows -2 to 5 and rejected the buffer. The value of p0
+    // alone is now a parameter of its own, computed at entry: both ask for row 5.
+    Var x("x"), y("y");
+    Buffer<float> b0(std::vector<int>{8, 7}, "b0");
+    b0.set_min({2, 0});
+    for (int j = 0; j < 7; ++j)
+        for (int i = 2; i < 10; ++i) b0(i, j) = float(10 * j + i);
+    Param<int> p0("p0", 6), p1("p1", 3);
+    Func f("f"), g("g");
+    f(x, y) = b0(3, clamp(cast<int>(cast<float16_t>(p0)), Expr(-2), Expr(5))) + cast<float>(x + y);
+    // A product of two Params (not affine either) as an index: the row p0 * p1 - 14 = 4.
+    g(x, y) = f(x, y) + b0(x + 2, p0 * p1 - 14);
+    Pipeline p(g);
+    Buffer<float> got(std::vector<int>{3, 2}), want(std::vector<int>{3, 2});
+    realize_both(p, got, want);
+    CHECK(same(got, want));
+    CHECK(want(1, 1) == 53.0f + 2.0f + 43.0f);
+    // Where the values ask for a row b0 lacks, both reject it.
+    p1.set(5);  // row 16
+    REQUIRE_USER_ERROR(p.compile(Target::host(), {}).realize(got), "b0");
+    REQUIRE_USER_ERROR(interpret(p, {want}), "b0");
+}
