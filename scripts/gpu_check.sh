@@ -7,6 +7,8 @@
 #   4. the GPU benchmark (bench/run_gpu_benchmark.py: blur against a device-to-device copy and
 #      torch, when torch with CUDA is there).
 # Each step has a time limit; the script goes on after a failure and exits non-zero if any failed.
+# Without a usable GPU it prints "no GPU" and exits 0. For a GPU machine without this project's
+# dependencies, scripts/gpu_bundle.sh packs all of it with its libraries.
 #
 #   scripts/gpu_check.sh [BUILD_DIR] [FUZZ_SEEDS]      (defaults: build, 100)
 set -u
@@ -24,10 +26,15 @@ step() {  # step NAME SECONDS COMMAND...
     local rc=$?
     echo "==== $name: exit $rc after $((SECONDS - start)) s"
     [ $rc -eq 0 ] || failed=1
+    return $rc
 }
 
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 step "device tests" 130 "$build/tests/tessera_cuda_device_tests" --durations yes
+if [ $? -eq 77 ]; then  # no usable GPU here: nothing else to run (the program said why)
+    echo "no GPU"
+    exit 0
+fi
 # The main job's GPU mode runs the emulator first (seconds per megapixel): modest sizes.
 step "blur_x_blur_y --gpu" 60 "$build/apps/blur_x_blur_y" --gpu --size 1024 768 --runs 20
 step "harris --gpu" 60 "$build/apps/harris" --gpu --size 768 512 --runs 20
