@@ -73,6 +73,48 @@ TEST_CASE("the blur's inner loops compile to vector instructions", "[codegen][ve
     CHECK(asm_.find("__kmpc_fork_call") != std::string::npos);
 }
 
+TEST_CASE("vector loops read every other element, and element x / 2, through whole-vector loads and shuffles",
+          "[codegen][vector]") {
+    // A deinterleave (in(2x), in(2x + 1)) and an interleave (select on x % 2 of a(x / 2) and
+    // b(x / 2)), as a Bayer demosaic has them: without a gather of one element per lane. Output
+    // mins even and odd, negative and positive, so that x / 2 starts at both parities and rounds
+    // down below zero; the input is exactly as wide as the loads need (valgrind sees a read past
+    // it).
+    Var x("x"), y("y");
+    InputBuffer<int16_t> in("in", 2);
+    Func half_sum("half_sum"), woven("woven");
+    half_sum(x, y) = in(2 * x, y) + in(2 * x + 1, y) * int16_t(3);
+    woven(x, y) = select(x % 2 == 0, half_sum(x / 2, y), half_sum(x / 2, y) - int16_t(1000));
+    Pipeline p(woven);
+    CompileOptions o;
+    o.keep_assembly = true;
+    o.fusion = "none";  // half_sum in a buffer of its own: both loads read from memory
+    Callable c = p.compile(Target::host(), o);
+    const std::string &ir = c.report().llvm_ir;
+    // Even elements of two whole vectors; and the doubled elements of two half vectors.
+    CHECK(std::regex_search(ir, std::regex("shufflevector <[0-9]+ x i16> %[^,]+, <[0-9]+ x i16> %[^,]+, <[0-9]+ x i32> <i32 0, i32 2, i32 4, i32 6")));
+    CHECK(std::regex_search(ir, std::regex("shufflevector <[0-9]+ x i16> %[^,]+, <[0-9]+ x i16> %[^,]+, <[0-9]+ x i32> <i32 0, i32 (0, i32 1, i32 1|1, i32 1, i32 2)")));
+    for (int mx : {-37, -6, 0, 5, 64}) {
+        for (int w : {1, 2, 7, 16, 33, 130}) {
+            int lo = mx >= 0 ? mx / 2 : -((1 - mx) / 2);  // floor(mx / 2)
+            int hi = (mx + w - 1) >= 0 ? (mx + w - 1) / 2 : -((-(mx + w - 1) + 1) / 2);
+            Buffer<int16_t> data(std::vector<int>{2 * (hi - lo + 1), 3});
+            data.set_min({2 * lo, 0});
+            for (int j = 0; j < 3; ++j)
+                for (int i = 2 * lo; i < 2 * (hi + 1); ++i) data(i, j) = int16_t(i * 13 - j * 7);
+            in.set(data);
+            Buffer<int16_t> got(std::vector<int>{w, 3}), want(std::vector<int>{w, 3});
+            got.set_min({mx, 0});
+            want.set_min({mx, 0});
+            c.realize(got);
+            interpret(p, std::vector<Buffer<void>>{want});
+            INFO("min " << mx << " width " << w);
+            for (int j = 0; j < 3; ++j)
+                for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
+        }
+    }
+}
+
 TEST_CASE("vectorize = false leaves every loop scalar, also one that LLVM's unrolling makes innermost", "[codegen][vector]") {
     // g's two inner loops run 9 times each: LLVM unrolls them fully, which leaves the loop over z
     // innermost. Unmarked, the loop vectorizer widened it to 64 lanes of byte gathers (z % 5)

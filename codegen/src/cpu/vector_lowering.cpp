@@ -4,9 +4,12 @@
 // the loop stay scalar (uniform); integer values that advance by a constant step per lane stay
 // "affine" (lane 0's value and the step); everything else becomes a vector of W lanes. A load
 // or store whose coordinates are uniform except dimension 0, which advances by one per lane, is
-// one contiguous vector access; other accesses go lane by lane. Stores to outputs can be
+// one contiguous vector access; one that advances by two per lane is two vector loads and a
+// shuffle, and one at x / 2 two half-vector loads and a shuffle; other accesses go lane by lane. Stores to outputs can be
 // non-temporal (streaming): a scalar prologue then aligns the vector stores to the vector size,
 // and a scalar epilogue finishes the loop.
+#include <optional>
+
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/TargetParser/Triple.h>
@@ -129,10 +132,61 @@ public:
         return true;
     }
 
+    // Dimension 0 advances by two per lane, the others not at all.
+    static bool strided_by_two(const std::vector<Lanes> &c) {
+        if (c.empty() || c[0].kind != Lanes::Kind::Affine || c[0].step != 2) return false;
+        for (size_t d = 1; d < c.size(); ++d)
+            if (c[d].kind != Lanes::Kind::Uniform) return false;
+        return true;
+    }
+
+    // A load at x / 2 along the loop (an interleave, an upsample by 2): lane l reads element
+    // q + floor((p + l) / 2), where x0 = 2q + p is lane 0's x. Two half vectors, A at q and B at
+    // q + p (both within the elements q .. q + W/2 - 1 + p that the lanes read), and a shuffle
+    // for each parity: p = 0 takes A[0], A[0], A[1], A[1], ...; p = 1 takes A[0], A[1], A[1],
+    // ..., B[W/2 - 1]. Nothing when the load is not of that form.
+    std::optional<Lanes> load_at_half(const ExprNode &n, const VScope &s, const StorageView &view) {
+        if (n.args.empty() || w_ % 2 != 0) return std::nullopt;
+        const Expr &x = n.args[0];
+        if (x->op != Op::Div || ir::as_const_int(x->args[1]) != std::optional<int64_t>(2) || !x.type().is_int()) return std::nullopt;
+        bool saved = f_.index_mode;
+        f_.index_mode = !view.scratch;
+        Lanes v = expr(x->args[0], s);
+        std::vector<Value *> coords = {nullptr};
+        bool uniform_rest = true;
+        for (size_t d = 1; d < n.args.size(); ++d) {
+            Lanes l = expr(n.args[d], s);
+            uniform_rest = uniform_rest && l.kind == Lanes::Kind::Uniform;
+            coords.push_back(l.scalar);
+        }
+        f_.index_mode = saved;
+        if (v.kind != Lanes::Kind::Affine || v.step != 1 || !uniform_rest) return std::nullopt;
+        Value *q = b_.CreateAShr(v.scalar, 1), *p = b_.CreateAnd(v.scalar, 1);
+        coords[0] = q;
+        Type t = view.type;
+        llvm::Type *st = f_.storage_type(t);
+        llvm::Type *half = llvm::FixedVectorType::get(st, unsigned(w_ / 2));
+        llvm::Align align(uint64_t(std::max(1, t.bytes())));
+        Value *at = f_.address(view, coords);
+        llvm::LoadInst *a = b_.CreateAlignedLoad(half, at, align);
+        llvm::LoadInst *bl = b_.CreateAlignedLoad(half, b_.CreateInBoundsGEP(st, at, b_.CreateSExt(p, b_.getInt64Ty())), align);
+        f_.tag_access(a, view);
+        f_.tag_access(bl, view);
+        std::vector<int> even, odd;
+        for (int l = 0; l < w_; ++l) {
+            even.push_back(l / 2);
+            odd.push_back((l + 1) / 2 < w_ / 2 ? (l + 1) / 2 : w_ - 1);
+        }
+        Value *r = b_.CreateSelect(b_.CreateICmpEQ(p, llvm::ConstantInt::get(p->getType(), 0)), b_.CreateShuffleVector(a, bl, even),
+                                   b_.CreateShuffleVector(a, bl, odd));
+        return varying(f_.from_memory(t, r));
+    }
+
     Lanes load(const ExprNode &n, const VScope &s) {
         const StorageView &view = n.op == Op::InputCall
                                       ? f_.inputs.at(n.input.get())
                                       : f_.view_of(n.func_ptr);
+        if (std::optional<Lanes> h = load_at_half(n, s, view)) return *h;
         std::vector<Lanes> c;
         bool uniform_all = true;
         bool saved = f_.index_mode;
@@ -156,6 +210,25 @@ public:
             llvm::LoadInst *l = b_.CreateAlignedLoad(vt, addr, llvm::Align(uint64_t(std::max(1, t.bytes()))));
             f_.tag_access(l, view);
             return varying(f_.from_memory(t, l));
+        }
+        if (strided_by_two(c)) {
+            // Every other element (a Bayer mosaic's deinterleaving, a downsample by 2): two
+            // loads and a shuffle, not W lane loads. The lanes need elements x0, x0 + 2, ...,
+            // x0 + 2W - 2; A holds x0 .. x0 + W - 1 and B x0 + W - 1 .. x0 + 2W - 2, so that
+            // both stay within what the lanes read (dimension 0 is dense in every buffer).
+            std::vector<Value *> coords;
+            for (const Lanes &l : c) coords.push_back(l.scalar);
+            llvm::Type *st = f_.storage_type(t);
+            llvm::Type *vt = llvm::FixedVectorType::get(st, unsigned(w_));
+            llvm::Align align(uint64_t(std::max(1, t.bytes())));
+            Value *at = f_.address(view, coords);
+            llvm::LoadInst *a = b_.CreateAlignedLoad(vt, at, align);
+            llvm::LoadInst *bl = b_.CreateAlignedLoad(vt, b_.CreateInBoundsGEP(st, at, f_.i64(w_ - 1)), align);
+            f_.tag_access(a, view);
+            f_.tag_access(bl, view);
+            std::vector<int> mask;
+            for (int l = 0; l < w_; ++l) mask.push_back(2 * l < w_ ? 2 * l : 2 * l + 1);
+            return varying(f_.from_memory(t, b_.CreateShuffleVector(a, bl, mask)));
         }
         // Gather, lane by lane.
         std::vector<Value *> cv;
