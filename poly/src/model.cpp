@@ -19,6 +19,7 @@
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/transposed_operands.h"
 
+#include "opaque_parameters.h"
 #include "region_bounds.h"
 
 namespace tessera::poly {
@@ -269,43 +270,15 @@ private:
     // their parameters, and calls of Funcs computed inline (Func::compute_inline) by their
     // values at the call's coordinates.
     Expr lower(const Expr &e) {
-        return parameters_for_opaque_values(lower_leaves(e));
-    }
-
-    // An integer value of the parameters alone that is not affine in them, such as
-    // cast<int>(cast<float16_t>(p)) or p * q, as a parameter of its own (a Region parameter whose
-    // run-time value the entry computes): an index through it is then exact, as the
-    // interpreter's bounds of it are, instead of bounded by its type or its clamps (fuzzer seed
-    // 2479879 read b0(3, clamp(cast<int>(cast<float16_t>(p0)), -2, 5)) with p0 = 6, and the
-    // compiled code asked b0 to cover rows -2 to 5 where the interpreter read row 5). Equal
-    // values share one parameter.
-    Expr parameters_for_opaque_values(const Expr &e) {
-        AffineSpace ps = param_space();
-        auto parameters_only = [&](const Expr &x) {
-            bool only = true;
-            ir::visit(x, [&](const Expr &n) {
-                if (n->op == Op::Var) only = only && m_.param_by_var(n->name) != nullptr;
-                else if (n->op == Op::RVar || n->op == Op::FuncCall || n->op == Op::InputCall) only = false;
-                return only;
-            });
-            return only;
-        };
-        return ir::transform(e, [&](const Expr &n) -> Expr {
-            Type t = n.type();
-            bool fits_int32 = (t.is_int() && t.bits <= 32) || (t.is_uint() && !t.is_bool() && t.bits <= 16);
-            if (!fits_int32 || n->op == Op::Var || ir::as_const_int(n) || !parameters_only(n) || to_pw_aff(n, ps)) return n;
-            std::string text = to_string(n);
-            auto known = opaque_values_.find(text);
-            if (known == opaque_values_.end()) {
-                Parameter p;
-                p.kind = Parameter::Kind::Region;
-                p.name = unique("pv_" + std::to_string(opaque_values_.size()));
-                p.in_isl = true;
-                p.value = ir::make_cast(Int(64), n);
-                add_param(p, Int(32));
-                known = opaque_values_.emplace(text, m_.params.back().var).first;
-            }
-            return t == Int(32) ? known->second : ir::make_cast(t, known->second);
+        // Integer values of the Params alone that are not affine in them: parameters of their own.
+        return opaque_.rewrite(lower_leaves(e), m_, param_space(), [this](const Expr &value) {
+            Parameter p;
+            p.kind = Parameter::Kind::Region;
+            p.name = unique("pv_" + std::to_string(opaque_.count()));
+            p.in_isl = true;
+            p.value = value;
+            add_param(p, Int(32));
+            return m_.params.back().var;
         });
     }
 
@@ -899,7 +872,7 @@ private:
     std::set<std::string> used_names_;
     std::map<const FuncContents *, std::vector<Statement>> by_func_;
     TransposedOperands transposed_;  // copies added to the graph, and the updates that read them
-    std::map<std::string, Expr> opaque_values_;  // parameters_for_opaque_values: by the value's text
+    OpaqueParameters opaque_;  // opaque_parameters.h
     // Per array, what the accesses that read it touch (its region is their box hull).
     std::vector<std::vector<RegionPart>> read_parts_;
     // Func::bound and Func::align_bounds (region_bounds.h).
