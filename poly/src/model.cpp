@@ -21,6 +21,7 @@
 
 #include "opaque_parameters.h"
 #include "region_bounds.h"
+#include "select_cases.h"
 
 namespace tessera::poly {
 
@@ -272,13 +273,7 @@ private:
     Expr lower(const Expr &e) {
         // Integer values of the Params alone that are not affine in them: parameters of their own.
         return opaque_.rewrite(lower_leaves(e), m_, param_space(), [this](const Expr &value) {
-            Parameter p;
-            p.kind = Parameter::Kind::Region;
-            p.name = unique("pv_" + std::to_string(opaque_.count()));
-            p.in_isl = true;
-            p.value = value;
-            add_param(p, Int(32));
-            return m_.params.back().var;
+            return add_region_param("pv_" + std::to_string(opaque_.count()), value, 0, -1).var;
         });
     }
 
@@ -315,17 +310,26 @@ private:
     // isl operations the piece-by-piece fallback may take for one bound.
     static constexpr long kPieceBoundOperations = 2000000;
 
-    // A Region parameter standing for a bound whose exact value is `value` at run time.
-    isl::pw_aff region_parameter(const Expr &value, const std::string &tuple, int dim, bool upper) {
+    // A Region parameter (named from `base`) whose run-time value is `value`, over earlier
+    // parameters; `array` and `dim` say which region it bounds (-1: none).
+    const Parameter &add_region_param(const std::string &base, const Expr &value, int dim, int array) {
         Parameter p;
         p.kind = Parameter::Kind::Region;
-        p.name = unique("rg_" + tuple + (upper ? "_hi_" : "_lo_") + std::to_string(dim));
+        p.name = unique(base);
         p.dim = dim;
+        p.array = array;
         p.in_isl = true;
-        for (size_t k = 0; k < m_.arrays.size(); ++k)
-            if (m_.arrays[k].name == tuple) p.array = int(k);
         p.value = value;
         add_param(p, Int(32));
+        return m_.params.back();
+    }
+
+    // A Region parameter standing for a bound whose exact value is `value` at run time.
+    isl::pw_aff region_parameter(const Expr &value, const std::string &tuple, int dim, bool upper) {
+        int array = -1;
+        for (size_t k = 0; k < m_.arrays.size(); ++k)
+            if (m_.arrays[k].name == tuple) array = int(k);
+        const Parameter &p = add_region_param("rg_" + tuple + (upper ? "_hi_" : "_lo_") + std::to_string(dim), value, dim, array);
         isl::set params = isl::set::universe(m_.set_space("", 0).params());
         return isl::manage(isl_pw_aff_param_on_domain_id(params.release(), isl_id_alloc(m_.ctx().get(), p.name.c_str(), nullptr)));
     }
@@ -741,32 +745,15 @@ private:
         if (!s.domain.is_empty()) s.write = access(s, sp, s.store, m_.array_of(&f), f.name, &written);
     }
 
-    // Index-set splitting: an update whose value is a select on an affine condition of its
-    // instance, such as LU's step `select(r.x == r.z, pivot_division, trailing_update)`, becomes
-    // one statement per case, over the instances that take it, with the select resolved (nested
-    // selects split further). The cases keep the update's order (make_original_schedule gives
-    // them one band), but the dependences and the scheduler see each case's own accesses: LU's
-    // trailing update reads nothing its pivot division writes in the same step, so it
-    // parallelizes and vectorizes, and no instance evaluates the branch it does not take (a
-    // division per element). Cases that never run are dropped; the first case keeps the
-    // update's name. More than kMaxCases cases keep the update whole.
+    // Index-set splitting (select_cases.h): an update whose value selects on affine conditions of
+    // its instance, like LU's `select(r.x == r.z, pivot_division, trailing_update)`, becomes one
+    // statement per case, in the update's order (one band), so that the dependences and the
+    // scheduler see each case's own accesses: LU's trailing update then parallelizes and
+    // vectorizes. The first case keeps the update's name; over kMaxCases cases it stays whole.
     static constexpr size_t kMaxCases = 8;
     void split_affine_selects(Statement s, int array, std::vector<Statement> &out) {
-        AffineSpace sp = m_.instance_space(s.name, s.dims);
-        std::vector<std::pair<isl::set, Expr>> cases;
-        std::function<void(const isl::set &, const Expr &)> split = [&](const isl::set &dom, const Expr &v) {
-            if (v->op == Op::Select && cases.size() < kMaxCases) {
-                auto c = to_set(v->args[0], sp);
-                if (c && dom.is_subset(exact_conditions(v->args[0], sp))) {
-                    isl::set taken = dom.intersect(*c).coalesce(), other = dom.subtract(*c).coalesce();
-                    if (!taken.is_empty()) split(taken, v->args[1]);
-                    if (!other.is_empty()) split(other, v->args[2]);
-                    return;
-                }
-            }
-            cases.emplace_back(dom, v);
-        };
-        split(s.domain, s.value);
+        std::vector<std::pair<isl::set, Expr>> cases =
+            affine_select_cases(s.domain, s.value, m_.instance_space(s.name, s.dims), kMaxCases);
         if (cases.size() > kMaxCases || (cases.size() == 1 && cases[0].second.same_as(s.value))) {
             out.push_back(std::move(s));
             return;
