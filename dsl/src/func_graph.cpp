@@ -22,6 +22,18 @@ std::vector<Expr> definition_exprs(const Definition &d) {
     return v;
 }
 
+Expr inline_calls(const Expr &e) {
+    return ir::transform(e, [](const Expr &n) -> Expr {
+        if (n->op != Op::FuncCall || !n->func_ptr->compute_inline || !n->func_ptr->updates.empty()) return n;
+        // The coordinates are rewritten already; the value is rewritten once substituted (its
+        // own inlined calls included: pure definitions are not recursive).
+        const FuncContents &f = *n->func_ptr;
+        std::map<std::string, Expr> at;
+        for (size_t i = 0; i < f.pure_args.size(); ++i) at[f.pure_args[i]] = n->args[i];
+        return inline_calls(ir::substitute(f.pure.value, at));
+    });
+}
+
 std::vector<const Definition *> definitions_of(const FuncContents &f) {
     std::vector<const Definition *> v{&f.pure};
     for (const Definition &u : f.updates) v.push_back(&u);

@@ -1,6 +1,8 @@
 // The reference interpreter. It infers, consumers first, the box of each Func that its
 // consumers read (interval bounds of their call arguments), checks the inputs against what is
 // read, then computes each Func over its box, producers first, with the reference evaluator.
+// Calls of Funcs computed inline are replaced by their values first, as the compiled paths do:
+// such a Func has no box, so a call coordinate its value ignores needs no bound.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -50,7 +52,17 @@ struct FuncState {
 class Interpreter {
 public:
     Interpreter(const PipelineGraph &g, const std::vector<Buffer<void>> &outputs, InterpretReport *report)
-        : g_(g), outputs_(outputs), report_(report) {}
+        : g_(g), outputs_(outputs), report_(report) {
+        for (const auto &f : g_.funcs) {
+            std::vector<Definition> &defs = definitions_[f.get()];
+            for (const Definition *d : definitions_of(*f)) {
+                Definition inlined = *d;
+                for (Expr &a : inlined.args) a = inline_calls(a);
+                inlined.value = inline_calls(inlined.value);
+                defs.push_back(std::move(inlined));
+            }
+        }
+    }
 
     void run() {
         check_bindings(g_);
@@ -69,6 +81,11 @@ public:
     }
 
 private:
+    // A Func's definitions with inlined calls replaced (the RDom's bounds and predicates are
+    // kept: a Func they call is computed).
+    const Definition &pure_of(const FuncContents &f) const { return definitions_.at(&f)[0]; }
+    const Definition &update_of(const FuncContents &f, size_t k) const { return definitions_.at(&f)[k + 1]; }
+
     Box output_box(const FuncContents &f) const {
         const Buffer<void> &b = *output_buffer_.at(&f);
         Box box;
@@ -149,11 +166,11 @@ private:
             apply_bounds(f, s.required);
             if ((s.read || is_output) && !box_empty(needed)) check_bounds(f, needed, s.required, s.required);
             s.realized = s.required;
-            for (const Definition &u : f.updates) s.updates.push_back(update_loops(u, s.required));
+            for (size_t k = 0; k < f.updates.size(); ++k) s.updates.push_back(update_loops(update_of(f, k), s.required));
             s.computed = (s.read || is_output) && !box_empty(s.required);
             if (!s.computed) continue;
             for (size_t k = 0; k < f.updates.size(); ++k) {
-                const Definition &u = f.updates[k];
+                const Definition &u = update_of(f, k);
                 const std::optional<UpdateLoops> &loops = s.updates[k];
                 if (!loops) continue;
                 for (size_t i = 0; i < u.args.size(); ++i)
@@ -180,10 +197,10 @@ private:
             check_bounds(f, needed, s.realized, s.required);
             BoundsScope pure_scope;
             for (size_t i = 0; i < f.pure_args.size(); ++i) pure_scope.vars[f.pure_args[i]] = s.realized[i];
-            require_calls(f.pure.value, pure_scope, f);
+            require_calls(pure_of(f).value, pure_scope, f);
             for (size_t k = 0; k < f.updates.size(); ++k)
                 if (s.updates[k])
-                    for (const Expr &e : definition_exprs(f.updates[k])) require_calls(e, s.updates[k]->scope, f);
+                    for (const Expr &e : definition_exprs(update_of(f, k))) require_calls(e, s.updates[k]->scope, f);
         }
     }
 
@@ -312,7 +329,7 @@ private:
         std::vector<Value> slots(size_t(d) + kMaxDimensions);
         int64_t coords[kMaxDimensions];
 
-        CompiledExpr value(f.pure.value, bindings(f, nullptr));
+        CompiledExpr value(pure_of(f).value, bindings(f, nullptr));
         std::vector<std::pair<int, Interval>> loops;
         for (int i = 0; i < d; ++i) loops.emplace_back(i, s.realized[size_t(i)]);
         for_each_point(loops, slots, [&] {
@@ -322,7 +339,7 @@ private:
         });
 
         for (size_t k = 0; k < f.updates.size(); ++k) {
-            const Definition &u = f.updates[k];
+            const Definition &u = update_of(f, k);
             const std::optional<UpdateLoops> &l = s.updates[k];
             if (!l) continue;
             EvalBindings b = bindings(f, &u);
@@ -357,6 +374,7 @@ public:
 private:
     std::map<const FuncContents *, const Buffer<void> *> output_buffer_;
     std::map<const FuncContents *, FuncState> state_;
+    std::map<const FuncContents *, std::vector<Definition>> definitions_;
     std::map<const InputContents *, Box> input_required_;
     std::map<const InputContents *, Accessor> input_accessor_;
 };

@@ -272,7 +272,7 @@ private:
     // values at the call's coordinates.
     Expr lower(const Expr &e) {
         // Integer values of the Params alone that are not affine in them: parameters of their own.
-        return opaque_.rewrite(lower_leaves(e), m_, param_space(), [this](const Expr &value) {
+        return opaque_.rewrite(lower_leaves(inline_calls(e)), m_, param_space(), [this](const Expr &value) {
             return add_region_param("pv_" + std::to_string(opaque_.count()), value, 0, -1).var;
         });
     }
@@ -280,15 +280,6 @@ private:
     Expr lower_leaves(const Expr &e) const {
         return ir::transform(e, [&](const Expr &n) -> Expr {
             switch (n->op) {
-            case Op::FuncCall: {
-                if (!n->func_ptr->compute_inline) return n;
-                // The coordinates are lowered already; the value is lowered once substituted
-                // (its own inlined calls included: pure definitions are not recursive).
-                const FuncContents &f = *n->func_ptr;
-                std::map<std::string, Expr> at;
-                for (size_t i = 0; i < f.pure_args.size(); ++i) at[f.pure_args[i]] = n->args[i];
-                return lower_leaves(ir::substitute(f.pure.value, at));
-            }
             case Op::RVar: return ir::make_var(n->name);
             case Op::BufferDim:
                 return param(n->which == 0 ? Parameter::Kind::InputMin : Parameter::Kind::InputExtent, -1,

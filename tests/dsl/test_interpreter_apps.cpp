@@ -2,6 +2,8 @@
 // awkward sizes (odd, prime, tiny).
 #include "../test_util.h"
 
+#include <climits>
+
 #include "tessera_apps/app.h"
 
 using namespace tessera;
@@ -108,4 +110,36 @@ TEST_CASE("a 3 x 256 x 256 blur interprets quickly", "[dsl][interpreter]") {
     std::vector<Buffer<void>> want = app->make_outputs();
     app->reference(want);
     CHECK(apps::compare(out[0], want[0], 0).ok);
+}
+
+TEST_CASE("a Func computed inline has no region, so a coordinate its value ignores needs no bound", "[dsl][interpreter]") {
+    // From the directive fuzzer (seed 4773): f(x, y) = y computed inline and read at x + r.x
+    // near INT32_MAX, where x + r.x wraps. The compiled code substitutes f's value and never
+    // bounds x + r.x; the interpreter computed f at root and rejected the unbounded region.
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    f(x, y) = y * 3;
+    RDom r(2, 8, "r");
+    g(x, y) = 0;
+    g(x, y) += f(x + r.x, y + 2);
+    f.compute_inline();
+    Pipeline p(g);
+    for (int way = 0; way < 2; ++way) {
+        Buffer<int> out(std::vector<int>{13, 3});
+        out.set_min({INT_MAX - 12, 5});
+        if (way == 0) p.compile(Target::host(), {}).realize(out);
+        else interpret(p, std::vector<Buffer<void>>{Buffer<void>(out)});
+        INFO((way == 0 ? "compiled" : "interpreted"));
+        CHECK(out(INT_MAX, 7) == 8 * 27);
+        CHECK(out(INT_MAX - 12, 5) == 8 * 21);
+    }
+    // Not inlined, f's region is unbounded, and both paths say so.
+    Func f2("f2"), g2("g2");
+    f2(x, y) = y * 3;
+    g2(x, y) = 0;
+    g2(x, y) += f2(x + r.x, y + 2);
+    Buffer<int> out(std::vector<int>{13, 3});
+    out.set_min({INT_MAX - 12, 5});
+    REQUIRE_USER_ERROR(interpret(Pipeline(g2), std::vector<Buffer<void>>{Buffer<void>(out)}), "region of f2");
+    REQUIRE_USER_ERROR(Pipeline(g2).compile(Target::host(), {}).realize(out), "f2");
 }

@@ -29,6 +29,12 @@ PipelineGraph build_pipeline_graph(const std::vector<Func> &outputs);
 // predicates.
 std::vector<Expr> definition_exprs(const Definition &d);
 
+// Replaces every call of a pure Func computed inline (Func::compute_inline) by its value at the
+// call's coordinates, recursively. With g(x) = f(x) + 1 inlined, `g(x + 2) * 2` becomes
+// `(f(x + 2) + 1) * 2`: no region of g is read, so none needs bounding. A Func with updates is
+// never inlined (the model rejects compute_inline on one).
+Expr inline_calls(const Expr &e);
+
 // All definitions of a Func: the pure one, then the updates in order.
 std::vector<const Definition *> definitions_of(const FuncContents &f);
 
