@@ -22,8 +22,8 @@
 #include <sstream>
 #include <string>
 
+#include <tessera/runtime/compiled_pipeline.h>
 #include <tessera/runtime/cuda_device.h>
-#include <tessera/runtime/executor.h>
 #include <tessera/runtime/gpu_emulator.h>
 
 #include "tessera_apps/app.h"
@@ -203,7 +203,9 @@ int main(int argc, char **argv) {
         std::printf("compile: %.1f ms (", r.total_ms);
         for (size_t i = 0; i < r.phase_ms.size(); ++i)
             std::printf("%s%s %.1f", i ? ", " : "", r.phase_ms[i].first.c_str(), r.phase_ms[i].second);
-        std::printf(")\nschedule:\n%s", schedule_summary(*runtime::scheduled_program(app->pipeline())).c_str());
+        // The schedule of these options (--tile among them), not realize()'s default one.
+        CompileReport summary_report;
+        std::printf(")\nschedule:\n%s", schedule_summary(*runtime::program_for(app->pipeline(), options, summary_report)).c_str());
 
         prepare();
         std::vector<Buffer<void>> outputs = app->make_outputs();
