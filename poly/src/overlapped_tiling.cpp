@@ -261,35 +261,37 @@ bool footprint_of_stage(const Model &m, const std::vector<int> &stages, int si, 
     const Statement &p = m.statements[size_t(stages[size_t(si)])];
     int parray = m.array_of(p.func);
     // Each read's box (affine_image, else isl's hull of the read's map), then one box around
-    // them; where they do not combine, isl's hull of the union of the reads' maps.
-    std::vector<isl::map> pieces;
-    std::vector<FixedBox> piece_boxes;
-    bool per_read = true;
-    for (size_t ci = size_t(si) + 1; ci < stages.size(); ++ci) {
-        const Statement &c = m.statements[size_t(stages[ci])];
-        for (const Access &a : c.reads) {
-            if (a.array != parray) continue;
-            const isl::map &relation = a.unrestricted.is_null() ? a.relation : a.unrestricted;
-            isl::map piece = isl::manage(isl_map_set_tuple_name(isl_map_apply_range(r.spread[ci]->copy(), relation.copy()),
-                                                                isl_dim_out, p.name.c_str()));
-            pieces.push_back(piece);
-            if (!per_read) continue;
-            std::optional<FixedBox> box;
-            if (r.offsets[ci] && !r.sizes[ci].empty() && !a.unrestricted.is_null())
-                box = affine_image(a.unrestricted, FixedBox{*r.offsets[ci], r.sizes[ci]});
-            if (!box) box = hull_of(piece);
-            if (box) piece_boxes.push_back(*box);
-            else per_read = false;
-        }
-    }
-    if (pieces.empty()) {
+    // them; where they do not combine, isl's hull of the union of the reads' maps. A read's map
+    // (its consumer's box composed with the read) is built only where isl needs it.
+    std::vector<std::pair<size_t, const Access *>> reads;  // (consumer stage, read)
+    for (size_t ci = size_t(si) + 1; ci < stages.size(); ++ci)
+        for (const Access &a : m.statements[size_t(stages[ci])].reads)
+            if (a.array == parray) reads.emplace_back(ci, &a);
+    if (reads.empty()) {
         why_not = "stage " + p.func->name + " is not read by the rest of the group";
         return false;
     }
-    std::optional<FixedBox> box = per_read ? bounding_box(piece_boxes) : std::nullopt;
+    auto map_of = [&](const std::pair<size_t, const Access *> &read) {
+        const Access &a = *read.second;
+        const isl::map &relation = a.unrestricted.is_null() ? a.relation : a.unrestricted;
+        return isl::manage(isl_map_set_tuple_name(isl_map_apply_range(r.spread[read.first]->copy(), relation.copy()),
+                                                  isl_dim_out, p.name.c_str()));
+    };
+    std::vector<FixedBox> read_boxes;
+    for (const auto &read : reads) {
+        size_t ci = read.first;
+        const Access &a = *read.second;
+        std::optional<FixedBox> box;
+        if (r.offsets[ci] && !r.sizes[ci].empty() && !a.unrestricted.is_null())
+            box = affine_image(a.unrestricted, FixedBox{*r.offsets[ci], r.sizes[ci]});
+        if (!box) box = hull_of(map_of(read));
+        if (!box) break;
+        read_boxes.push_back(*box);
+    }
+    std::optional<FixedBox> box = read_boxes.size() == reads.size() ? bounding_box(read_boxes) : std::nullopt;
     if (!box) {
-        isl::map all = pieces[0];
-        for (size_t i = 1; i < pieces.size(); ++i) all = all.unite(pieces[i]);
+        isl::map all = map_of(reads[0]);
+        for (size_t i = 1; i < reads.size(); ++i) all = all.unite(map_of(reads[i]));
         box = hull_of(all);
     }
     if (!box) {
