@@ -272,7 +272,7 @@ private:
     // values at the call's coordinates.
     Expr lower(const Expr &e) {
         // Integer values of the Params alone that are not affine in them: parameters of their own.
-        return opaque_.rewrite(lower_leaves(inline_calls(e)), m_, param_space(), [this](const Expr &value) {
+        return opaque_.rewrite(lower_leaves(e), m_, param_space(), [this](const Expr &value) {
             return add_region_param("pv_" + std::to_string(opaque_.count()), value, 0, -1).var;
         });
     }
@@ -280,6 +280,8 @@ private:
     Expr lower_leaves(const Expr &e) const {
         return ir::transform(e, [&](const Expr &n) -> Expr {
             switch (n->op) {
+            // (The coordinates are lowered already; the substituted value is lowered in turn.)
+            case Op::FuncCall: return n->func_ptr->compute_inline ? lower_leaves(inline_calls(n)) : n;
             case Op::RVar: return ir::make_var(n->name);
             case Op::BufferDim:
                 return param(n->which == 0 ? Parameter::Kind::InputMin : Parameter::Kind::InputExtent, -1,
