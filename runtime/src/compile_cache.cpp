@@ -499,7 +499,8 @@ std::string cache_key(const std::string &text, const Target &t, const CompileOpt
     s << "target " << int(t.arch) << " cpu " << t.cpu << " features " << t.features << " sm " << t.sm << " emulate "
       << t.emulate << " opt-in " << t.shared_memory_opt_in << "\n";
     s << "options threads " << o.threads << " fast_math " << o.fast_math << " fusion " << o.fusion << " parallel " << o.parallel
-      << " vectorize " << o.vectorize << " keep_assembly " << o.keep_assembly << " tiles";
+      << " vectorize " << o.vectorize << " keep_assembly " << o.keep_assembly << " gpu_unroll_rows " << o.gpu_unroll_rows
+      << " tiles";
     for (int x : o.tile_sizes) s << " " << x;
     s << " sizes";
     for (int x : o.specialize_sizes) s << " " << x;

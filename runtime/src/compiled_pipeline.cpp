@@ -56,6 +56,9 @@ void check_compile_options(const Pipeline &p, const CompileOptions &o) {
     if (o.compile_threads < 0 || o.compile_threads > 256)
         user_error("CompileOptions::compile_threads is ", o.compile_threads,
                    "; use 1 to 256 threads for LLVM to compile with, or 0 for TESSERA_COMPILE_THREADS (else the hardware's, up to 8).");
+    if (o.gpu_unroll_rows < 0 || o.gpu_unroll_rows > 32)
+        user_error("CompileOptions::gpu_unroll_rows is ", o.gpu_unroll_rows,
+                   "; use 1 to 32 rows per GPU thread iteration (1: no unrolling), or 0 for the target's choice.");
     for (size_t i = 0; i < o.specialize_sizes.size(); ++i)
         if (o.specialize_sizes[i] < 0)
             user_error("CompileOptions::specialize_sizes[", i, "] is ", o.specialize_sizes[i], "; extents cannot be negative.");
@@ -711,6 +714,7 @@ std::shared_ptr<const CallableImpl> compile_gpu_program(const Pipeline &p, std::
     co.gpu = true;
     co.gpu_threads = std::min(256, device.max_threads_per_block);
     co.gpu_shared_bytes = device.shared_bytes_per_block;
+    co.gpu_unroll_rows = o.gpu_unroll_rows > 0 ? o.gpu_unroll_rows : device.rows_in_flight;
     co.streaming_output_stores = false;
     // The entry's runtime global starts null and is set once loaded (set_gpu_runtime).
     co.gpu_runtime = nullptr;

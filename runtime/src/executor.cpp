@@ -108,6 +108,8 @@ std::vector<std::string> changed_options(const CompileOptions &a, const CompileO
     if (a.vectorize != b.vectorize) v.push_back(std::string("vectorize ") + (b.vectorize ? "on" : "off"));
     if (a.keep_assembly != b.keep_assembly) v.push_back(std::string("keep_assembly ") + (b.keep_assembly ? "on" : "off"));
     if (a.cache != b.cache) v.push_back(std::string("cache ") + (b.cache ? "on" : "off"));
+    if (a.gpu_unroll_rows != b.gpu_unroll_rows)
+        v.push_back("gpu_unroll_rows " + std::to_string(a.gpu_unroll_rows) + " -> " + std::to_string(b.gpu_unroll_rows));
     if (a.compile_threads != b.compile_threads)
         v.push_back("compile_threads " + std::to_string(a.compile_threads) + " -> " + std::to_string(b.compile_threads));
     return v;

@@ -33,6 +33,21 @@ void check_emulated(const std::string &name, const std::vector<std::vector<int>>
 TEST_CASE("emulated GPU blur_x_blur_y matches plain loops", "[gpu][apps]") {
     check_emulated("blur_x_blur_y", {{5, 5}, {9, 13}, {37, 71}, {263, 41}});
 }
+TEST_CASE("a tile's rows unrolled and jammed into the thread loop compute what one row at a time does, whatever rows are left over",
+          "[gpu][apps]") {
+    // Tiles of 32 rows (36 of blur_x); the sizes are the input's, 4 rows more than the output's:
+    // outputs of 1 to 6 rows leave 1 to 3 rows past each jammed step, 31 to 38 a full tile and a
+    // partial one; 1 is no unrolling, 3 and 8 leave other remainders.
+    for (int unroll : {1, 2, 3, 4, 8}) {
+        CompileOptions o;
+        o.gpu_unroll_rows = unroll;
+        INFO("gpu_unroll_rows " << unroll);
+        check_emulated("blur_x_blur_y", {{7, 5}, {9, 6}, {5, 7}, {6, 8}, {263, 9}, {11, 10}, {40, 35}, {13, 37}, {17, 39}, {300, 42}}, o);
+    }
+    CompileOptions bad;
+    bad.gpu_unroll_rows = 33;
+    REQUIRE_USER_ERROR(apps::make_app("blur_x_blur_y")->pipeline().compile(emulated_gpu(), bad), "gpu_unroll_rows", "1 to 32");
+}
 TEST_CASE("emulated GPU harris matches plain loops", "[gpu][apps]") { check_emulated("harris", {{5, 5}, {23, 19}, {70, 37}}); }
 TEST_CASE("emulated GPU unsharp_mask matches plain loops", "[gpu][apps]") { check_emulated("unsharp_mask", {{5, 5}, {31, 37}}); }
 TEST_CASE("emulated GPU histogram matches plain loops", "[gpu][apps]") { check_emulated("histogram", {{1, 1}, {13, 7}, {61, 37}}); }

@@ -131,9 +131,10 @@ TEST_CASE("float16 pipelines run in the emulated GPU as in the interpreter, and 
 
 TEST_CASE("GPU kernels read their inputs through ld.global.nc, and an array a kernel also writes through plain ld.global",
           "[gpu][ptx]") {
-    auto ptx_of = [](const std::string &name) {
+    auto ptx_of = [](const std::string &name, int unroll_rows = 1) {
         CompileOptions o;
         o.keep_assembly = true;
+        o.gpu_unroll_rows = unroll_rows;
         return apps::make_app(name)->pipeline().compile(Target::cuda(80).emulated(), o).report().ptx;
     };
     auto count = [](const std::string &text, const std::string &what) {
@@ -149,6 +150,14 @@ TEST_CASE("GPU kernels read their inputs through ld.global.nc, and an array a ke
     CHECK(count(blur, "st.shared.f32") == 1);
     CHECK(count(blur, "st.global.f32") == 1);
     CHECK(count(blur, "\tld.f32") + count(blur, "\tst.f32") == 0);
+    // By default each thread runs four rows of a tile per step (unroll and jam), and the rows
+    // left over one at a time: blur_x's five loads in 4 + 1 copies, blur_y's stores likewise,
+    // and the jammed blur_y reads rows y - 2 ... y + 5 of the scratchpad once each.
+    std::string jammed = ptx_of("blur_x_blur_y", 0);
+    CHECK(count(jammed, "ld.global.nc.f32") == 25);
+    CHECK(count(jammed, "st.shared.f32") == 5);
+    CHECK(count(jammed, "st.global.f32") == 5);
+    CHECK(count(jammed, "ld.shared.f32") == 8 + 5);
     // seidel_2d: its first kernel copies the input into the array (the input through .nc), the
     // second updates the array in place, so none of its loads may take the non-coherent path.
     std::string seidel = ptx_of("seidel_2d");

@@ -225,8 +225,11 @@ void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
 }
 
 // for (v = lo + thread * step; v <= hi; v += threads * step): the loop's iterations spread
-// over the block's threads, each thread's code inside lowered as on the CPU (scalar).
-void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s) {
+// over the block's threads, each thread's code inside lowered as on the CPU (scalar). With
+// `rows` (an enclosing loop's variable `row_var` and its values), each iteration runs the body
+// once per row, in that order: unroll and jam (jammed_rows).
+void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s, const std::string &row_var = "",
+                const std::vector<Value *> &rows = {}) {
     Value *lo = f.expr(n.min, s), *hi = f.expr(n.max, s);
     Value *count = trip_count(f, lo, hi, n.step);
     llvm::FunctionCallee step = f.module.getOrInsertFunction(kStepFunction, f.b.getVoidTy(), f.b.getPtrTy(), f.b.getInt64Ty());
@@ -246,7 +249,11 @@ void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s) {
     inside.vars[n.var] = f.b.CreateAdd(lo, f.b.CreateMul(k, f.i64(n.step)), n.var, false, true);
     bool saved = f.kernel->single;
     f.kernel->single = true;
-    f.node(n.body, inside);
+    if (rows.empty()) f.node(n.body, inside);
+    for (Value *row : rows) {
+        inside.vars[row_var] = row;
+        f.node(n.body, inside);
+    }
     f.kernel->single = saved;
     Value *next = f.b.CreateAdd(k, f.kernel->threads);
     k->addIncoming(next, f.b.GetInsertBlock());
@@ -254,6 +261,57 @@ void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s) {
     f.b.SetInsertPoint(exit);
 }
 
+// Whether `e` reads the loop variable `var`.
+bool reads_var(const Expr &e, const std::string &var) {
+    bool reads = false;
+    ir::visit(e, [&](const Expr &x) {
+        reads = reads || (x->op == Op::Var && x->name == var);
+        return !reads;
+    });
+    return reads;
+}
+
+// The thread loop that is all of `rows`'s body (through thread marks), when its bounds do not depend
+// on `rows`'s variable; null otherwise.
+const poly::LoopNode *jammable_thread_loop(const poly::LoopNode &rows) {
+    if (rows.kind != poly::LoopNode::Kind::For || rows.vectorize || rows.step < 1) return nullptr;
+    const poly::LoopNode *n = rows.body.get();
+    // Not through a barrier: rows a barrier separates depend on each other (a time tile's).
+    while (n && (is_mark_node(*n, poly::Mark::Kind::Thread) || (n->kind == poly::LoopNode::Kind::Block && n->children.size() == 1)))
+        n = n->kind == poly::LoopNode::Kind::Mark ? n->body.get() : n->children[0].get();
+    if (!n || n->kind != poly::LoopNode::Kind::For || !n->vectorize) return nullptr;
+    if (reads_var(n->min, rows.var) || reads_var(n->max, rows.var)) return nullptr;
+    return n;
+}
+
+// A loop over a tile's rows around a thread loop, unrolled by `unroll` and jammed into it:
+//
+//   for (y = lo; y <= hi; y++)              for (y = lo; y + 3 <= hi; y += 4)
+//     thread for (x ...)             →        thread for (x ...) { S(y, x); S(y+1, x); S(y+2, x); S(y+3, x); }
+//       S(y, x);                             for (; y <= hi; y++)
+//                                              thread for (x ...) S(y, x);
+//
+// so that each thread issues the loads of `unroll` rows before it uses them: one row's loads
+// per warp in flight do not cover a GPU's memory latency (docs/gpu.md). Every thread runs the
+// same x for every row, so each thread keeps its order of S(y, x) over y for each x; what
+// changes is the order between different x, which run on different threads for a block as
+// wide as the loop and so carry no dependence (the mapping's legality: thread loops are
+// coincident, a flow between threads crosses a barrier, and a barrier is never inside a thread).
+void jammed_rows(FunctionLowering &f, const poly::LoopNode &rows, const poly::LoopNode &threads, Scope &s, int unroll) {
+    Value *lo = f.expr(rows.min, s), *hi = f.expr(rows.max, s);
+    Value *count = trip_count(f, lo, hi, rows.step);
+    // The first row the jammed loop leaves to the remainder: lo + (count - count % unroll) * step.
+    Value *jammed = f.b.CreateSub(count, f.b.CreateSRem(count, f.i64(unroll)));
+    Value *rest = f.b.CreateAdd(lo, f.b.CreateMul(jammed, f.i64(rows.step)));
+    poly::LoopNode by_unroll = rows;
+    by_unroll.step = rows.step * unroll;
+    f.serial_for(by_unroll, s, lo, f.b.CreateSub(rest, f.i64(1)), false, false, [&](Value *y) {
+        std::vector<Value *> ys;
+        for (int j = 0; j < unroll; ++j) ys.push_back(j == 0 ? y : f.b.CreateAdd(y, f.i64(int64_t(j) * rows.step), "", false, true));
+        thread_for(f, threads, s, rows.var, ys);
+    });
+    f.serial_for(rows, s, rest, hi, false, true);
+}
 } // namespace
 
 Value *FunctionLowering::gpu_runtime_member(size_t offset) {
@@ -307,6 +365,11 @@ bool FunctionLowering::gpu_node(const poly::LoopNodePtr &n, Scope &s) {
         thread_for(*this, *n, s);
         return true;
     }
+    if (options.gpu_unroll_rows > 1)
+        if (const poly::LoopNode *threads = jammable_thread_loop(*n)) {
+            jammed_rows(*this, *n, *threads, s, options.gpu_unroll_rows);
+            return true;
+        }
     if (uniform(n)) return false;  // every thread runs it: lowered as usual, its inside here
     // Only thread 0 runs what no thread loop spreads over the block.
     llvm::BasicBlock *one = llvm::BasicBlock::Create(ctx, "thread0", function);

@@ -77,6 +77,10 @@ struct CompileOptions {
     // TESSERA_COMPILE_THREADS, else the hardware's threads up to 8. Not part of the cache key:
     // the code is the same however many threads compile it.
     int compile_threads = 0;
+    // GPU targets: rows of a tile each thread loads before it uses them (the row loop around a
+    // thread loop unrolled and jammed into it, docs/gpu.md); 0: the target's choice
+    // (TargetInfo::rows_in_flight), 1: none.
+    int gpu_unroll_rows = 0;
 };
 
 // Time spent in each compilation phase, and the generated code when asked for.

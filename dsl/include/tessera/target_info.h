@@ -26,6 +26,10 @@ struct TargetInfo {
     int max_threads_per_block = 0;
     int64_t shared_bytes_per_block = 0;   // what a block may use: the default, or the opt-in maximum when opted in
     int64_t max_shared_bytes_per_block = 0;  // with the opt-in of newer architectures
+    // Rows of a tile each thread loads before it uses them (the row loop around a thread loop
+    // unrolled and jammed into it): one row per warp in flight leaves a GPU's memory latency
+    // uncovered. CompileOptions::gpu_unroll_rows overrides it.
+    int rows_in_flight = 0;
 
     // Elements of `bytes` each that one vector register holds (16 floats with AVX-512).
     int lanes(int bytes) const { return vector_bits / (8 * bytes); }

@@ -37,10 +37,11 @@ CompileOptions to_options(const nb::kwargs &kwargs) {
         else if (k == "keep_assembly") o.keep_assembly = nb::cast<bool>(value);
         else if (k == "cache") o.cache = nb::cast<bool>(value);
         else if (k == "compile_threads") o.compile_threads = nb::cast<int>(value);
+        else if (k == "gpu_unroll_rows") o.gpu_unroll_rows = nb::cast<int>(value);
         else
             user_error("compile: unknown option '", k,
                        "'. The options are threads, fast_math, fusion, tile_sizes, parallel, vectorize, "
-                       "specialize_sizes, keep_assembly, cache and compile_threads (docs/python.md).");
+                       "specialize_sizes, keep_assembly, cache, compile_threads and gpu_unroll_rows (docs/python.md).");
     }
     return o;
 }

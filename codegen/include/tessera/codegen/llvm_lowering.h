@@ -43,6 +43,9 @@ struct CodegenOptions {
     bool gpu = false;
     int gpu_threads = 256;
     int64_t gpu_shared_bytes = 48 * 1024;
+    // A loop over rows whose body is a thread loop runs this many rows per thread iteration
+    // (unroll and jam, gpu/kernel_lowering.cpp); 1: as written.
+    int gpu_unroll_rows = 1;
     // The tessera_gpu_runtime_t the entry launches through, when known at compile time (a JIT
     // in this process); else the entry's `<function_name>_gpu_runtime` global starts null and
     // the loader sets it.
