@@ -7,6 +7,7 @@
 
 #include <tessera/error.h>
 
+#include "tessera/codegen/gpu_target.h"
 #include "tessera/runtime/cuda_device.h"
 #include "tessera/runtime/gpu_emulator.h"
 
@@ -276,13 +277,17 @@ int32_t CudaProgram::launch(void *state, int32_t kernel, void (*)(int64_t *, voi
     };
     if (size_t(kernel) >= self->functions_.size() || !self->functions_[size_t(kernel)]) return fail("not loaded");
     if (blocks > 0x7fffffff) return fail(std::to_string(blocks) + " blocks exceed the grid's 2^31 - 1");
-    // The kernel reads its context from device memory.
+    // A small context is the kernel's parameter by value (codegen/gpu_target.h); a large one
+    // the kernel reads from device memory.
     CUdeviceptr words = 0;
     int64_t bytes = std::max<int64_t>(context_words, 1) * 8;
-    if (CUresult r = d.cuMemAlloc_v2(&words, size_t(bytes))) return fail("allocating its context: " + d.error(r));
-    if (CUresult r = d.cuMemcpyHtoD_v2(words, context, size_t(bytes))) {
-        d.cuMemFree_v2(words);
-        return fail("copying its context: " + d.error(r));
+    bool by_value = codegen::context_by_value(long(std::max<int64_t>(context_words, 1)));
+    if (!by_value) {
+        if (CUresult r = d.cuMemAlloc_v2(&words, size_t(bytes))) return fail("allocating its context: " + d.error(r));
+        if (CUresult r = d.cuMemcpyHtoD_v2(words, context, size_t(bytes))) {
+            d.cuMemFree_v2(words);
+            return fail("copying its context: " + d.error(r));
+        }
     }
     // More than 48 KiB of dynamic shared memory needs the kernel's opt-in (compiled with
     // Target::with_shared_memory_opt_in, within the architecture's maximum).
@@ -290,19 +295,19 @@ int32_t CudaProgram::launch(void *state, int32_t kernel, void (*)(int64_t *, voi
     if (shared_bytes > opted_in) {
         if (CUresult r = d.cuFuncSetAttribute(self->functions_[size_t(kernel)], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                               int(shared_bytes))) {
-            d.cuMemFree_v2(words);
+            if (words) d.cuMemFree_v2(words);
             return fail("opting in to " + std::to_string(shared_bytes) + " bytes of shared memory: " + d.error(r));
         }
         opted_in = shared_bytes;
     }
     void *device = nullptr;
-    void *params[] = {&words, &device};
+    void *params[] = {by_value ? static_cast<void *>(context) : static_cast<void *>(&words), &device};
     if (d.nvtxRangePushA) d.nvtxRangePushA(("tessera " + self->kernels_[size_t(kernel)].groups).c_str());
     CUresult r = d.cuLaunchKernel(self->functions_[size_t(kernel)], unsigned(blocks), 1, 1, unsigned(threads), 1, 1,
                                   unsigned(shared_bytes), nullptr, params, nullptr);
     if (r == 0) r = d.cuCtxSynchronize();
     if (d.nvtxRangePop) d.nvtxRangePop();
-    d.cuMemFree_v2(words);
+    if (words) d.cuMemFree_v2(words);
     if (r) return fail(d.error(r));
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "tessera_apps/app.h"
 
 #include "fake_driver/fake_cuda.h"
+#include <tessera/codegen/gpu_target.h>
 
 using namespace tessera;
 
@@ -48,9 +49,10 @@ TEST_CASE("a pipeline compiled for a CUDA GPU loads its PTX, copies its buffers 
     CHECK(r.last_shared <= 48 * 1024);
     CHECK(r.last_grid >= 3);  // tiles of the 3 channels at least
     CHECK(r.last_context_words > 8);
-    // The input (300 x 70 x 3 floats) and the kernel's context went to the device; the output
-    // (296 x 66 x 3: the 5-tap stencils' valid part) stays there until the host reads it.
-    CHECK(r.bytes_to_device == 300 * 70 * 3 * 4 + r.last_context_words * 8);
+    CHECK(r.last_context_by_value);  // the kernel's parameter: no device memory for it
+    // The input (300 x 70 x 3 floats) went to the device; the output (296 x 66 x 3: the 5-tap
+    // stencils' valid part) stays there until the host reads it.
+    CHECK(r.bytes_to_device == 300 * 70 * 3 * 4);
     CHECK(r.bytes_to_host == 0);
     CHECK(out[0].device_dirty());
     CHECK(r.live_allocations == 2);  // the input's and the output's device copies
@@ -98,6 +100,30 @@ TEST_CASE("a GPU pipeline's output stays on the device until the host reads it, 
     CHECK(record().bytes_to_host - after.bytes_to_host == 37 * 5 * 4);  // copied once
 }
 
+TEST_CASE("a kernel whose context exceeds the kernel parameters' 4 KiB reads it from device memory", "[cuda]") {
+    // 150 inputs: their bases, mins and strides are more words than a parameter may hold.
+    std::vector<Buffer<float>> inputs;
+    Var x("x"), y("y");
+    Expr sum = 0.0f;
+    for (int i = 0; i < 150; ++i) {
+        inputs.emplace_back(std::vector<int>{8, 2}, "in" + std::to_string(i));
+        inputs.back().fill(float(i));
+        sum = sum + inputs.back()(x, y);
+    }
+    Func f("sum_of_many");
+    f(x, y) = sum;
+    Callable c = Pipeline(f).compile(Target::cuda(80));
+    Buffer<float> out({8, 2}, "out");
+    FakeCudaRecord r0 = record();
+    c.realize({out});
+    FakeCudaRecord r1 = record();
+    CHECK(r1.launches - r0.launches == 1);
+    CHECK(r1.last_context_words > codegen::kMaxContextParameterWords);
+    CHECK_FALSE(r1.last_context_by_value);
+    CHECK(r1.bytes_to_device - r0.bytes_to_device == 150 * 8 * 2 * 4 + r1.last_context_words * 8);
+    CHECK(r1.live_allocations - r0.live_allocations == 151);  // the context is freed after the launch
+}
+
 TEST_CASE("an input already on the device is not copied again until the host writes it", "[cuda]") {
     Buffer<float> input({64, 3}, "input");
     Var x("x"), y("y");
@@ -109,7 +135,7 @@ TEST_CASE("an input already on the device is not copied again until the host wri
     FakeCudaRecord r0 = record();
     c.realize({out});
     FakeCudaRecord r1 = record();
-    int64_t context_bytes = r1.last_context_words * 8;
+    int64_t context_bytes = r1.last_context_by_value ? 0 : r1.last_context_words * 8;
     CHECK(r1.bytes_to_device - r0.bytes_to_device == 64 * 3 * 4 + context_bytes);
     // The handle the definition reads through and this one share the device copy.
     REQUIRE(input.has_device_allocation());
@@ -224,8 +250,8 @@ TEST_CASE("a pipeline of several kernels keeps its intermediates in device memor
     c.realize(out);
     FakeCudaRecord after = record();
     CHECK(after.launches - before.launches == c.report().kernels);
-    // Inputs, outputs, the intermediates and one context per launch.
-    CHECK(after.allocations - before.allocations >= 2 + (c.report().kernels - 1) + c.report().kernels);
+    // Inputs, outputs and the intermediates (the contexts are the kernels' parameters).
+    CHECK(after.allocations - before.allocations >= 2 + (c.report().kernels - 1));
     CHECK(after.live_allocations - before.live_allocations == 2);  // only the input's and the output's copies remain
 }
 

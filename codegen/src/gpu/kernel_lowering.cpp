@@ -174,6 +174,7 @@ void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
                                                 f.options.function_name + "_kernel" + std::to_string(index), f.module);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
     fn->addFnAttr(kKernelAttribute, groups_named(f, body));
+    fn->addFnAttr(kContextWordsAttribute, std::to_string(std::max<size_t>(live.values.size(), 1)));
 
     OutlinedBody outlined(f, fn);
     Scope scope;

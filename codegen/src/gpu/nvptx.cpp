@@ -179,6 +179,13 @@ std::string emit_ptx(const llvm::Module &host, int sm) {
         if (!f.hasFnAttribute(kKernelAttribute)) continue;
         f.setCallingConv(llvm::CallingConv::PTX_Kernel);
         llvm::LLVMContext &ctx = m->getContext();
+        // A small context is the kernel's parameter by value (.param .b8 [8 * words]): read with
+        // ld.param, no device memory per launch (CudaProgram::launch passes the host's words).
+        long words = std::stol(f.getFnAttribute(kContextWordsAttribute).getValueAsString().str());
+        if (context_by_value(words)) {
+            f.getArg(0)->addAttr(llvm::Attribute::getWithByValType(ctx, llvm::ArrayType::get(llvm::Type::getInt64Ty(ctx), uint64_t(words))));
+            f.getArg(0)->addAttr(llvm::Attribute::getWithAlignment(ctx, llvm::Align(8)));
+        }
         annotations->addOperand(llvm::MDNode::get(
             ctx, {llvm::ValueAsMetadata::get(&f), llvm::MDString::get(ctx, "kernel"),
                   llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))}));

@@ -19,11 +19,13 @@ struct Record {
     long long allocations = 0, frees = 0, bytes_to_device = 0, bytes_to_host = 0;
     unsigned last_grid = 0, last_block = 0, last_shared = 0;
     long long last_context_words = 0;
+    int last_context_by_value = 0;
     std::string ptx, last_function;
 };
 Record g_record;
 std::map<uintptr_t, size_t> g_allocations;
 std::map<uintptr_t, std::string> g_functions;
+std::map<uintptr_t, long long> g_context_parameter_bytes;  // per function: its first parameter's bytes when by value
 std::map<uintptr_t, int> g_max_dynamic_shared;  // per function, by cuFuncSetAttribute
 std::vector<std::unique_ptr<char>> g_function_handles;  // what CUfunction handles point at
 
@@ -34,7 +36,8 @@ extern "C" {
 FakeCudaRecord fakeCudaRecord() {
     return FakeCudaRecord{g_record.modules_loaded, g_record.functions, g_record.launches, g_record.shared_opt_ins, g_record.allocations, g_record.frees,
                           (long long)g_allocations.size(), g_record.bytes_to_device, g_record.bytes_to_host, g_record.last_grid,
-                          g_record.last_block, g_record.last_shared, g_record.last_context_words, g_record.last_function.c_str()};
+                          g_record.last_block, g_record.last_shared, g_record.last_context_words, g_record.last_context_by_value,
+                          g_record.last_function.c_str()};
 }
 
 int cuInit(unsigned) { return 0; }
@@ -82,6 +85,11 @@ int cuModuleGetFunction(void **f, void *, const char *name) {
     g_function_handles.push_back(std::make_unique<char>());
     char *handle = g_function_handles.back().get();
     g_functions[uintptr_t(handle)] = name;
+    // The first parameter: `.param .u64 <name>_param_0` (a pointer) or `.param .align 8 .b8
+    // <name>_param_0[<bytes>]` (the context by value).
+    std::string first = std::string(name) + "_param_0[";
+    size_t at = g_record.ptx.find(first);
+    g_context_parameter_bytes[uintptr_t(handle)] = at == std::string::npos ? 0 : std::atoll(g_record.ptx.c_str() + at + first.size());
     *f = handle;
     return 0;
 }
@@ -136,15 +144,26 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     // Beyond 48 KiB a kernel must have opted in (CUDA_ERROR_INVALID_VALUE otherwise).
     auto opt_in = g_max_dynamic_shared.find(uintptr_t(f));
     if (shared > 48 * 1024 && (opt_in == g_max_dynamic_shared.end() || shared > unsigned(opt_in->second))) return 1;
-    // The first parameter is the device address of the kernel's context array.
-    unsigned long long context = *static_cast<unsigned long long *>(params[0]);
-    auto a = g_allocations.find(uintptr_t(context));
-    if (a == g_allocations.end()) return 1;
+    // The first parameter is the kernel's context array by value (its words read here, as the
+    // driver copies them), or the device address of the array.
+    long long by_value = g_context_parameter_bytes[uintptr_t(f)];
+    long long words = 0;
+    if (by_value > 0) {
+        std::vector<char> copy(static_cast<size_t>(by_value));
+        std::memcpy(copy.data(), params[0], copy.size());
+        words = by_value / 8;
+    } else {
+        unsigned long long context = *static_cast<unsigned long long *>(params[0]);
+        auto a = g_allocations.find(uintptr_t(context));
+        if (a == g_allocations.end()) return 1;
+        words = (long long)(a->second / 8);
+    }
     ++g_record.launches;
+    g_record.last_context_by_value = by_value > 0;
     g_record.last_grid = gx;
     g_record.last_block = bx;
     g_record.last_shared = shared;
-    g_record.last_context_words = (long long)(a->second / 8);
+    g_record.last_context_words = words;
     g_record.last_function = it->second;
     return 0;
 }

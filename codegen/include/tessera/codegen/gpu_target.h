@@ -35,6 +35,14 @@ constexpr const char *kAccessFunction = "tessera_gpu_access";
 // The function attribute that marks kernels; its value names the groups (and Funcs) the kernel
 // computes, e.g. "G0 (blur_x, blur_y)": profiler ranges carry it.
 constexpr const char *kKernelAttribute = "tessera-kernel";
+// The kernels' attribute that holds how many 64-bit words their context has (emit_kernel).
+constexpr const char *kContextWordsAttribute = "tessera-context-words";
+// A context of at most this many words is the CUDA kernel's first parameter itself, by value:
+// the launch carries it, with no allocation, copy and free of device memory around each launch
+// (tens of microseconds). Kernel parameters may take 4 KiB (CUDA before 12.1), the device
+// pointer 8 bytes of it. A larger context stays in device memory and the kernel gets a pointer.
+constexpr long kMaxContextParameterWords = 480;
+inline bool context_by_value(long words) { return words <= kMaxContextParameterWords; }
 // The entry's global that points at its tessera_gpu_runtime_t: <function name> + this suffix.
 constexpr const char *kRuntimeGlobalSuffix = "_gpu_runtime";
 
