@@ -5,49 +5,116 @@
 // Prints one JSON object per variant. bench/run_gpu_benchmark.py drives it; on a machine
 // without a GPU the compile succeeds and the run reports the missing driver.
 //
-//   bench_gpu_blur <sm> <width> <height> <runs> [<tile x> <tile y>]
+//   bench_gpu_blur <sm> <width> <height> <runs> [<tile x> <tile y> [<unroll rows>]]
+//   bench_gpu_blur <sm> <width> <height> <runs> sweep <rounds> <X>x<Y>:<U> ...
 //
 // With tile sizes, the group's tiles are those (CompileOptions::tile_sizes) instead of the
-// model's, and the variants' names say so: for sweeping the GPU tile choice on a real device.
+// model's, and the variants' names say so. Tile sizes 0 0 keep the model's. With <unroll rows>,
+// each thread loads that many rows before using them (CompileOptions::gpu_unroll_rows; 1: none)
+// instead of the target's choice. `sweep` times several such variants in one process (buffers
+// resident only), interleaved over <rounds> rounds, each round's order the same, one JSON line
+// per variant and round: for sweeping tiles and rows on a real device (0x0:0 is the automatic
+// schedule).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "tessera_apps/app.h"
 
 using namespace tessera;
 
+namespace {
+
+// tiles "X Y" (0 0: the model's) and rows per thread step (0: the target's choice).
+CompileOptions variant_options(int tx, int ty, int rows, std::string &name) {
+    CompileOptions options;
+    if (tx > 0 && ty > 0) {
+        options.tile_sizes = {tx, ty};
+        name += ", tiles " + std::to_string(tx) + " x " + std::to_string(ty);
+    }
+    if (rows > 0) {
+        options.gpu_unroll_rows = rows;
+        name += ", " + std::to_string(rows) + " rows per thread step";
+    }
+    return options;
+}
+
+// Median of `runs` calls after one untimed call (which loads the module and copies the input).
+double median_ms(Callable &c, std::vector<Buffer<void>> &got, int runs, bool copy_back) {
+    std::vector<double> ms;
+    for (int k = 0; k < runs + 1; ++k) {
+        auto t0 = std::chrono::steady_clock::now();
+        c.realize(got);
+        if (copy_back) got[0].copy_to_host();
+        double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (k > 0) ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+int sweep(apps::App &app, int sm, int runs, int rounds, int argc, char **argv) {
+    struct Variant {
+        std::string name;
+        Callable callable;
+    };
+    std::vector<Variant> variants;
+    for (int i = 0; i < argc; ++i) {
+        int tx = 0, ty = 0, rows = 0;
+        if (std::sscanf(argv[i], "%dx%d:%d", &tx, &ty, &rows) != 3) {
+            std::fprintf(stderr, "sweep variant '%s' is not <X>x<Y>:<rows>\n", argv[i]);
+            return 2;
+        }
+        std::string name = "Tessera (Target::cuda(" + std::to_string(sm) + "), buffers resident on the GPU";
+        CompileOptions o = variant_options(tx, ty, rows, name);
+        variants.push_back({name + ")", app.pipeline().compile(Target::cuda(sm), o)});
+    }
+    std::vector<Buffer<void>> want = app.make_outputs();
+    app.reference(want);
+    bool all_ok = true;
+    std::vector<Buffer<void>> got = app.make_outputs();
+    // One line per variant and round, as it is measured (a run cut short keeps what it has);
+    // the check against the loops in the first round only (seconds of host time at 4096²).
+    for (int r = 0; r < rounds; ++r)
+        for (Variant &v : variants) {
+            double ms = median_ms(v.callable, got, runs, false);
+            bool ok = true;
+            if (r == 0) {
+                ok = apps::compare(got[0], want[0], app.tolerance()).ok;
+                all_ok = all_ok && ok;
+            }
+            std::printf("{\"variant\": \"%s\", \"round\": %d, \"median_ms\": %.4f, \"correct\": %s, \"minimum_bytes\": %.0f, "
+                        "\"compile_ms\": %.1f}\n",
+                        v.name.c_str(), r, ms, r > 0 ? "null" : ok ? "true" : "false", app.minimum_bytes(), v.callable.report().total_ms);
+            std::fflush(stdout);
+        }
+    return all_ok ? 0 : 1;
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
     try {
-        if (argc != 5 && argc != 7) {
-            std::fprintf(stderr, "usage: %s <sm> <width> <height> <runs> [<tile x> <tile y>]\n", argv[0]);
+        bool sweeping = argc >= 7 && !std::strcmp(argv[5], "sweep");
+        if (argc != 5 && argc != 7 && argc != 8 && !sweeping) {
+            std::fprintf(stderr,
+                         "usage: %s <sm> <width> <height> <runs> [<tile x> <tile y> [<unroll rows>]]\n"
+                         "       %s <sm> <width> <height> <runs> sweep <rounds> <X>x<Y>:<rows> ...\n",
+                         argv[0], argv[0]);
             return 2;
         }
         int sm = std::atoi(argv[1]), runs = std::max(1, std::atoi(argv[4]));
         auto app = apps::make_app("blur_x_blur_y");
         app->prepare({std::atoi(argv[2]), std::atoi(argv[3])}, 1);
-        CompileOptions options;
+        if (sweeping) return sweep(*app, sm, runs, std::max(1, std::atoi(argv[6])), argc - 7, argv + 7);
         std::string tiles;
-        if (argc == 7) {
-            options.tile_sizes = {std::atoi(argv[5]), std::atoi(argv[6])};
-            tiles = std::string(", tiles ") + argv[5] + " x " + argv[6];
-        }
+        CompileOptions options = variant_options(argc >= 7 ? std::atoi(argv[5]) : 0, argc >= 7 ? std::atoi(argv[6]) : 0,
+                                                 argc == 8 ? std::atoi(argv[7]) : 0, tiles);
         Callable c = app->pipeline().compile(Target::cuda(sm), options);
         std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
-        auto time = [&](bool copy_back) {
-            std::vector<double> ms;
-            for (int k = 0; k < runs + 1; ++k) {  // the first call loads the module and copies the input
-                auto t0 = std::chrono::steady_clock::now();
-                c.realize(got);
-                if (copy_back) got[0].copy_to_host();
-                double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-                if (k > 0) ms.push_back(t);
-            }
-            std::sort(ms.begin(), ms.end());
-            return ms[ms.size() / 2];
-        };
-        double resident = time(false), copied = time(true);
+        double resident = median_ms(c, got, runs, false), copied = median_ms(c, got, runs, true);
         app->reference(want);
         bool ok = apps::compare(got[0], want[0], app->tolerance()).ok;
         const char *variants[] = {"buffers resident on the GPU", "output copied to the host"};
