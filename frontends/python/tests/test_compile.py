@@ -130,6 +130,12 @@ def test_gpu_target_runs_in_the_emulator_and_matches_the_interpreter():
     out = c.realize([35, 38]).numpy()
     np.testing.assert_array_equal(out, ts.interpret(blur_y, [35, 38]).numpy())
     np.testing.assert_array_equal(out, numpy_scaled_blur(img, 0.5))
+    # Rows per thread step is an option: one at a time, or three (37 rows leave a remainder).
+    for rows in (1, 3):
+        jammed = ts.compile(blur_y, ts.Target.cuda(80).emulated(), gpu_unroll_rows=rows)
+        np.testing.assert_array_equal(jammed.realize([35, 38]).numpy(), out)
+    with pytest.raises(ts.UserError, match="gpu_unroll_rows"):
+        ts.compile(blur_y, ts.Target.cuda(80).emulated(), gpu_unroll_rows=-1)
 
 
 def test_multi_output_pipeline_returns_one_buffer_per_output():
