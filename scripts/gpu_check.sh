@@ -5,7 +5,8 @@
 #   2. the main job's GPU mode: blur_x_blur_y --gpu (the emulator, then the GPU, both checked);
 #   3. random pipelines on the GPU against the interpreter (tessera-fuzz --device);
 #   4. the GPU benchmark (bench/run_gpu_benchmark.py: blur against a device-to-device copy and
-#      torch, when torch with CUDA is there).
+#      torch, when torch with CUDA is there);
+#   5. a sweep of blur's rows per thread step and tiles (bench_gpu_blur sweep).
 # Each step has a time limit; the script goes on after a failure and exits non-zero if any failed.
 # Without a usable GPU it prints "no GPU" and exits 0. For a GPU machine without this project's
 # dependencies, scripts/gpu_bundle.sh packs all of it with its libraries.
@@ -42,4 +43,8 @@ step "harris --gpu" 60 "$build/apps/harris" --gpu --size 768 512 --runs 20
 step "random pipelines on the GPU" 130 "$build/tests/tessera-fuzz" --device --isolate --progress --slow-ms 10000 \
     --count "$seeds" --seed 1
 step "GPU benchmark" 70 python3 "$root/bench/run_gpu_benchmark.py" --build "$build" --size 4096 4096 --runs 50
+# Rows per thread step and tile shapes for blur, interleaved in one process, a line per result.
+sm=$(python3 -c "import sys; sys.path.insert(0, '$root/bench'); import run_gpu_benchmark as b; print(b.gpu_compute_capability() or 0)")
+step "blur sweep (rows per thread step, tiles)" 90 "$build/bench/bench_gpu_blur" "$sm" 4096 4096 30 sweep 2 \
+    0x0:1 0x0:2 0x0:4 0x0:8 512x16:2 512x16:4 256x16:4
 exit $failed
