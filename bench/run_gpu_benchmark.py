@@ -6,9 +6,9 @@ libcuda.so.1, or no device) it prints "no GPU" and exits 0.
 
 Tessera is timed twice: with its buffers resident on the GPU (as torch's variants and the copy
 keep their tensors there), and with each call followed by copying the output to the host. JSON
-to bench/results/gpu_blur.json and a table to stdout.
+to --output (default bench/results/gpu_blur.json) and a table to stdout.
 
-    python3 bench/run_gpu_benchmark.py [--build build] [--size 4096 4096] [--runs 20]
+    python3 bench/run_gpu_benchmark.py [--build build] [--size 4096 4096] [--runs 20] [--output FILE]
 """
 import argparse
 import ctypes
@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--size", type=int, nargs=2, default=[4096, 4096])
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "gpu_blur.json"))
     args = ap.parse_args()
     sm = gpu_compute_capability()
     if sm is None:
@@ -94,8 +95,8 @@ def main():
     results = {row["variant"]: row["median_ms"] for row in tessera_rows}
     results.update(torch_variants(args.size[0], args.size[1], args.runs))
     bytes_moved = tessera["minimum_bytes"]
-    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", "gpu_blur.json"), "w") as f:
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    with open(args.output, "w") as f:
         json.dump({"sm": sm, "size": args.size, "minimum_bytes": bytes_moved, "median_ms": results,
                    "tessera_correct": all(row["correct"] for row in tessera_rows)}, f, indent=1)
     print(f"| variant (sm_{sm}) | median ms | GB/s over the minimum bytes |")
