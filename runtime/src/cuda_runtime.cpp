@@ -301,7 +301,9 @@ int32_t CudaProgram::launch(void *state, int32_t kernel, void (*)(int64_t *, voi
         opted_in = shared_bytes;
     }
     void *device = nullptr;
-    void *params[] = {by_value ? static_cast<void *>(context) : static_cast<void *>(&words), &device};
+    int64_t no_words = 0;  // an empty context is still one word of parameter (emit_kernel)
+    void *by_value_words = context_words > 0 ? static_cast<void *>(context) : static_cast<void *>(&no_words);
+    void *params[] = {by_value ? by_value_words : static_cast<void *>(&words), &device};
     if (d.nvtxRangePushA) d.nvtxRangePushA(("tessera " + self->kernels_[size_t(kernel)].groups).c_str());
     CUresult r = d.cuLaunchKernel(self->functions_[size_t(kernel)], unsigned(blocks), 1, 1, unsigned(threads), 1, 1,
                                   unsigned(shared_bytes), nullptr, params, nullptr);
