@@ -1,5 +1,7 @@
 #include "tessera/func_graph.h"
 
+#include "tessera/automatic_inlining.h"
+
 #include <algorithm>
 #include <set>
 
@@ -22,15 +24,16 @@ std::vector<Expr> definition_exprs(const Definition &d) {
     return v;
 }
 
-Expr inline_calls(const Expr &e) {
-    return ir::transform(e, [](const Expr &n) -> Expr {
-        if (n->op != Op::FuncCall || !n->func_ptr->compute_inline || !n->func_ptr->updates.empty()) return n;
+Expr inline_calls(const Expr &e, const std::set<const FuncContents *> &also) {
+    return ir::transform(e, [&](const Expr &n) -> Expr {
+        if (n->op != Op::FuncCall || !(n->func_ptr->compute_inline || also.count(n->func_ptr)) || !n->func_ptr->updates.empty())
+            return n;
         // The coordinates are rewritten already; the value is rewritten once substituted (its
         // own inlined calls included: pure definitions are not recursive).
         const FuncContents &f = *n->func_ptr;
         std::map<std::string, Expr> at;
         for (size_t i = 0; i < f.pure_args.size(); ++i) at[f.pure_args[i]] = n->args[i];
-        return inline_calls(ir::substitute(f.pure.value, at));
+        return inline_calls(ir::substitute(f.pure.value, at), also);
     });
 }
 
@@ -120,6 +123,7 @@ PipelineGraph build_pipeline_graph(const std::vector<Func> &outputs) {
         b.visit(f.contents());
         if (!g.is_output(f.contents().get())) g.outputs.push_back(f.contents().get());
     }
+    g.inlined = automatic_inlines(g);
     return g;
 }
 

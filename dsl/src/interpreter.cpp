@@ -57,8 +57,8 @@ public:
             std::vector<Definition> &defs = definitions_[f.get()];
             for (const Definition *d : definitions_of(*f)) {
                 Definition inlined = *d;
-                for (Expr &a : inlined.args) a = inline_calls(a);
-                inlined.value = inline_calls(inlined.value);
+                for (Expr &a : inlined.args) a = inline_calls(a, g_.inlined);
+                inlined.value = inline_calls(inlined.value, g_.inlined);
                 defs.push_back(std::move(inlined));
             }
         }

@@ -17,6 +17,7 @@
 #include "tessera/poly/affine.h"
 #include "tessera/poly/dead_instances.h"
 #include "tessera/poly/isl_expr.h"
+#include "tessera/poly/schedule_json.h"
 #include "tessera/poly/transposed_operands.h"
 
 #include "opaque_parameters.h"
@@ -126,10 +127,11 @@ std::string array_dim_var(int j) { return "$a" + std::to_string(j); }
 
 class ModelBuilder {
 public:
-    explicit ModelBuilder(Model &m) : m_(m) {}
+    ModelBuilder(Model &m, const std::string &imported_schedule) : m_(m), imported_schedule_(imported_schedule) {}
 
     void build() {
         m_.graph = build_pipeline_graph(m_.pipeline.outputs());
+        if (!imported_schedule_.empty()) m_.graph.inlined = inlined_in_schedule_json(m_.graph, imported_schedule_);
         for (const auto &f : m_.graph.funcs) {
             if (!f->compute_inline) continue;
             if (!f->updates.empty())
@@ -268,8 +270,8 @@ private:
     // ---- Lowering of definitions ------------------------------------------------------------
 
     // Replaces RDom variables by Vars of the same name, input sizes and Params by the Vars of
-    // their parameters, and calls of Funcs computed inline (Func::compute_inline) by their
-    // values at the call's coordinates.
+    // their parameters, and calls of Funcs computed inline (Func::compute_inline, or
+    // automatically: PipelineGraph::inlined) by their values at the call's coordinates.
     Expr lower(const Expr &e) {
         // Integer values of the Params alone that are not affine in them: parameters of their own.
         return opaque_.rewrite(lower_leaves(e), m_, param_space(), [this](const Expr &value) {
@@ -281,7 +283,8 @@ private:
         return ir::transform(e, [&](const Expr &n) -> Expr {
             switch (n->op) {
             // (The coordinates are lowered already; the substituted value is lowered in turn.)
-            case Op::FuncCall: return n->func_ptr->compute_inline ? lower_leaves(inline_calls(n)) : n;
+            case Op::FuncCall:
+                return n->func_ptr->compute_inline || m_.graph.inlined.count(n->func_ptr) ? lower_leaves(inline_calls(n, m_.graph.inlined)) : n;
             case Op::RVar: return ir::make_var(n->name);
             case Op::BufferDim:
                 return param(n->which == 0 ? Parameter::Kind::InputMin : Parameter::Kind::InputExtent, -1,
@@ -848,6 +851,7 @@ private:
     }
 
     Model &m_;
+    const std::string &imported_schedule_;
     ThreadCpuClock cpu_;  // since the model was started (check_time_budget)
     std::set<std::string> used_names_;
     std::map<const FuncContents *, std::vector<Statement>> by_func_;
@@ -876,13 +880,13 @@ std::vector<std::vector<int>> definitions_in_order(const Model &m) {
     return definitions;
 }
 
-std::unique_ptr<Model> build_model(const Pipeline &p) {
+std::unique_ptr<Model> build_model(const Pipeline &p, const std::string &imported_schedule) {
     auto m = std::make_unique<Model>();
     // A Pipeline of its own over the same outputs: a model cached by `p` (through its compiled
     // code) must not hold p's contents, or neither would ever be freed.
     m->pipeline = Pipeline(p.outputs());
     try {
-        ModelBuilder(*m).build();  // bounded: region_bound's quotas, check_time_budget
+        ModelBuilder(*m, imported_schedule).build();  // bounded: region_bound's quotas, check_time_budget
     } catch (const isl::exception &e) {
         internal_error("isl failed while building the model: ", e.what());
     }

@@ -126,14 +126,45 @@ json tree_json(isl_schedule_node *n) {
 
 } // namespace
 
+std::set<const FuncContents *> inlined_in_schedule_json(const PipelineGraph &g, const std::string &text) {
+    std::set<const FuncContents *> inlined;
+    json j = json::parse(text, nullptr, false);
+    // What does not parse is reported by schedule_from_json.
+    if (j.is_discarded() || !j.is_object() || !j.contains("pipeline") || !j["pipeline"].is_object() ||
+        !j["pipeline"].contains("inlined"))
+        return inlined;
+    const json &list = j["pipeline"]["inlined"];
+    if (!list.is_array()) user_error("The schedule JSON's pipeline.inlined is not an array of Func names.");
+    for (const json &n : list) {
+        if (!n.is_string()) user_error("The schedule JSON's pipeline.inlined holds ", n.dump(), ", which is not a Func name.");
+        const std::string name = n.get<std::string>();
+        auto it = std::find_if(g.funcs.begin(), g.funcs.end(), [&](const auto &f) { return f->name == name; });
+        if (it == g.funcs.end())
+            user_error("The schedule JSON lists ", name, " in pipeline.inlined, but the pipeline has no Func ", name,
+                       ". Export the schedule of this pipeline with Pipeline::schedule_json() and edit that.");
+        const FuncContents &f = **it;
+        if (f.compute_inline) continue;
+        if (!f.updates.empty() || g.is_output(&f))
+            user_error("The schedule JSON lists ", name, " in pipeline.inlined, but ", name,
+                       f.updates.empty() ? " is an output of the pipeline" : " has update definitions",
+                       "; only a pure Func that is not an output is computed inline. Remove it from the list.");
+        inlined.insert(&f);
+    }
+    return inlined;
+}
+
 std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int indent) {
     const Model &m = *p.model;
     json j;
     j["schema_version"] = kScheduleSchemaVersion;
     json outputs = json::array(), funcs = json::array();
     for (const Func &f : m.pipeline.outputs()) outputs.push_back(f.name());
-    for (const auto &f : m.graph.funcs) funcs.push_back(f->name);
-    j["pipeline"] = {{"outputs", outputs}, {"funcs", funcs}};
+    json inlined = json::array();
+    for (const auto &f : m.graph.funcs) {
+        funcs.push_back(f->name);
+        if (f->compute_inline || m.graph.inlined.count(f.get())) inlined.push_back(f->name);
+    }
+    j["pipeline"] = {{"outputs", outputs}, {"funcs", funcs}, {"inlined", inlined}};
     if (!o && p.scheduled_with) o = &*p.scheduled_with;
     if (o) {
         j["options"] = {{"fusion", fusion_name(o->fusion)}, {"tile_sizes", o->tile_sizes}, {"parallel", o->parallel},

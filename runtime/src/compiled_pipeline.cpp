@@ -102,8 +102,6 @@ std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const Compil
 
 std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::ScheduleOptions &so, CompileReport &report) {
     poly::Stopwatch w;
-    std::shared_ptr<const poly::Model> model = poly::build_model(p);
-    report.phase_ms.emplace_back("model", w.lap());
     std::string imported;
     bool automatic = true;  // Funcs without directives scheduled automatically
     {
@@ -111,6 +109,8 @@ std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::
         imported = p.contents()->schedule_override;
         automatic = p.contents()->auto_schedule;
     }
+    std::shared_ptr<const poly::Model> model = poly::build_model(p, imported);
+    report.phase_ms.emplace_back("model", w.lap());
     std::shared_ptr<const poly::Program> program;
     const bool directives = imported.empty() && !p.auto_scheduled();
     if (!imported.empty() || directives) {

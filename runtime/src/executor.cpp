@@ -70,7 +70,7 @@ std::string to_json(const Pipeline &p) {
     return poly::schedule_to_json(*program);
 }
 
-void check(const Pipeline &p, const std::string &json) { poly::schedule_from_json(poly::build_model(p), json); }
+void check(const Pipeline &p, const std::string &json) { poly::schedule_from_json(poly::build_model(p, json), json); }
 
 // What a Pipeline was last compiled with, to say why it is compiled again (TESSERA_LOG=recompile).
 struct LastCompile {

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "tessera/func.h"
@@ -18,6 +19,9 @@ struct PipelineGraph {
     std::vector<std::shared_ptr<ParamContents>> params;
     // The Funcs each Func calls (itself excluded), and the Funcs that call it.
     std::map<const FuncContents *, std::vector<FuncContents *>> callees, consumers;
+    // The Funcs computed inline without compute_inline(): those read one-to-one by their only
+    // consumer (automatic_inlining.h). The interpreter and the model both inline them.
+    std::set<const FuncContents *> inlined;
 
     bool is_output(const FuncContents *f) const;
 };
@@ -29,11 +33,11 @@ PipelineGraph build_pipeline_graph(const std::vector<Func> &outputs);
 // predicates.
 std::vector<Expr> definition_exprs(const Definition &d);
 
-// Replaces every call of a pure Func computed inline (Func::compute_inline) by its value at the
-// call's coordinates, recursively. With g(x) = f(x) + 1 inlined, `g(x + 2) * 2` becomes
-// `(f(x + 2) + 1) * 2`: no region of g is read, so none needs bounding. A Func with updates is
-// never inlined (the model rejects compute_inline on one).
-Expr inline_calls(const Expr &e);
+// Replaces every call of a pure Func computed inline (Func::compute_inline, or one of `also`:
+// PipelineGraph::inlined) by its value at the call's coordinates, recursively. With g(x) = f(x) +
+// 1 inlined, `g(x + 2) * 2` becomes `(f(x + 2) + 1) * 2`: no region of g is read, so none needs
+// bounding. A Func with updates is never inlined (the model rejects compute_inline on one).
+Expr inline_calls(const Expr &e, const std::set<const FuncContents *> &also = {});
 
 // All definitions of a Func: the pure one, then the updates in order.
 std::vector<const Definition *> definitions_of(const FuncContents &f);

@@ -144,7 +144,9 @@ public:
 // which the original schedule runs as one band.
 std::vector<std::vector<int>> definitions_in_order(const Model &m);
 
-// Builds the model; throws a UserError for inputs the model cannot bound.
-std::unique_ptr<Model> build_model(const Pipeline &p);
+// Builds the model; throws a UserError for inputs the model cannot bound. For a schedule JSON
+// to import (`imported_schedule`), the Funcs it lists as inlined are inlined
+// (inlined_in_schedule_json) in place of PipelineGraph::inlined.
+std::unique_ptr<Model> build_model(const Pipeline &p, const std::string &imported_schedule = "");
 
 } // namespace tessera::poly

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 
 #include "tessera/poly/program.h"
@@ -19,6 +20,13 @@ namespace tessera::poly {
 constexpr int kScheduleSchemaVersion = 1;
 
 std::string schedule_to_json(const Program &p, const ScheduleOptions *options = nullptr, int indent = 2);
+
+// The Funcs a JSON schedule says are computed inline besides those marked compute_inline (its
+// "pipeline"."inlined"; none where it has no such list): the model of an imported schedule
+// inlines these instead of automatic_inlines' choice, so that a schedule exported with a
+// different set (from the same pipeline with directives, or an edited list) finds the statements
+// it names. A listed name that is not a pure, non-output Func of the graph is a UserError.
+std::set<const FuncContents *> inlined_in_schedule_json(const PipelineGraph &g, const std::string &json);
 
 // Builds the program an (edited) JSON schedule describes, for the model of the same pipeline.
 Program schedule_from_json(std::shared_ptr<const Model> model, const std::string &json, long max_operations = 2000000);

@@ -1,0 +1,177 @@
+// Automatic inlining (dsl/automatic_inlining.h): which Funcs the automatic schedule computes
+// inline unasked, and that compiled code (CPU and the GPU emulator) and the interpreter give the
+// values of an independent computation with them inlined.
+#include "../test_util.h"
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include <nlohmann/json.hpp>
+#include <tessera/func_graph.h>
+
+#include "tessera_apps/app.h"
+
+using namespace tessera;
+
+namespace {
+
+std::set<std::string> inlined_names(const Pipeline &p) {
+    std::set<std::string> names;
+    for (const FuncContents *f : build_pipeline_graph(p.outputs()).inlined) names.insert(f->name);
+    return names;
+}
+
+// A pipeline with one Func of each kind:
+//   a        read one-to-one by b at (x + 1, y - 1)            inlined
+//   b        read by s at two points                            kept
+//   s        read one-to-one by out                             inlined
+//   shared   read by t and out                                  kept
+//   half     reads the input at x / 2                           kept
+//   down     reads the input at 2 * x                           kept
+//   swapped  read by t at (y, x): one-to-one, transposed        inlined
+//   t        read one-to-one by out                             inlined
+//   out      the output                                         kept
+struct Mixed {
+    Var x{"x"}, y{"y"};
+    InputBuffer<int> in{"in", 2};
+    Func a{"a"}, b{"b"}, s{"s"}, shared{"shared"}, half{"half"}, down{"down"}, swapped{"swapped"}, t{"t"}, out{"out"};
+    Mixed() {
+        a(x, y) = in(x, y) * 2;
+        b(x, y) = a(x + 1, y - 1) + 1;
+        s(x, y) = b(x, y) + b(x + 1, y) * 3;
+        shared(x, y) = in(x, y) + 1;
+        half(x, y) = in(x / 2, y);
+        down(x, y) = in(2 * x, y) - 5;
+        swapped(x, y) = in(x, y) * 7;
+        t(x, y) = shared(x, y) + half(x, y) * 11 + down(x, y) + swapped(y, x);
+        out(x, y) = s(x, y) + t(x, y) * 13 - shared(x, y);
+    }
+};
+
+// out computed by plain loops over [0, w) x [0, h), `in` read through its own coordinates.
+int expected(const Buffer<int> &in, int x, int y) {
+    auto A = [&](int i, int j) { return in(i, j) * 2; };
+    auto B = [&](int i, int j) { return A(i + 1, j - 1) + 1; };
+    int s = B(x, y) + B(x + 1, y) * 3;
+    int shared = in(x, y) + 1;
+    int t = shared + in(x / 2, y) * 11 + (in(2 * x, y) - 5) + in(y, x) * 7;
+    return s + t * 13 - shared;
+}
+
+// A random input for outputs of up to w x h, and the number of points of out over [0, w) x
+// [0, h) that differ from expected().
+Buffer<int> random_input(int w, int h, std::mt19937 &rng) {
+    // in is read at x / 2, 2 * x, x + 2 and (y, x), and at y - 1.
+    int side = 2 * std::max(w, h) + 3;
+    Buffer<int> in(std::vector<int>{side, side + 1});
+    in.set_min({0, -1});
+    std::uniform_int_distribution<int> value(-1000, 1000);
+    for (int j = -1; j < side; ++j)
+        for (int i = 0; i < side; ++i) in(i, j) = value(rng);
+    return in;
+}
+
+int wrong_points(const Buffer<int> &out, const Buffer<int> &in) {
+    int wrong = 0;
+    for (int y = 0; y < out.height(); ++y)
+        for (int x = 0; x < out.width(); ++x) wrong += out(x, y) != expected(in, x, y);
+    return wrong;
+}
+
+} // namespace
+
+TEST_CASE("a Func read one-to-one by its only consumer, reading only at shifted points, is inlined", "[inlining]") {
+    Mixed m;
+    Pipeline p(m.out);
+    CHECK(inlined_names(p) == std::set<std::string>{"a", "s", "swapped", "t"});
+    // The schedule says so, and the inlined Funcs have no statements.
+    nlohmann::json j = nlohmann::json::parse(p.schedule_json());
+    std::set<std::string> listed;
+    for (const auto &n : j["pipeline"]["inlined"]) listed.insert(n.get<std::string>());
+    CHECK(listed == std::set<std::string>{"a", "s", "swapped", "t"});
+    for (const auto &st : j["statements"]) {
+        std::string name = st["name"].get<std::string>();
+        INFO(name);
+        for (const char *f : {"_a_", "_s_", "_swapped_", "_t_"}) CHECK(name.find(f) == std::string::npos);
+    }
+}
+
+TEST_CASE("a pipeline with a scheduling directive inlines nothing it was not asked to", "[inlining]") {
+    Mixed m;
+    m.shared.compute_root();
+    CHECK(inlined_names(Pipeline(m.out)).empty());
+    Mixed n;
+    n.half.compute_inline();  // compute_inline is not a loop directive: the rest is still inlined
+    CHECK(inlined_names(Pipeline(n.out)) == std::set<std::string>{"a", "s", "swapped", "t"});
+}
+
+TEST_CASE("a Func whose consumer is computed inline, or has updates, is not inlined", "[inlining]") {
+    Var x("x");
+    Func f("f"), g("g"), h("h"), r("r"), u("u");
+    f(x) = x * 3;
+    g(x) = f(x - 2) + 1;  // one-to-one, but g is read at 3 points by h and computed inline
+    g.compute_inline();
+    h(x) = g(x - 1) + g(x) + g(x + 1);
+    u(x) = h(x) * 2;  // h is inlined into u; u is read by r's update, and kept
+    RDom k(0, 4, "k");
+    r(x) = 0;
+    r(x) += u(x + k);
+    CHECK(inlined_names(Pipeline(r)) == std::set<std::string>{"h"});
+}
+
+TEST_CASE("harris inlines det, trace and Sxy", "[inlining]") {
+    auto app = apps::make_app("harris");
+    CHECK(inlined_names(app->pipeline()) == std::set<std::string>{"det", "trace", "Sxy"});
+}
+
+TEST_CASE("inlined Funcs give the values of plain loops, compiled for the CPU and the GPU emulator and interpreted",
+          "[inlining]") {
+    std::mt19937 rng(17);
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {7, 5}, {37, 41}, {65, 17}}) {
+        Mixed m;
+        Buffer<int> in = random_input(w, h, rng);
+        m.in.set(in);
+        Pipeline p(m.out);
+        for (const char *way : {"cpu", "gpu emulator", "interpreter"}) {
+            Buffer<int> out(std::vector<int>{w, h});
+            if (std::string(way) == "cpu") p.compile(Target::host(), {}).realize(out);
+            else if (std::string(way) == "gpu emulator") p.compile(Target::cuda(80).emulated(), {}).realize(out);
+            else interpret(p, std::vector<Buffer<void>>{Buffer<void>(out)});
+            INFO(way << " at " << w << " x " << h);
+            CHECK(wrong_points(out, in) == 0);
+        }
+    }
+}
+
+TEST_CASE("an imported schedule inlines the Funcs it lists, and a list naming no pure intermediate Func is rejected",
+          "[inlining]") {
+    std::mt19937 rng(5);
+    Buffer<int> in = random_input(23, 19, rng);
+    // The schedule of the pipeline with a directive inlines nothing; imported into the same
+    // pipeline without it, the model inlines nothing either, and finds the statements it names.
+    Mixed written;
+    written.shared.compute_root();
+    std::string json = Pipeline(written.out).schedule_json();
+    Mixed m;
+    m.in.set(in);
+    Pipeline p(m.out);
+    std::string automatic = p.schedule_json();
+    p.set_schedule_json(json);
+    CHECK(nlohmann::json::parse(p.schedule_json())["pipeline"]["inlined"].empty());
+    Buffer<int> out(std::vector<int>{23, 19});
+    p.compile(Target::host(), {}).realize(out);
+    CHECK(wrong_points(out, in) == 0);
+    // And back to the automatic schedule's own list.
+    p.set_schedule_json(automatic);
+    CHECK(nlohmann::json::parse(p.schedule_json())["pipeline"]["inlined"].size() == 4);
+    Buffer<int> again(std::vector<int>{23, 19});
+    p.compile(Target::host(), {}).realize(again);
+    CHECK(wrong_points(again, in) == 0);
+    nlohmann::json edited = nlohmann::json::parse(automatic);
+    edited["pipeline"]["inlined"].push_back("no_such_func");
+    REQUIRE_USER_ERROR(p.set_schedule_json(edited.dump()), "no_such_func", "pipeline.inlined");
+    edited = nlohmann::json::parse(automatic);
+    edited["pipeline"]["inlined"].push_back("out");
+    REQUIRE_USER_ERROR(p.set_schedule_json(edited.dump()), "lists out in pipeline.inlined", "output");
+}
