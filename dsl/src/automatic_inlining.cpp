@@ -26,14 +26,7 @@ std::optional<std::string> shifted_var(const Expr &e) {
     return std::nullopt;
 }
 
-bool has_vars(const Expr &e) {
-    bool found = false;
-    ir::visit(e, [&](const Expr &n) {
-        if (n->op == Op::Var || n->op == Op::RVar) found = true;
-        return !found;
-    });
-    return found;
-}
+bool has_vars(const Expr &e) { return !ir::free_vars(e).empty() || !ir::rdoms_in(e).empty(); }
 
 // Whether every Func and input `f`'s value reads, it reads at f's pure Vars plus or minus
 // constants, or at coordinates without Vars.
