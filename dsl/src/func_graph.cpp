@@ -1,7 +1,5 @@
 #include "tessera/func_graph.h"
 
-#include "tessera/automatic_inlining.h"
-
 #include <algorithm>
 #include <set>
 
@@ -123,7 +121,6 @@ PipelineGraph build_pipeline_graph(const std::vector<Func> &outputs) {
         b.visit(f.contents());
         if (!g.is_output(f.contents().get())) g.outputs.push_back(f.contents().get());
     }
-    g.inlined = automatic_inlines(g);
     return g;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 
+#include "tessera/automatic_inlining.h"
 #include "tessera/bounds.h"
 #include "tessera/eval.h"
 #include "tessera/func_graph.h"
@@ -386,6 +387,7 @@ void interpret(const Pipeline &p, const std::vector<Buffer<void>> &outputs, Inte
     // The graph lists the outputs in p.outputs() order (a Pipeline has no duplicates), as the
     // buffers are.
     PipelineGraph g = build_pipeline_graph(p.outputs());
+    g.inlined = automatic_inlines(g);
     Interpreter interpreter(g, outputs, report);
     interpreter.run();
     if (report) report->points = interpreter.points();

@@ -12,6 +12,7 @@
 #include <isl/set.h>
 #include <isl/space.h>
 
+#include <tessera/automatic_inlining.h>
 #include <tessera/bounds.h>
 
 #include "tessera/poly/affine.h"
@@ -131,7 +132,7 @@ public:
 
     void build() {
         m_.graph = build_pipeline_graph(m_.pipeline.outputs());
-        if (!imported_schedule_.empty()) m_.graph.inlined = inlined_in_schedule_json(m_.graph, imported_schedule_);
+        m_.graph.inlined = imported_schedule_.empty() ? automatic_inlines(m_.graph) : inlined_in_schedule_json(m_.graph, imported_schedule_);
         for (const auto &f : m_.graph.funcs) {
             if (!f->compute_inline) continue;
             if (!f->updates.empty())
@@ -284,7 +285,7 @@ private:
             switch (n->op) {
             // (The coordinates are lowered already; the substituted value is lowered in turn.)
             case Op::FuncCall:
-                return n->func_ptr->compute_inline || m_.graph.inlined.count(n->func_ptr) ? lower_leaves(inline_calls(n, m_.graph.inlined)) : n;
+                return m_.graph.is_inlined(n->func_ptr) ? lower_leaves(inline_calls(n, m_.graph.inlined)) : n;
             case Op::RVar: return ir::make_var(n->name);
             case Op::BufferDim:
                 return param(n->which == 0 ? Parameter::Kind::InputMin : Parameter::Kind::InputExtent, -1,

@@ -162,7 +162,7 @@ std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int ind
     json inlined = json::array();
     for (const auto &f : m.graph.funcs) {
         funcs.push_back(f->name);
-        if (f->compute_inline || m.graph.inlined.count(f.get())) inlined.push_back(f->name);
+        if (m.graph.is_inlined(f.get())) inlined.push_back(f->name);
     }
     j["pipeline"] = {{"outputs", outputs}, {"funcs", funcs}, {"inlined", inlined}};
     if (!o && p.scheduled_with) o = &*p.scheduled_with;

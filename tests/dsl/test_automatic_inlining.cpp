@@ -8,6 +8,7 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
+#include <tessera/automatic_inlining.h>
 #include <tessera/func_graph.h>
 
 #include "tessera_apps/app.h"
@@ -18,7 +19,7 @@ namespace {
 
 std::set<std::string> inlined_names(const Pipeline &p) {
     std::set<std::string> names;
-    for (const FuncContents *f : build_pipeline_graph(p.outputs()).inlined) names.insert(f->name);
+    for (const FuncContents *f : automatic_inlines(build_pipeline_graph(p.outputs()))) names.insert(f->name);
     return names;
 }
 

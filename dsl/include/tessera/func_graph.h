@@ -20,10 +20,13 @@ struct PipelineGraph {
     // The Funcs each Func calls (itself excluded), and the Funcs that call it.
     std::map<const FuncContents *, std::vector<FuncContents *>> callees, consumers;
     // The Funcs computed inline without compute_inline(): those read one-to-one by their only
-    // consumer (automatic_inlining.h). The interpreter and the model both inline them.
+    // consumer (automatic_inlining.h). Empty as built; the interpreter and the model fill it
+    // (automatic_inlines), and both inline them. The cache key and auto_scheduled() need not.
     std::set<const FuncContents *> inlined;
 
     bool is_output(const FuncContents *f) const;
+    // Computed inline: by compute_inline() or as one of `inlined`.
+    bool is_inlined(const FuncContents *f) const { return f->compute_inline || inlined.count(f) > 0; }
 };
 
 // Collects the graph of the given outputs; throws a UserError if an output is undefined.
