@@ -95,20 +95,25 @@ std::string fold_reader_violation(const Model &m, const StorageFold &fold) {
             return width ? detail::str_cat(reader.name, " reads more planes of ", a.func->name, " at once than the ring keeps")
                          : detail::str_cat(reader.name, " reads an unbounded range of planes of ", a.func->name);
         }
-        // ... and be among the last ones: the Func's region ends at the last plane its
-        // consumers read or its updates access, so no plane past the read one and
-        // sharing its slot may be accessed by an update.
-        for (const Statement &u : m.statements) {
-            if (u.func != a.func || u.definition == 0) continue;
-            std::vector<const Access *> accesses{&u.write};
-            for (const Access &ur : u.reads)
-                if (ur.array == fold.array) accesses.push_back(&ur);
-            for (const Access *ua : accesses) {
-                auto ahead = largest_difference(isl_set_copy(read), planes_of(u, *ua, q));
-                if (!ahead || *ahead >= fold.planes) {
-                    isl_set_free(read);
-                    return detail::str_cat(reader.name, " reads a plane of ", a.func->name, " that ", u.name,
-                                           " overwrites in the ring later (it reads an early plane, not the last ones)");
+        // ... and be among the last ones: no statement of the Func may access a plane at or
+        // past read + planes, which shares a slot with the read one and, by the fold's
+        // dependences, comes after it. The pure definition counts too: it writes the Func's
+        // whole region, and a reader of plane 0 where another reader makes the region run to
+        // plane 5 finds plane 4 in plane 0's slot (fuzzer seed 2486112). Updates are checked
+        // first, as they are the usual culprit and the clearer message.
+        for (bool updates : {true, false}) {
+            for (const Statement &u : m.statements) {
+                if (u.func != a.func || (u.definition > 0) != updates) continue;
+                std::vector<const Access *> accesses{&u.write};
+                for (const Access &ur : u.reads)
+                    if (ur.array == fold.array) accesses.push_back(&ur);
+                for (const Access *ua : accesses) {
+                    auto ahead = largest_difference(isl_set_copy(read), planes_of(u, *ua, q));
+                    if (!ahead || *ahead >= fold.planes) {
+                        isl_set_free(read);
+                        return detail::str_cat(reader.name, " reads a plane of ", a.func->name, " that ", u.name,
+                                               " overwrites in the ring later (it reads an early plane, not the last ones)");
+                    }
                 }
             }
         }

@@ -216,3 +216,47 @@ TEST_CASE("a column scan whose consumer reads only its last row keeps two rows, 
         }
     }
 }
+
+TEST_CASE("a Func one consumer reads at an early plane and another at a late one is not folded", "[poly][fold]") {
+    // From the fuzzer (seed 2486112): F's update steps along x over planes 0 and 1, reading one
+    // plane back, so a ring of two x-planes would do for it; `early` reads plane 0 and `late`
+    // plane 5, each one plane, and no update touches a plane past 1. But F's region then runs
+    // to plane 5, its pure definition writes plane 4 after the update is done with plane 0, and
+    // `early` found plane 4 in plane 0's slot.
+    InputBuffer<int> in("in", 2);
+    Var x("x"), y("y");
+    Func F("F"), early("early"), late("late"), out("out");
+    RDom r(0, 2, "r");
+    F(x, y) = in(x + 1, y);
+    F(r, y) = F(r - 1, y) * 3 + 1;
+    late(x, y) = F(5, y) * x;
+    early(x, y) = F(0, y) + x;
+    out(x, y) = early(x, y) + early(x + 1, y) + late(x, y) - late(x + 1, y);
+    std::shared_ptr<const poly::Model> m = poly::build_model(Pipeline(out));
+    int array = m->array_of(F.contents().get());
+    std::string why = poly::fold_reader_violation(*m, poly::StorageFold{array, 0, 2});
+    INFO(why);
+    CHECK(why.find("S_early_0 reads a plane of F that S_F_0 overwrites in the ring later") != std::string::npos);
+    poly::ScheduleOptions o;
+    o.verify = true;
+    poly::Program p = poly::schedule_model(m, o);
+    const std::vector<int64_t> &fold = storage_of(p, "F").fold;
+    CHECK(std::all_of(fold.begin(), fold.end(), [](int64_t f) { return f == 0; }));
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {7, 3}, {13, 11}}) {
+        Buffer<int> data(w + 8, h);
+        std::mt19937 rng(uint32_t(w * 31 + h));
+        apps::fill_random(data, rng, -100, 100);
+        in.set(data);
+        Buffer<int> got(w, h), want(w, h);
+        poly::ExecuteOptions eo;
+        eo.reverse_parallel_loops = true;
+        poly::execute(p, {got}, eo);
+        interpret(Pipeline(out), {want});
+        apps::Comparison c = apps::compare(got, want, 0);
+        INFO(w << "x" << h << ": " << c.first_mismatch << "\n" << p.ast_c);
+        CHECK(c.ok);
+        Buffer<int> compiled(w, h);
+        Pipeline(out).realize(compiled);
+        CHECK(apps::compare(compiled, want, 0).ok);
+    }
+}
