@@ -147,6 +147,10 @@ public:
     // steps are emitted one after another, without a loop.
     bool vector_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, int64_t known_count = 0);
     int vector_lanes(const poly::LoopNode &n) const;  // the lanes vector_for uses; 0: it cannot
+    // A loop marked vector whose body guards statements by conditions affine in its variable,
+    // lowered as consecutive vector loops without the guards (cpu/vector_guard_splitting.cpp);
+    // false, emitting nothing, when its body is not of that form.
+    bool split_vector_guards(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi);
     // The loops below a register_tile mark (register_tile_lowering.cpp); false, emitting
     // nothing, when they are not of the register tile's shape.
     bool register_tile(const poly::LoopNode &mark, const poly::Mark &tile, Scope &s);

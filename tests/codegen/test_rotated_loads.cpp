@@ -1,0 +1,146 @@
+// Rotated loads (codegen/src/cpu/rotated_loads.h): a vector loop's loads of one row at
+// neighbouring offsets are one load per step, the others shuffled from it and the step before;
+// the results are those of the interpreter at every width around the vector's.
+#include "../test_util.h"
+
+#include <random>
+
+#include "tessera_apps/app.h"
+
+using namespace tessera;
+
+namespace {
+
+bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
+
+CompileOptions kept() {
+    CompileOptions o;
+    o.keep_assembly = true;
+    o.cache = false;
+    return o;
+}
+
+// Compiles `out`, checks it against the interpreter over widths 1 .. 40 and a few heights,
+// and returns the unoptimized LLVM IR.
+template <typename T>
+std::string check_against_interpreter(Func out, InputBuffer<T> &in, int in_extra, CompileOptions options = kept()) {
+    Callable c = Pipeline(out).compile(Target::host(), options);
+    for (int w = 1; w <= 40; ++w) {
+        for (int h : {1, 3}) {
+            Buffer<T> data(w + in_extra, h);
+            std::mt19937 rng(uint32_t(w * 17 + h));
+            apps::fill_random(data, rng, -10, 10);
+            in.set(data);
+            Buffer<T> got(w, h), want(w, h);
+            c.realize(got);
+            interpret(Pipeline(out), {want});
+            apps::Comparison cmp = apps::compare(got, want, 0);
+            INFO(out.name() << " " << w << "x" << h << ": " << cmp.first_mismatch);
+            REQUIRE(cmp.ok);
+        }
+    }
+    return c.compiler_ir("llvm_unoptimized");
+}
+
+} // namespace
+
+TEST_CASE("loads of one row at x, x + 1 and x + 2 are carried from step to step, with the interpreter's results",
+          "[codegen][rotated]") {
+    InputBuffer<double> in("in", 2);
+    Var x("x"), y("y");
+    Func out("three_points");
+    out(x, y) = (in(x, y) + in(x + 1, y)) * 0.5 + in(x + 2, y) * 0.25;
+    std::string ir = check_against_interpreter(out, in, 2);
+    CHECK(contains(ir, "%rotated"));
+    // One vector load of the input per step: the group's highest one.
+    CHECK(contains(ir, "shufflevector"));
+}
+
+TEST_CASE("offsets a whole vector apart are carried too, and farther ones are loaded as written", "[codegen][rotated]") {
+    InputBuffer<float> in("in", 2);
+    Var x("x"), y("y");
+    // 4 lanes apart: within any vector of floats this target has (4 .. 16 lanes).
+    Func near("near");
+    near(x, y) = in(x, y) - in(x + 4, y);
+    CHECK(contains(check_against_interpreter(near, in, 4), "%rotated"));
+    // 40 apart: more than a vector of 16 floats; nothing to carry.
+    Func far("far");
+    far(x, y) = in(x, y) - in(x + 40, y);
+    CHECK_FALSE(contains(check_against_interpreter(far, in, 40), "%rotated"));
+}
+
+TEST_CASE("a time stencil folded to two planes carries its loads of plane t while it stores plane t + 1",
+          "[codegen][rotated]") {
+    // jacobi-1d written the natural way: the update stores into the ring's other plane, which
+    // the loads of plane t never read, so they are rotated.
+    InputBuffer<double> in("in", 1);
+    Param<int> steps("steps");
+    Var x("x"), t("t");
+    Func J("J"), out("out");
+    RDom r(1, in.width() - 2, 0, steps, "r");
+    J(x, t) = in(x);
+    J(r.x, r.y + 1) = 0.33333 * (J(r.x - 1, r.y) + J(r.x, r.y) + J(r.x + 1, r.y));
+    out(x) = J(x, steps);
+    Callable c = Pipeline(out).compile(Target::host(), kept());
+    CHECK(contains(c.compiler_ir("loop_nest"), "fold:F_J:1:2"));
+    CHECK(contains(c.compiler_ir("llvm_unoptimized"), "%rotated"));
+    for (int w : {3, 4, 9, 17, 18, 33, 100}) {
+        for (int s : {1, 2, 7}) {
+            Buffer<double> data(w);
+            std::mt19937 rng(uint32_t(w * 5 + s));
+            apps::fill_random(data, rng, -1, 1);
+            in.set(data);
+            steps.set(s);
+            Buffer<double> got(w), want(w);
+            c.realize(got);
+            interpret(Pipeline(out), {want});
+            apps::Comparison cmp = apps::compare(got, want, 0);
+            INFO(w << " x " << s << " steps: " << cmp.first_mismatch);
+            CHECK(cmp.ok);
+        }
+    }
+}
+
+TEST_CASE("a vector loop whose update is guarded to a plane's interior is split at the guard into explicit vector loops",
+          "[codegen][rotated]") {
+    // jacobi-2d written the natural way: in its time tiles, a row's loop initializes the plane
+    // everywhere and updates it on the interior only, behind a guard affine in x. Split at the
+    // guard's bounds, the interior is a vector loop of its own whose loads are rotated, and
+    // the initialization there is left out (the update overwrites it) unless the update reads
+    // the element the initialization stored (`reads_own`).
+    for (bool reads_own : {false, true}) {
+    InputBuffer<double> in("in", 2);
+    Param<int> steps("steps");
+    Var x("x"), y("y"), t("t");
+    Func J("J"), out("out");
+    RDom r(1, in.width() - 2, 1, in.height() - 2, 0, steps, "r");
+    J(x, y, t) = in(x, y);
+    Expr own = reads_own ? J(r.x, r.y, r.z + 1) * 0.5 : Expr(0.0);
+    J(r.x, r.y, r.z + 1) =
+        0.2 * (J(r.x, r.y, r.z) + J(r.x - 1, r.y, r.z) + J(r.x + 1, r.y, r.z) + J(r.x, r.y - 1, r.z) + J(r.x, r.y + 1, r.z)) + own;
+    out(x, y) = J(x, y, steps);
+    Callable c = Pipeline(out).compile(Target::host(), kept());
+    std::string nest = c.compiler_ir("loop_nest");
+    size_t vector_loop = nest.find("vectorized for");
+    REQUIRE(vector_loop != std::string::npos);
+    INFO(nest);
+    CHECK(nest.find("if (", vector_loop) < nest.find("S_J_1", vector_loop));  // the update is guarded in the loop
+    CHECK(contains(c.compiler_ir("llvm_unoptimized"), "%rotated"));
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{3, 3}, {4, 5}, {9, 4}, {17, 3}, {18, 7}, {33, 9}, {70, 5}}) {
+        for (int s : {1, 2, 5}) {
+            Buffer<double> data(w, h);
+            std::mt19937 rng(uint32_t(w * 5 + h * 3 + s));
+            apps::fill_random(data, rng, -1, 1);
+            in.set(data);
+            steps.set(s);
+            Buffer<double> got(w, h), want(w, h);
+            c.realize(got);
+            interpret(Pipeline(out), {want});
+            apps::Comparison cmp = apps::compare(got, want, 0);
+            INFO(w << "x" << h << ", " << s << " steps" << (reads_own ? ", reading its own element: " : ": ") << cmp.first_mismatch);
+            CHECK(cmp.ok);
+        }
+    }
+    }
+}
+
