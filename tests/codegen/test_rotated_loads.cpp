@@ -56,6 +56,29 @@ TEST_CASE("loads of one row at x, x + 1 and x + 2 are carried from step to step,
     CHECK(contains(ir, "shufflevector"));
 }
 
+TEMPLATE_TEST_CASE("rotated loads keep each element type's memory form (bool-sized, narrow, half and wide elements)",
+                   "[codegen][rotated]", uint8_t, int16_t, float16_t, bfloat16_t, int64_t) {
+    InputBuffer<TestType> in("in", 2);
+    Var x("x"), y("y");
+    Func out("mixed_offsets");
+    // Offsets 0, 1 and 3, and a load of another row that is not in the group.
+    out(x, y) = in(x + 3, y) - in(x, y) + in(x + 1, y) * in(x + 1, y + 1);
+    Callable c = Pipeline(out).compile(Target::host(), kept());
+    CHECK(contains(c.compiler_ir("llvm_unoptimized"), "%rotated"));
+    for (int w : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65}) {
+        Buffer<TestType> data(w + 3, 3);
+        std::mt19937 rng{uint32_t(w)};
+        apps::fill_random(data, rng, -4, 4);
+        in.set(data);
+        Buffer<TestType> got(w, 2), want(w, 2);
+        c.realize(got);
+        interpret(Pipeline(out), {want});
+        apps::Comparison cmp = apps::compare(got, want, 0);
+        INFO(w << ": " << cmp.first_mismatch);
+        CHECK(cmp.ok);
+    }
+}
+
 TEST_CASE("offsets a whole vector apart are carried too, and farther ones are loaded as written", "[codegen][rotated]") {
     InputBuffer<float> in("in", 2);
     Var x("x"), y("y");
