@@ -5,6 +5,8 @@
 
 #include <random>
 
+#include <tessera/codegen/cpu_target.h>
+
 #include "tessera_apps/app.h"
 
 using namespace tessera;
@@ -167,3 +169,17 @@ TEST_CASE("a vector loop whose update is guarded to a plane's interior is split 
     }
 }
 
+
+TEST_CASE("a float stage that writes a scratchpad gets a whole vector register of lanes", "[codegen][rotated]") {
+    // The scratchpad's coordinates subtract an int64 tile offset; they stay scalar in a vector
+    // step and do not make the lanes 64-bit (they once halved them).
+    InputBuffer<float> in("in", 2);
+    Var x("x"), y("y");
+    Func bx("bx"), by("by");
+    bx(x, y) = in(x, y) + in(x + 1, y) * 2.f + in(x + 2, y);
+    by(x, y) = bx(x, y) - bx(x + 1, y);
+    std::string ir = check_against_interpreter(by, in, 3);
+    int lanes = codegen::host_target_info().vector_bits / 32;
+    INFO("host vector bits " << codegen::host_target_info().vector_bits);
+    CHECK(contains(ir, "<" + std::to_string(lanes) + " x float>"));
+}
