@@ -110,19 +110,47 @@ bool never_equal(const Coordinate &a, const Coordinate &b) {
     return a.modulus == 0 ? d != 0 : d % a.modulus != 0;
 }
 
-Bindings bindings_of(const FunctionLowering &f, const poly::LoopNode &call, const std::string &var, bool &ok) {
-    const poly::ExecStatement &e = f.p.statements[size_t(call.statement)];
-    Bindings b;
-    ok = true;
-    for (size_t i = 0; i < e.dims.size() && i < call.args.size(); ++i) {
-        auto l = linear(call.args[i], {}, var);
-        if (!l) {
-            ok = false;
-            continue;
+// What the analyses need of each call of the loop, computed once: its statement variables'
+// bindings (nothing when a call coordinate is not linear), the array it stores into, and its
+// store's coordinates in the loop's terms (each nothing when it is not linear; none without
+// bindings).
+struct CallForms {
+    std::optional<Bindings> bound;
+    const void *target = nullptr;
+    std::vector<std::optional<Coordinate>> store;
+    // The store's coordinates when every one is linear.
+    std::optional<std::vector<Coordinate>> whole_store() const {
+        if (!bound) return std::nullopt;
+        std::vector<Coordinate> r;
+        for (const auto &c : store) {
+            if (!c) return std::nullopt;
+            r.push_back(*c);
         }
-        b[e.dims[i]] = *l;
+        return r;
     }
-    return b;
+};
+
+std::vector<CallForms> forms_of(const FunctionLowering &f, const std::vector<const poly::LoopNode *> &calls,
+                                const std::string &var) {
+    std::vector<CallForms> r;
+    for (const poly::LoopNode *call : calls) {
+        const poly::ExecStatement &e = f.p.statements[size_t(call->statement)];
+        CallForms c;
+        c.target = &f.view_of(f.m.statements[size_t(e.statement)].func);
+        Bindings b;
+        bool ok = true;
+        for (size_t i = 0; i < e.dims.size() && i < call->args.size() && ok; ++i) {
+            auto l = linear(call->args[i], {}, var);
+            if (l) b[e.dims[i]] = *l;
+            ok = l.has_value();
+        }
+        if (ok) {
+            c.bound = b;
+            for (const Expr &x : e.store) c.store.push_back(coordinate(x, b, var));
+        }
+        r.push_back(std::move(c));
+    }
+    return r;
 }
 
 struct Candidate {
@@ -142,11 +170,11 @@ std::optional<int64_t> linear_coefficient(const Expr &e, const std::string &var)
 
 std::vector<RotatedLoadGroup> rotated_load_groups(const FunctionLowering &f, const std::vector<const poly::LoopNode *> &calls,
                                                   const std::string &var, int lanes) {
+    std::vector<CallForms> forms = forms_of(f, calls, var);
     std::map<std::string, Candidate> candidates;
     for (size_t ci = 0; ci < calls.size(); ++ci) {
-        bool ok = false;
-        Bindings bound = bindings_of(f, *calls[ci], var, ok);
-        if (!ok) continue;
+        if (!forms[ci].bound) continue;
+        const Bindings &bound = *forms[ci].bound;
         const poly::ExecStatement &e = f.p.statements[size_t(calls[ci]->statement)];
         ir::visit(e.value, [&](const Expr &x) {
             if ((x->op != Op::FuncCall && x->op != Op::InputCall) || x->args.empty()) return true;
@@ -186,16 +214,11 @@ std::vector<RotatedLoadGroup> rotated_load_groups(const FunctionLowering &f, con
         // Every store to the array must be to another row than the group's.
         bool safe = true;
         for (size_t cj = 0; cj < calls.size() && safe; ++cj) {
-            const poly::ExecStatement &e = f.p.statements[size_t(calls[cj]->statement)];
-            const StorageView &target = f.view_of(f.m.statements[size_t(e.statement)].func);
-            if (static_cast<const void *>(&target) != c.view) continue;
-            bool ok = false;
-            Bindings bound = bindings_of(f, *calls[cj], var, ok);
+            if (forms[cj].target != c.view) continue;
+            const std::vector<std::optional<Coordinate>> &store = forms[cj].store;
             bool apart = false;
-            for (size_t d = 1; ok && d < e.store.size() && d - 1 < c.rest.size() && !apart; ++d) {
-                auto s = coordinate(e.store[d], bound, var);
-                apart = s && never_equal(*s, c.rest[d - 1]);
-            }
+            for (size_t d = 1; d < store.size() && d - 1 < c.rest.size() && !apart; ++d)
+                apart = store[d] && never_equal(*store[d], c.rest[d - 1]);
             safe = apart;
         }
         if (safe) groups.push_back(std::move(g));
@@ -206,34 +229,18 @@ std::vector<RotatedLoadGroup> rotated_load_groups(const FunctionLowering &f, con
 std::vector<bool> overwritten_calls(const FunctionLowering &f, const std::vector<const poly::LoopNode *> &calls,
                                     const std::string &var) {
     std::vector<bool> dead(calls.size(), false);
-    auto target_of = [&](size_t c) -> const StorageView & {
-        return f.view_of(f.m.statements[size_t(f.p.statements[size_t(calls[c]->statement)].statement)].func);
-    };
-    // The store's coordinates of call c in the loop's terms (nothing when one is not linear).
-    auto store_of = [&](size_t c) -> std::optional<std::vector<Coordinate>> {
-        bool ok = false;
-        Bindings bound = bindings_of(f, *calls[c], var, ok);
-        if (!ok) return std::nullopt;
-        std::vector<Coordinate> r;
-        for (const Expr &x : f.p.statements[size_t(calls[c]->statement)].store) {
-            auto co = coordinate(x, bound, var);
-            if (!co) return std::nullopt;
-            r.push_back(*co);
-        }
-        return r;
-    };
+    std::vector<CallForms> forms = forms_of(f, calls, var);
     auto same = [](const Coordinate &a, const Coordinate &b) {
         return a.modulus == b.modulus && a.index.terms == b.index.terms && a.index.constant == b.index.constant;
     };
     for (size_t a = 0; a < calls.size(); ++a) {
-        auto sa = store_of(a);
+        const std::optional<std::vector<Coordinate>> sa = forms[a].whole_store();
         if (!sa || sa->empty()) continue;
-        const void *view = &target_of(a);
+        const void *view = forms[a].target;
         for (size_t later = a + 1; later < calls.size() && !dead[a]; ++later) {
             // Every call after a up to `later` must read other rows of the array than a's.
-            bool ok = false;
-            Bindings bound = bindings_of(f, *calls[later], var, ok);
-            bool reads_row = !ok;
+            bool reads_row = !forms[later].bound;
+            const Bindings bound = forms[later].bound.value_or(Bindings{});
             ir::visit(f.p.statements[size_t(calls[later]->statement)].value, [&](const Expr &x) {
                 if (reads_row || x->op != Op::FuncCall || static_cast<const void *>(&f.view_of(x->func_ptr)) != view) return !reads_row;
                 bool apart = false;
@@ -245,8 +252,8 @@ std::vector<bool> overwritten_calls(const FunctionLowering &f, const std::vector
                 return !reads_row;
             });
             if (reads_row) break;
-            if (static_cast<const void *>(&target_of(later)) != view) continue;
-            auto sb = store_of(later);
+            if (forms[later].target != view) continue;
+            auto sb = forms[later].whole_store();
             if (!sb || sb->size() != sa->size()) continue;
             bool overwrites = true;
             for (size_t d = 0; d < sa->size(); ++d) overwrites = overwrites && same((*sa)[d], (*sb)[d]);
