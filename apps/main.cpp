@@ -3,12 +3,14 @@
 // the app's plain C++ loops.
 //
 //   <app> [--size N ...] [--photo FILE.ppm] [--seed S] [--runs R] [--threads T] [--tile X,Y,...]
-//         [--schedule] [--gpu]
+//         [--schedule] [--load-schedule FILE.json] [--gpu]
 //
 // --photo: the inputs are made from a photograph (binary PPM; scripts/photo_input.py writes one
 // from scikit-image's bundled photographs) instead of random values, for the apps that take one;
 // the problem size is the photograph's.
-// --schedule prints the schedule JSON the pipeline runs with and exits. --gpu compiles for
+// --schedule prints the schedule JSON the pipeline runs with and exits. --load-schedule runs the
+// pipeline with a schedule JSON instead of the automatic one (one that `--schedule`,
+// `tessera-schedule` or `tessera-tune` wrote, edited or not; it is checked for legality first). --gpu compiles for
 // Target::cuda(80) instead and runs the kernels in the GPU emulator (docs/gpu.md): it prints the
 // kernels, their blocks, threads, shared memory and barriers, the emulator's traffic model, and
 // the check against the plain loops (sizes default to at most 512: emulation is slow); then, on
@@ -18,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -136,7 +139,7 @@ int main(int argc, char **argv) {
         int runs = 7;
         CompileOptions options;
         bool gpu = false, sized = false;
-        std::string photo;
+        std::string photo, schedule_file;
         for (int i = 1; i < argc; ++i) {
             if (!std::strcmp(argv[i], "--size")) {
                 sizes.clear();
@@ -160,11 +163,13 @@ int main(int argc, char **argv) {
                 }
             } else if (!std::strcmp(argv[i], "--gpu")) {
                 gpu = true;
+            } else if (!std::strcmp(argv[i], "--load-schedule") && i + 1 < argc) {
+                schedule_file = argv[++i];
             } else if (!std::strcmp(argv[i], "--schedule")) {
                 std::printf("%s\n", app->pipeline().schedule_json().c_str());
                 return 0;
             } else {
-                std::fprintf(stderr, "usage: %s [--size N ...] [--photo FILE.ppm] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule] [--gpu]\n", argv[0]);
+                std::fprintf(stderr, "usage: %s [--size N ...] [--photo FILE.ppm] [--seed S] [--runs R] [--threads T] [--tile X,Y,...] [--schedule] [--load-schedule FILE.json] [--gpu]\n", argv[0]);
                 return 2;
             }
         }
@@ -192,6 +197,13 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < sizes.size(); ++i) std::printf("%s%s=%d", i ? ", " : "", names[i].c_str(), sizes[i]);
         std::printf(")\n");
 
+        if (!schedule_file.empty()) {
+            std::ifstream in(schedule_file);
+            if (!in) user_error("--load-schedule: cannot read ", schedule_file, ".");
+            std::stringstream json;
+            json << in.rdbuf();
+            app->pipeline().set_schedule_json(json.str());
+        }
         if (gpu) {
             bool ok = run_on_emulated_gpu(*app, prepare, options);
             ok = run_on_cuda_gpu_if_present(*app, prepare, runs, options) && ok;

@@ -92,7 +92,7 @@ public:
             auto coincident = [&](int k) {
                 return isl_schedule_node_band_member_get_coincident(n.get(), k) == isl_bool_true;
             };
-            if (!order.members.empty() && (coincident(order.members[0]) || !coincident(0))) {
+            if (!order.members.empty() && !order.chain_innermost && (coincident(order.members[0]) || !coincident(0))) {
                 n = permute_band(n, order.members);
                 notes_.push_back(order.reason);
             } else if (!order.members.empty()) {
@@ -101,7 +101,8 @@ public:
                 // are permutable: the tile loops keep isl's order, the point loops take the new one.
                 point_order = order.members;
                 for (int k = 0; k < members; ++k) model_sizes[size_t(order.members[size_t(k)])] = order.tile_sizes[size_t(k)];
-                notes_.push_back(order.reason + " (in each tile; the tile loops keep the parallel one outermost)");
+                notes_.push_back(order.reason + (order.chain_innermost ? " (in each tile: a chain of dependent steps; the tile loops keep isl's order)"
+                                                                       : " (in each tile; the tile loops keep the parallel one outermost)"));
             }
         }
         // Interleaved reductions (unroll-and-jam without the unrolling): a two-loop band whose

@@ -110,6 +110,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
     // Score each member as the innermost loop: contiguous accesses vectorize and use whole
     // cache lines, invariant ones stay in registers, strided ones cost a line (or a gather) each.
     std::vector<int> score(size_t(members), 0);
+    std::vector<bool> strided(size_t(members), false);
     std::vector<bool> write_invariant(size_t(members), true), write_contiguous(size_t(members), true);
     auto operand_invariant = std::vector<std::vector<bool>>(size_t(members));
     int element_bytes = 1;
@@ -138,7 +139,10 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
                 switch (st) {
                 case Stride::One: score[size_t(k)] += 2; break;
                 case Stride::Invariant: score[size_t(k)] += 1; break;
-                case Stride::Other: score[size_t(k)] -= 3; break;
+                case Stride::Other:
+                    score[size_t(k)] -= 3;
+                    strided[size_t(k)] = true;
+                    break;
                 case Stride::Unknown: break;
                 }
             }
@@ -146,15 +150,28 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
     }
     auto coincident = [&](int k) { return isl_schedule_node_band_member_get_coincident(band.get(), k) == isl_bool_true; };
     int best = members - 1;
-    for (int k = 0; k < members; ++k)
+    bool any_coincident = false;
+    for (int k = 0; k < members; ++k) {
+        any_coincident = any_coincident || coincident(k);
         if (coincident(k) && score[size_t(k)] > score[size_t(best)]) best = k;
+    }
+    if (!any_coincident && strided[size_t(best)]) {
+        // No member is parallel, so none is a vector loop, and the innermost strides: the
+        // innermost becomes the best member whose accesses are all contiguous or invariant, a
+        // reduction's chain (cholesky's A(j, i) -= A(k, i) A(k, j) along k, rather than its
+        // columns j, along which A(k, j) strides a row: a cache line and a TLB entry each).
+        for (int k = 0; k < members; ++k)
+            if (!strided[size_t(k)] && (strided[size_t(best)] || score[size_t(k)] > score[size_t(best)])) best = k;
+        r.chain_innermost = best != members - 1;
+    }
     std::vector<int> order;
     for (int k = 0; k < members; ++k)
         if (k != best) order.push_back(k);
     order.push_back(best);
     for (int k : order) {
         int size = 8;
-        if (k == best) size = std::max(32, 4096 / element_bytes);
+        if (k == best && r.chain_innermost) size = kChainTile;
+        else if (k == best) size = std::max(32, 4096 / element_bytes);
         else if (!coincident(k) && write_invariant[size_t(k)]) size = 32;
         r.tile_sizes.push_back(size);
         r.write_invariant.push_back(write_invariant[size_t(k)]);
@@ -170,14 +187,16 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
     // Name the loops after the dimensions of the first statement that has both, e.g. "j
     // innermost, k outward".
     for (const auto &[name, of_member] : dims) {
-        if (of_member[size_t(best)] < 0 || of_member[size_t(members - 1)] < 0) continue;
+        if (of_member[size_t(best)] < 0 || of_member[size_t(members - 1)] < 0 ||
+            of_member[size_t(best)] == of_member[size_t(members - 1)])
+            continue;
         const Statement &s = m.statements[size_t(m.statement_index(name))];
         auto dim_name = [&](int k) { return s.dims[size_t(of_member[size_t(k)])]; };
-        r.reason = name + ": " + dim_name(best) + " innermost (coincident; accesses contiguous or invariant), " +
+        r.reason = name + ": " + dim_name(best) + (r.chain_innermost ? " innermost (accesses contiguous or invariant), " : " innermost (coincident; accesses contiguous or invariant), ") +
                    dim_name(members - 1) + " outward";
         return r;
     }
-    r.reason = "member " + std::to_string(best) + " innermost (coincident; accesses contiguous or invariant), member " +
+    r.reason = "member " + std::to_string(best) + (r.chain_innermost ? " innermost (accesses contiguous or invariant), member " : " innermost (coincident; accesses contiguous or invariant), member ") +
                std::to_string(members - 1) + " outward";
     return r;
 }
