@@ -146,6 +146,7 @@ public:
                         isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
         bool tiled = permutable && members >= 2;
         bool wavefront = false;
+        bool jammed = false;  // the last band of the edited chain holds jammed rows (jam_rows)
         bool skew = skewed(n);
         int chain_members = members;
         if (tiled) {
@@ -205,6 +206,16 @@ public:
             }
             if (thread_member >= 0) point = mark_thread_member(point, thread_member);
             else if (!interleaved && !register_tiled) point = mark_innermost_vector(point);
+            if (skew && !o_.gpu && thread_member < 0 && is_band(point)) {
+                // The whole row loop of a skewed band stayed a recurrence (no vector mark:
+                // seidel-2d's rows, each element waiting for its left neighbour through six
+                // additions and a division): kJammedRows rows run jammed in it, their chains
+                // in flight together (jam_rows; the point band is permutable).
+                point = jam_rows(point.parent(), kJammedRows).child(0);
+                chain_members += 1;
+                jammed = true;
+                notes_.push_back("rows jammed: " + std::to_string(kJammedRows) + " rows of each time tile run together along the row loop");
+            }
             for (int i = 0; i < steps; ++i) point = point.parent();
             n = mark_parallel_and_vector(point, parallel, false);
             if (!parallel && allow_parallel && o_.parallel && in_sequential_loop) {
@@ -221,6 +232,19 @@ public:
                     wavefront = true;
                     notes_.push_back("tiles run in parallel wavefronts (tile loops 1 + 2)");
                 }
+            }
+            if (jammed) {
+                // The jammed rows (the last band of the chain) unrolled where all of them run,
+                // now that the tile loops above, whose values the isolate option names, are final.
+                isl::schedule_node at = n;
+                int down = 0;
+                for (int seen = 0;; ++down) {
+                    if (is_band(at) && (seen += int(isl_schedule_node_band_n_member(at.get()))) >= chain_members) break;
+                    at = at.child(0);
+                }
+                at = unroll_full_tiles(at, 0, kJammedRows);
+                for (int i = 0; i < down; ++i) at = at.parent();
+                n = at;
             }
         } else {
             n = mark_parallel_and_vector(n, parallel, members > 0);
@@ -464,6 +488,7 @@ private:
     }
 
     static constexpr int kMaxUnroll = 8;
+    static constexpr int kJammedRows = 2;
 
     // Marks the innermost member of the point band at `point` "vector" when it is coincident,
     // or when it carries none of the dependences with every loop around it fixed (the point

@@ -67,6 +67,24 @@ isl::schedule_node tile_band(const isl::schedule_node &node, const std::vector<i
     return isl::manage(isl_schedule_node_band_tile(node.copy(), mv));
 }
 
+isl::schedule_node jam_rows(const isl::schedule_node &node, int rows) {
+    int members = int(isl_schedule_node_band_n_member(node.get()));
+    TESSERA_INTERNAL_ASSERT(members >= 1 && rows >= 2, "jam_rows: ", members, " members, ", rows, " rows");
+    TESSERA_INTERNAL_ASSERT(isl_schedule_node_n_children(node.get()) == 1 && is_band(node.child(0)) &&
+                                isl_schedule_node_band_n_member(node.child(0).get()) == 1,
+                            "jam_rows: the band's child is not a one-member band");
+    // (outer members) (rows): the rows' band on its own.
+    isl::schedule_node rows_band = members > 1 ? split_band(node, members - 1).child(0) : node;
+    // (rows / rows) (rows mod rows) (row loop)
+    isl::schedule_node point = tile_band(rows_band, {rows}).child(0);
+    // (rows / rows) (row loop) (rows mod rows): the point band moved to the leaf below the row
+    // loop; isl returns the node now at its position, the row loop.
+    isl::schedule_node row_loop = isl::manage(isl_schedule_node_band_sink(point.copy()));
+    // Back to the position of `node`: row loop -> strip-mined rows (-> outer members).
+    isl::schedule_node top = row_loop.parent();
+    return members > 1 ? top.parent() : top;
+}
+
 isl::schedule_node permute_band(const isl::schedule_node &node, const std::vector<int> &order) {
     isl_ctx *ctx = node.ctx().get();
     int members = int(isl_schedule_node_band_n_member(node.get()));

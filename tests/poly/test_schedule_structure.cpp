@@ -348,6 +348,32 @@ TEST_CASE("a band with no parallel loop runs its contiguous reduction chain inne
     for (const poly::Group &g : lu.groups) CHECK(g.note.find("a chain of dependent steps") == std::string::npos);
 }
 
+TEST_CASE("seidel-2d's time tiles run two rows jammed along the row loop, each row a recurrence", "[poly][structure]") {
+    // A(j, i) = (... + A(j - 1, i) + ...) / 9 in place: each element waits for its left
+    // neighbour, so the skewed row loop gets no vector mark. Two rows of each time tile run
+    // together in it: in full pairs, two unguarded copies of the statement per iteration, the
+    // second one row down and one element left in the skewed row loop (where row i + 1 reads
+    // row i's new values).
+    poly::Program p = schedule("pb_seidel_2d");
+    std::string nest = poly::to_string(p.nest);
+    INFO(nest);
+    bool noted = false;
+    for (const poly::Group &g : p.groups) noted = noted || g.note.find("rows jammed: 2 rows") != std::string::npos;
+    CHECK(noted);
+    size_t first = nest.find("S_seidel_2d_1(");
+    REQUIRE(first != std::string::npos);
+    size_t second = nest.find("S_seidel_2d_1(", first + 1);
+    REQUIRE(second != std::string::npos);
+    std::string between = nest.substr(first, second - first);
+    CHECK(between.find("for") == std::string::npos);
+    CHECK(between.find("if") == std::string::npos);
+    std::vector<std::string> args = call_arguments(nest.substr(second), "S_seidel_2d_1");  // t, i, j
+    REQUIRE(args.size() == 3);
+    CHECK(args[1].find("+ (int64)1)") != std::string::npos);
+    CHECK(args[2].find("+ (int64)-1)") != std::string::npos);
+    CHECK(nest.find("vectorized") == nest.rfind("vectorized"));  // only the initial copy is vectorized
+}
+
 namespace {
 const poly::Group &group_of(const poly::Program &p, const std::string &func) {
     for (const poly::Group &g : p.groups)

@@ -31,6 +31,28 @@ isl::schedule_node tile_band(const isl::schedule_node &node, const std::vector<i
 // 8 t0 >= lo and 8 t0 + 7 <= hi run 8 unguarded copies; the others a loop over their rows.
 isl::schedule_node unroll_full_tiles(const isl::schedule_node &node, int member, int extent);
 
+// Unroll-and-jam of the last member of the band at `node` (the rows) into the one-member band
+// below it (the loop along each row), `rows` rows at a time: the rows member is strip-mined by
+// `rows`, and its point loop moves below the row loop, as a band of its own for the caller to
+// unroll (unroll_full_tiles, once the loops above it are final: its isolate option names their
+// values). Legal where the rows member and the row loop are permutable
+// with each other (one permutable band split in two: the jam is a rectangular tile of rows by
+// the whole row, its points in the order (row loop, rows)).
+//
+// Example: seidel-2d's skewed point loops (t, i) above the row loop j' = j + i + t, where each
+// element depends on its left neighbour (A(j - 1, i), new) through six additions and a
+// division. Row i + 1's element at j' depends on row i's at j', not on later ones:
+//
+//   for t:                        for t:
+//     for i:                        for i2 = i / 2:
+//       for j':               =>      for j':
+//         S(t, i, j')                   for i mod 2:
+//                                         S(t, i, j')
+//
+// Two rows' chains are then in flight at once instead of one. Returns the node at `node`'s
+// position (the band's members but the last, or the strip-mined rows when it had one member).
+isl::schedule_node jam_rows(const isl::schedule_node &node, int rows);
+
 // Reorders the members of the permutable band at `node`: member k of the result is member
 // order[k] of the band. Coincidence flags move with their members and the band stays
 // permutable (all its dependences are non-negative on every member, so every order is legal).
