@@ -55,14 +55,13 @@ double Stopwatch::lap() {
 }
 
 isl::set context_over_parameters(const isl::set &context, isl_space *params) {
-    isl_set *c = context.copy();
-    // Last first, so that the positions still to visit stay valid.
-    for (isl_size i = isl_set_dim(c, isl_dim_param) - 1; i >= 0; --i) {
-        isl_id *id = isl_set_get_dim_id(c, isl_dim_param, unsigned(i));
-        bool kept = isl_space_find_dim_by_id(params, isl_dim_param, id) >= 0;
-        isl_id_free(id);
-        if (!kept) c = isl_set_project_out(c, isl_dim_param, unsigned(i), 1);
-    }
+    // The kept parameters first (align_params puts those of `params` first, in its order), then
+    // all the others projected out in one step: one at a time, each step simplified the whole
+    // set again (a model of 23 outputs with 100 parameters: 8 s of its region bounds).
+    isl_size kept = isl_space_dim(params, isl_dim_param);
+    isl_set *c = isl_set_align_params(context.copy(), isl_space_copy(params));
+    isl_size all = isl_set_dim(c, isl_dim_param);
+    if (all > kept) c = isl_set_project_out(c, isl_dim_param, unsigned(kept), unsigned(all - kept));
     return isl::manage(isl_set_align_params(c, params));
 }
 
