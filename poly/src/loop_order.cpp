@@ -184,6 +184,8 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
         return r;
     }
     r.members = order;
+    const std::string innermost_why = r.chain_innermost ? " innermost (accesses contiguous or invariant), "
+                                                        : " innermost (coincident; accesses contiguous or invariant), ";
     // Name the loops after the dimensions of the first statement that has both, e.g. "j
     // innermost, k outward".
     for (const auto &[name, of_member] : dims) {
@@ -192,12 +194,10 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
             continue;
         const Statement &s = m.statements[size_t(m.statement_index(name))];
         auto dim_name = [&](int k) { return s.dims[size_t(of_member[size_t(k)])]; };
-        r.reason = name + ": " + dim_name(best) + (r.chain_innermost ? " innermost (accesses contiguous or invariant), " : " innermost (coincident; accesses contiguous or invariant), ") +
-                   dim_name(members - 1) + " outward";
+        r.reason = name + ": " + dim_name(best) + innermost_why + dim_name(members - 1) + " outward";
         return r;
     }
-    r.reason = "member " + std::to_string(best) + (r.chain_innermost ? " innermost (accesses contiguous or invariant), member " : " innermost (coincident; accesses contiguous or invariant), member ") +
-               std::to_string(members - 1) + " outward";
+    r.reason = "member " + std::to_string(best) + innermost_why + "member " + std::to_string(members - 1) + " outward";
     return r;
 }
 
