@@ -18,12 +18,8 @@ constexpr uint64_t kMaxInlinedNodes = 4000;
 
 // The pure Var `e` is, plus or minus an integer constant: its name, or nothing.
 std::optional<std::string> shifted_var(const Expr &e) {
-    if (e->op == Op::Var) return e->name;
-    if (e->op != Op::Add && e->op != Op::Sub) return std::nullopt;
-    const Expr &a = e->args[0], &b = e->args[1];
-    if (a->op == Op::Var && ir::as_const_int(b)) return a->name;
-    if (e->op == Op::Add && b->op == Op::Var && ir::as_const_int(a)) return b->name;
-    return std::nullopt;
+    std::optional<ir::ShiftedVar> v = ir::as_shifted_var(e);
+    return v ? std::optional<std::string>(v->name) : std::nullopt;
 }
 
 bool has_vars(const Expr &e) { return !ir::free_vars(e).empty() || !ir::rdoms_in(e).empty(); }

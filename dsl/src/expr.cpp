@@ -282,6 +282,16 @@ std::optional<int64_t> as_const_int(const Expr &e) {
     return std::nullopt;
 }
 
+std::optional<ShiftedVar> as_shifted_var(const Expr &e) {
+    if (e->op == Op::Var) return ShiftedVar{e->name, 0};
+    if (e->op != Op::Add && e->op != Op::Sub) return std::nullopt;
+    const Expr &a = e->args[0], &b = e->args[1];
+    std::optional<int64_t> cb = as_const_int(b), ca = as_const_int(a);
+    if (a->op == Op::Var && cb && *cb != INT64_MIN) return ShiftedVar{a->name, e->op == Op::Add ? *cb : -*cb};
+    if (e->op == Op::Add && b->op == Op::Var && ca) return ShiftedVar{b->name, *ca};
+    return std::nullopt;
+}
+
 std::vector<Expr> conjuncts(const Expr &e) {
     if (e->op != Op::And) return {e};
     std::vector<Expr> out = conjuncts(e->args[0]), right = conjuncts(e->args[1]);

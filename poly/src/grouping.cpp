@@ -30,6 +30,8 @@ struct Estimate {
     bool feasible = false;
     double recompute = 0;
     int64_t working_set = 0;
+    // GPU targets: the global memory one tile moves, in bytes of whole 32-byte sectors.
+    double traffic = 0;
     std::string why_not;
 };
 
@@ -239,7 +241,36 @@ private:
             useful += c * (needed >= 0 ? needed : s.dims.size() == rank ? std::min(volume, tile_volume) : volume / repeats);
         }
         e.recompute = useful > 0 ? done / useful - 1 : 0;
+        if (o_.gpu) e.traffic = tile_traffic(g, fp, probe, tiles);
         return e;
+    }
+
+    // The global memory a GPU tile moves, in bytes of whole 32-byte sectors (a warp-wide access
+    // moves the sectors it touches): each row of the box of a stage that reads an array the
+    // group does not compute (an input, or its staged copy: staged_inputs.h), and each row of
+    // the tile's output. The halo a tile reads again of its neighbours' rows is in it; so is the
+    // sector a narrow row wastes at each end. Boxes stand for the footprints they read.
+    double tile_traffic(const GroupPlan &g, const Footprints &fp, const std::vector<int> &probe, const std::vector<int> &tiles) const {
+        constexpr double kSector = 32;
+        auto rows_bytes = [&](const std::vector<long> &box, int bytes) {
+            if (box.empty()) return double(bytes);
+            double rows = 1;
+            for (size_t d = 0; d + 1 < box.size(); ++d) rows *= double(std::max<long>(box[d], 0));
+            return rows * std::ceil(double(std::max<long>(box.back(), 0)) * bytes / kSector) * kSector;
+        };
+        std::set<int> computed;
+        for (int st : g.statements) computed.insert(m_.statements[size_t(st)].write.array);
+        std::vector<long> tile(tiles.begin(), tiles.end());
+        double traffic = 0;
+        for (size_t i = 0; i < g.statements.size(); ++i) {
+            const Statement &s = m_.statements[size_t(g.statements[i])];
+            const bool last = i + 1 == g.statements.size();
+            std::vector<long> box = last ? tile : scaled(fp.sizes[i], probe, tiles);
+            for (const Access &r : s.reads)
+                if (!computed.count(r.array)) traffic += rows_bytes(box, m_.arrays[size_t(r.array)].type.bytes());
+            if (last) traffic += rows_bytes(box, s.func->type.bytes());
+        }
+        return traffic;
     }
 
     const Footprints *probe_of(PlanState &g) {
@@ -430,7 +461,13 @@ private:
             // global memory, and their traffic with them).
             if (o_.gpu && e.working_set > o_.cache_bytes) return;
             double width = tiles.empty() ? 1 : tiles.back();
-            double score = (1 + e.recompute) * (1 + 512.0 / width) * (o_.gpu ? 1.0 : spill_penalty(e.working_set));
+            double volume = 1;
+            for (int t : tiles) volume *= t;
+            // On a GPU, what a tile moves per point it computes, recomputation weighing a quarter
+            // of what it does on a CPU (a block's arithmetic is cheap against its memory
+            // traffic); on a CPU, wide tiles keep input rows streaming.
+            double score = o_.gpu ? (1 + 0.25 * e.recompute) * e.traffic / volume
+                                  : (1 + e.recompute) * (1 + 512.0 / width) * spill_penalty(e.working_set);
             if (best.empty() || score < best_score) {
                 best = tiles;
                 best_e = e;
@@ -448,7 +485,7 @@ private:
             // (cache_bytes): a few warps wide, so that a grid has many blocks.
             if (o_.gpu) {
                 widths = n == 1 ? std::vector<int>{1024, 512, 256} : std::vector<int>{256, 128, 64, 32};
-                heights = n == 1 ? std::vector<int>{1} : std::vector<int>{32, 16, 8, 4, 2, 1};
+                heights = n == 1 ? std::vector<int>{1} : std::vector<int>{64, 48, 40, 32, 24, 16, 8, 4, 2, 1};
             }
             // Outer dimensions (a channel) in tiles of 1 or all kOuterExtent at once.
             std::vector<int> outer = n >= 3 && !o_.gpu ? std::vector<int>{1, kOuterExtent} : std::vector<int>{1};

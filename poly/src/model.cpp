@@ -19,6 +19,7 @@
 #include "tessera/poly/dead_instances.h"
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/schedule_json.h"
+#include "tessera/poly/staged_inputs.h"
 #include "tessera/poly/transposed_operands.h"
 
 #include "opaque_parameters.h"
@@ -128,7 +129,7 @@ std::string array_dim_var(int j) { return "$a" + std::to_string(j); }
 
 class ModelBuilder {
 public:
-    ModelBuilder(Model &m, const std::string &imported_schedule) : m_(m), imported_schedule_(imported_schedule) {}
+    ModelBuilder(Model &m, const std::string &imported_schedule, bool gpu) : m_(m), imported_schedule_(imported_schedule), gpu_(gpu) {}
 
     void build() {
         m_.graph = build_pipeline_graph(m_.pipeline.outputs());
@@ -143,8 +144,17 @@ public:
                     user_error("Func ", f->name, ".compute_inline(): ", f->name,
                                " is an output of the pipeline, which is stored in its buffer, not inlined.");
         }
-        transposed_ = transposed_operands(m_.graph);
-        add_transposed_operands(m_.graph, transposed_);
+        copies_ = transposed_operands(m_.graph);
+        OperandCopies staged;
+        if (!imported_schedule_.empty()) {
+            std::vector<std::string> listed = staged_inputs_in_schedule_json(imported_schedule_);
+            if (!listed.empty()) staged = staged_inputs(m_.graph, &listed);
+        } else if (gpu_) {
+            staged = staged_inputs(m_.graph);
+        }
+        for (const OperandCopies::Copy &c : staged.copies) m_.staged_inputs.push_back(c.func->pure.value->input->name);
+        copies_.append(std::move(staged));
+        add_operand_copies(m_.graph, copies_);
         make_parameters();
         make_arrays();
         make_context();
@@ -606,7 +616,7 @@ private:
             pure.name = unique("S_" + f->name + "_0");
             for (auto d = f->pure_args.rbegin(); d != f->pure_args.rend(); ++d) pure.dims.push_back(*d);
             pure.domain = rename(realized, pure.name);
-            pure.value = lower(f->pure.value);
+            pure.value = lower(copies_.value_of(*f, 0));
             for (const std::string &a : f->pure_args) pure.store.push_back(ir::make_var(a));
             AffineSpace psp = m_.instance_space(pure.name, pure.dims);
             pure.write = access(pure, psp, pure.store, ai, f->name);
@@ -739,8 +749,7 @@ private:
         }
         s.domain = dom.coalesce();
         for (const Expr &a : u.args) s.store.push_back(lower(a));
-        auto rewritten = transposed_.update_values.find({&f, k});
-        s.value = lower(rewritten != transposed_.update_values.end() ? rewritten->second : u.value);
+        s.value = lower(copies_.value_of(f, k + 1));
         if (!s.domain.is_empty()) s.write = access(s, sp, s.store, m_.array_of(&f), f.name, &written);
     }
 
@@ -855,10 +864,11 @@ private:
 
     Model &m_;
     const std::string &imported_schedule_;
+    const bool gpu_;  // a GPU schedule: inputs are staged in shared memory (staged_inputs.h)
     ThreadCpuClock cpu_;  // since the model was started (check_time_budget)
     std::set<std::string> used_names_;
     std::map<const FuncContents *, std::vector<Statement>> by_func_;
-    TransposedOperands transposed_;  // copies added to the graph, and the updates that read them
+    OperandCopies copies_;  // copies added to the graph, and the definitions that read them
     OpaqueParameters opaque_;  // opaque_parameters.h
     // Per array, what the accesses that read it touch (its region is their box hull).
     std::vector<std::vector<RegionPart>> read_parts_;
@@ -883,13 +893,13 @@ std::vector<std::vector<int>> definitions_in_order(const Model &m) {
     return definitions;
 }
 
-std::unique_ptr<Model> build_model(const Pipeline &p, const std::string &imported_schedule) {
+std::unique_ptr<Model> build_model(const Pipeline &p, const std::string &imported_schedule, bool gpu) {
     auto m = std::make_unique<Model>();
     // A Pipeline of its own over the same outputs: a model cached by `p` (through its compiled
     // code) must not hold p's contents, or neither would ever be freed.
     m->pipeline = Pipeline(p.outputs());
     try {
-        ModelBuilder(*m, imported_schedule).build();  // bounded: region_bound's quotas, check_time_budget
+        ModelBuilder(*m, imported_schedule, gpu).build();  // bounded: region_bound's quotas, check_time_budget
     } catch (const isl::exception &e) {
         internal_error("isl failed while building the model: ", e.what());
     }

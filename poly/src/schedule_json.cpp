@@ -153,6 +153,21 @@ std::set<const FuncContents *> inlined_in_schedule_json(const PipelineGraph &g, 
     return inlined;
 }
 
+std::vector<std::string> staged_inputs_in_schedule_json(const std::string &text) {
+    std::vector<std::string> staged;
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("pipeline") || !j["pipeline"].is_object() ||
+        !j["pipeline"].contains("staged_inputs"))
+        return staged;
+    const json &list = j["pipeline"]["staged_inputs"];
+    if (!list.is_array()) user_error("The schedule JSON's pipeline.staged_inputs is not an array of input names.");
+    for (const json &n : list) {
+        if (!n.is_string()) user_error("The schedule JSON's pipeline.staged_inputs holds ", n.dump(), ", which is not an input name.");
+        staged.push_back(n.get<std::string>());
+    }
+    return staged;
+}
+
 std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int indent) {
     const Model &m = *p.model;
     json j;
@@ -165,6 +180,7 @@ std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int ind
         if (m.graph.is_inlined(f.get())) inlined.push_back(f->name);
     }
     j["pipeline"] = {{"outputs", outputs}, {"funcs", funcs}, {"inlined", inlined}};
+    if (!m.staged_inputs.empty()) j["pipeline"]["staged_inputs"] = m.staged_inputs;
     if (!o && p.scheduled_with) o = &*p.scheduled_with;
     if (o) {
         j["options"] = {{"fusion", fusion_name(o->fusion)}, {"tile_sizes", o->tile_sizes}, {"parallel", o->parallel},

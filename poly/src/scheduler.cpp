@@ -219,7 +219,7 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
 
 Program schedule_pipeline(const Pipeline &pl, const ScheduleOptions &o) {
     Stopwatch watch;
-    std::shared_ptr<const Model> m = build_model(pl);
+    std::shared_ptr<const Model> m = build_model(pl, "", o.gpu);
     double model_ms = watch.lap();
     Program p = schedule_model(m, o);
     p.timings.insert(p.timings.begin(), {"model", model_ms});

@@ -55,7 +55,7 @@ public:
         for (const auto &in : g.inputs) names_.insert(in->name);
     }
 
-    TransposedOperands run() {
+    OperandCopies run() {
         for (const auto &fp : g_.funcs) {
             FuncContents &f = *fp;
             for (size_t k = 0; k < f.updates.size(); ++k) {
@@ -73,7 +73,7 @@ public:
                     changed = true;
                     return call_to_copy(*n, d, &f);
                 });
-                if (changed) out_.update_values[{&f, int(k)}] = value;
+                if (changed) out_.values[{&f, int(k) + 1}] = value;
             }
         }
         return std::move(out_);
@@ -86,7 +86,7 @@ private:
         auto key = std::make_pair(operand, d);
         auto it = copy_of_.find(key);
         if (it == copy_of_.end()) it = copy_of_.emplace(key, make_copy(call, d)).first;
-        TransposedOperands::Copy &copy = out_.copies[it->second];
+        OperandCopies::Copy &copy = out_.copies[it->second];
         if (std::find(copy.consumers.begin(), copy.consumers.end(), consumer) == copy.consumers.end())
             copy.consumers.push_back(consumer);
         std::vector<Expr> args{call.args[size_t(d)]};
@@ -97,25 +97,9 @@ private:
 
     // copy(v0, v1, ...) = operand(v1, ..., vd, v0, v(d+1), ...): the operand's dimension d first.
     size_t make_copy(const ExprNode &call, int d) {
-        auto c = std::make_shared<FuncContents>();
-        std::string base = call.name + "_transposed";
-        c->name = base;
-        for (int n = 2; names_.count(c->name); ++n) c->name = base + "_" + std::to_string(n);
-        names_.insert(c->name);
-        size_t dims = call.args.size();
-        std::vector<Expr> vars;
-        for (size_t j = 0; j < dims; ++j) {
-            c->pure_args.push_back("v" + std::to_string(j));
-            vars.push_back(ir::make_var(c->pure_args.back()));
-        }
-        std::vector<Expr> operand_args;
-        for (size_t j = 0; j < dims; ++j)
-            operand_args.push_back(int(j) == d ? vars[0] : int(j) < d ? vars[j + 1] : vars[j]);
-        c->pure.args = vars;
-        c->pure.value = call.op == Op::FuncCall ? ir::make_func_call(call.func, operand_args)
-                                                : ir::make_input_call(call.input, operand_args);
-        c->type = c->pure.value.type();
-        c->defined = true;
+        std::vector<size_t> var_of_dimension;
+        for (size_t j = 0; j < call.args.size(); ++j) var_of_dimension.push_back(int(j) == d ? 0 : int(j) < d ? j + 1 : j);
+        std::shared_ptr<FuncContents> c = make_operand_copy(call, call.name + "_transposed", var_of_dimension, names_);
         out_.copies.push_back({c, {}});
         return out_.copies.size() - 1;
     }
@@ -123,52 +107,11 @@ private:
     const PipelineGraph &g_;
     std::set<std::string> names_;
     std::map<std::pair<const void *, int>, size_t> copy_of_;
-    TransposedOperands out_;
+    OperandCopies out_;
 };
 
 } // namespace
 
-TransposedOperands transposed_operands(const PipelineGraph &g) { return Transposer(g).run(); }
-
-void add_transposed_operands(PipelineGraph &g, const TransposedOperands &t) {
-    auto add = [](std::vector<FuncContents *> &list, FuncContents *f) {
-        if (std::find(list.begin(), list.end(), f) == list.end()) list.push_back(f);
-    };
-    for (const TransposedOperands::Copy &copy : t.copies) {
-        size_t first = g.funcs.size();
-        for (FuncContents *c : copy.consumers)
-            for (size_t i = 0; i < g.funcs.size(); ++i)
-                if (g.funcs[i].get() == c) first = std::min(first, i);
-        g.funcs.insert(g.funcs.begin() + long(first), copy.func);
-        FuncContents *cf = copy.func.get();
-        g.consumers[cf] = copy.consumers;
-        for (FuncContents *c : copy.consumers) add(g.callees[c], cf);
-        const Expr &read = copy.func->pure.value;
-        if (read->op == Op::FuncCall) {
-            g.callees[cf] = {read->func_ptr};
-            add(g.consumers[read->func_ptr], cf);
-        }
-    }
-    // A consumer that reads an operand only through its copies no longer calls it.
-    for (const TransposedOperands::Copy &copy : t.copies) {
-        const Expr &read = copy.func->pure.value;
-        if (read->op != Op::FuncCall) continue;
-        FuncContents *operand = read->func_ptr;
-        for (FuncContents *c : copy.consumers) {
-            bool calls = ir::contains_call_to(c->pure.value, operand);
-            for (size_t k = 0; k < c->updates.size() && !calls; ++k) {
-                auto it = t.update_values.find({c, int(k)});
-                calls = ir::contains_call_to(it != t.update_values.end() ? it->second : c->updates[k].value, operand);
-                for (const Expr &e : definition_exprs(c->updates[k]))
-                    if (!e.same_as(c->updates[k].value) && ir::contains_call_to(e, operand)) calls = true;
-            }
-            if (calls) continue;
-            auto &callees = g.callees[c];
-            callees.erase(std::remove(callees.begin(), callees.end(), operand), callees.end());
-            auto &consumers = g.consumers[operand];
-            consumers.erase(std::remove(consumers.begin(), consumers.end(), c), consumers.end());
-        }
-    }
-}
+OperandCopies transposed_operands(const PipelineGraph &g) { return Transposer(g).run(); }
 
 } // namespace tessera::poly

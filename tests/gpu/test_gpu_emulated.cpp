@@ -93,7 +93,7 @@ TEST_CASE("blur_x_blur_y and harris compile to one GPU kernel each", "[gpu]") {
     }
 }
 
-TEST_CASE("a GPU kernel's stages are separated by one barrier, justified by the scratchpad they share", "[gpu]") {
+TEST_CASE("a GPU kernel's stages are separated by barriers, each justified by the scratchpad two stages share", "[gpu]") {
     auto app = apps::make_app("blur_x_blur_y");
     CompileReport report;
     auto program = runtime::program_for(app->pipeline(), runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(80)), report);
@@ -104,15 +104,18 @@ TEST_CASE("a GPU kernel's stages are separated by one barrier, justified by the 
     size_t barriers = 0;
     for (size_t at = json.find(R"(mark: \"barrier\")"); at != std::string::npos; at = json.find(R"(mark: \"barrier\")", at + 1))
         ++barriers;
-    CHECK(barriers == 1);
+    // The input's tile staged in shared memory (poly/staged_inputs.h), then blur_x, then blur_y:
+    // a barrier before each stage that reads what the one before wrote.
+    CHECK(barriers == 2);
     // The schedule JSON's summary of the kernels.
     nlohmann::json j = nlohmann::json::parse(json);
     REQUIRE(j.contains("gpu_kernels"));
     REQUIRE(j["gpu_kernels"].size() == 1);
     CHECK(j["gpu_kernels"][0]["block_loops"] == 3);
-    CHECK(j["gpu_kernels"][0]["barriers"] == 1);
-    CHECK(j["gpu_kernels"][0]["thread_loops"] == 2);
-    CHECK(j["gpu_kernels"][0]["block_scratch"] == nlohmann::json::array({"blur_x"}));
+    CHECK(j["gpu_kernels"][0]["barriers"] == 2);
+    CHECK(j["gpu_kernels"][0]["thread_loops"] == 3);
+    CHECK(j["gpu_kernels"][0]["block_scratch"] == nlohmann::json::array({"input_shared", "blur_x"}));
+    CHECK(j["pipeline"]["staged_inputs"] == nlohmann::json::array({"input"}));
 }
 
 TEST_CASE("the emulator catches a missing barrier: a stage reading its neighbours' scratchpad without it gives a wrong answer",
@@ -193,10 +196,11 @@ TEST_CASE("Target::cuda rejects a compute capability it does not know", "[gpu][e
     CHECK_THROWS_WITH(app->pipeline().compile(Target::cuda(7)), Catch::Matchers::Contains("compute capability"));
 }
 
-TEST_CASE("the emulator's traffic model: blur reads its input and writes its output about once, without bank conflicts",
+TEST_CASE("the emulator's traffic model: blur reads its input and writes its output about once, in aligned sectors, without "
+          "bank conflicts",
           "[gpu][model]") {
     auto app = apps::make_app("blur_x_blur_y");
-    app->prepare({300, 70}, 3);
+    app->prepare({260, 68}, 3);
     Callable c = app->pipeline().compile(emulated_gpu());
     std::vector<Buffer<void>> out = app->make_outputs();
     runtime::set_emulator_profiling(true);
@@ -213,8 +217,11 @@ TEST_CASE("the emulator's traffic model: blur reads its input and writes its out
     CHECK(moved <= 1.15 * app->minimum_bytes());
     CHECK(k.bank_conflicts == 0);
     CHECK(k.shared_accesses > 0);
-    CHECK(k.barriers == k.blocks);  // one barrier per block, between the two stages
-    CHECK(k.coalescing() > 0.75);
+    CHECK(k.barriers == 2 * k.blocks);  // per block: after the input's copy, and after blur_x
+    // The input tile is staged with aligned loads although the input's rows are not: its pitch
+    // is 1040 bytes, 16 past a multiple of 32 (84% of the sectors moved were used before the
+    // copy, 92% with the copy's warps not aligned). The output, 256 x 64 points, is whole tiles.
+    CHECK(k.coalescing() > 0.95);
     CHECK(runtime::take_emulator_profile().empty());  // taken
 }
 

@@ -146,6 +146,13 @@ Expr rebuild(const Expr &like, std::vector<Expr> args);
 // ---- Queries --------------------------------------------------------------------------------
 bool is_const(const Expr &e);
 std::optional<int64_t> as_const_int(const Expr &e);  // integer constants only
+// A Var plus or minus an integer constant (`x`, `x + 2`, `3 + x`, `x - 1`): its name and the
+// constant; nothing for any other Expr.
+struct ShiftedVar {
+    std::string name;
+    int64_t offset = 0;
+};
+std::optional<ShiftedVar> as_shifted_var(const Expr &e);
 // The operands of a chain of logical ands (`a && (b && c)` gives a, b, c); e itself otherwise.
 std::vector<Expr> conjuncts(const Expr &e);
 Value const_value(const Expr &e);                    // the value of a constant

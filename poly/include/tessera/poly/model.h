@@ -118,6 +118,9 @@ public:
     // a schedule may leave them out. Empty when there are none.
     isl::union_set dead;
     std::vector<BoundCheck> bound_checks;
+    // The inputs staged in GPU shared memory (staged_inputs.h): each read through the Func
+    // `<input>_shared` of the graph by the Funcs that read it at several offsets.
+    std::vector<std::string> staged_inputs;
 
     isl::ctx ctx() const { return isl.ctx(); }
     isl::union_set domains() const;
@@ -146,7 +149,9 @@ std::vector<std::vector<int>> definitions_in_order(const Model &m);
 
 // Builds the model; throws a UserError for inputs the model cannot bound. For a schedule JSON
 // to import (`imported_schedule`), the Funcs it lists as inlined are inlined
-// (inlined_in_schedule_json) in place of PipelineGraph::inlined.
-std::unique_ptr<Model> build_model(const Pipeline &p, const std::string &imported_schedule = "");
+// (inlined_in_schedule_json) in place of PipelineGraph::inlined, and the inputs it stages are
+// staged (staged_inputs_in_schedule_json). Otherwise, for a GPU schedule (`gpu`), the inputs
+// that qualify are staged in shared memory (staged_inputs.h).
+std::unique_ptr<Model> build_model(const Pipeline &p, const std::string &imported_schedule = "", bool gpu = false);
 
 } // namespace tessera::poly

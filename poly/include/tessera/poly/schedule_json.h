@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tessera/poly/program.h"
 #include "tessera/poly/schedule_options.h"
@@ -27,6 +28,11 @@ std::string schedule_to_json(const Program &p, const ScheduleOptions *options = 
 // different set (from the same pipeline with directives, or an edited list) finds the statements
 // it names. A listed name that is not a pure, non-output Func of the graph is a UserError.
 std::set<const FuncContents *> inlined_in_schedule_json(const PipelineGraph &g, const std::string &json);
+
+// The inputs a JSON schedule stages in GPU shared memory (its "pipeline"."staged_inputs";
+// staged_inputs.h): the model of an imported schedule stages exactly these. None where it has
+// no such list (a CPU schedule).
+std::vector<std::string> staged_inputs_in_schedule_json(const std::string &json);
 
 // Builds the program an (edited) JSON schedule describes, for the model of the same pipeline.
 Program schedule_from_json(std::shared_ptr<const Model> model, const std::string &json, long max_operations = 2000000);

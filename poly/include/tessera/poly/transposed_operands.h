@@ -32,33 +32,16 @@
 // One copy serves every qualifying call to the same operand with the same dimension moved.
 #pragma once
 
-#include <map>
-#include <memory>
-#include <utility>
-#include <vector>
-
 #include <tessera/func_graph.h>
+
+#include "tessera/poly/operand_copies.h"
 
 namespace tessera::poly {
 
-struct TransposedOperands {
-    // The copies, each a Func with a pure definition only, with the consumers that read it.
-    struct Copy {
-        std::shared_ptr<FuncContents> func;
-        std::vector<FuncContents *> consumers;
-    };
-    std::vector<Copy> copies;
-    // The value of update `second` of Func `first` with its qualifying calls reading the copies.
-    std::map<std::pair<const FuncContents *, int>, Expr> update_values;
-};
-
-// The transposed copies worth making for the Funcs of `g` (see above); none when no call
-// qualifies. Names of the copies are `<operand>_transposed` (with a number where that is
-// taken, or where one operand is transposed along two dimensions).
-TransposedOperands transposed_operands(const PipelineGraph &g);
-
-// Adds the copies to `g`, each just before the first Func that reads it, with its callee and
-// consumer edges; the consumers' edges to an operand they no longer read are removed.
-void add_transposed_operands(PipelineGraph &g, const TransposedOperands &t);
+// The transposed copies worth making for the Funcs of `g` (see above), with the updates that
+// read them (OperandCopies::values, keyed by update k as definition k + 1); none when no call
+// qualifies. Names of the copies are `<operand>_transposed` (with a number where that is taken,
+// or where one operand is transposed along two dimensions). add_operand_copies adds them to `g`.
+OperandCopies transposed_operands(const PipelineGraph &g);
 
 } // namespace tessera::poly
