@@ -152,7 +152,10 @@ public:
         } else if (gpu_) {
             staged = staged_inputs(m_.graph);
         }
-        for (const OperandCopies::Copy &c : staged.copies) m_.staged_inputs.push_back(c.func->pure.value->input->name);
+        for (const OperandCopies::Copy &c : staged.copies) {
+            m_.staged_inputs.push_back(c.func->pure.value->input->name);
+            m_.staged_copies.push_back(c.func.get());
+        }
         copies_.append(std::move(staged));
         add_operand_copies(m_.graph, copies_);
         make_parameters();

@@ -6,6 +6,7 @@
 
 #include "tessera/poly/affine_schedule.h"
 #include "tessera/poly/gpu_mapping.h"
+#include "tessera/poly/staged_inputs.h"
 #include "tessera/poly/grouping.h"
 #include "tessera/poly/legality.h"
 #include "tessera/poly/overlapped_tiling.h"
@@ -113,7 +114,18 @@ std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &pla
 }
 
 Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions &o) {
-    Program p = schedule_groups(std::move(model), o);
+    Program p = schedule_groups(model, o);
+    // A staged input's copy stored whole, because the Funcs reading it landed in different
+    // groups, would move the input through global memory twice: the pipeline is scheduled again
+    // without staging, and the first group's note says why.
+    if (std::string why = unstaged_copy(p); !why.empty()) {
+        Stopwatch watch;
+        std::shared_ptr<const Model> plain = build_model(model->pipeline, "", false);
+        double model_ms = watch.lap();
+        p = schedule_groups(plain, o);
+        p.timings.insert(p.timings.begin(), {"model (inputs not staged)", model_ms});
+        if (!p.groups.empty()) p.groups[0].note = "inputs not staged in shared memory (" + why + "); " + p.groups[0].note;
+    }
     // (A fallback that rescheduled with other options, such as without storage folding, keeps
     // those.)
     if (!p.scheduled_with) p.scheduled_with = o;

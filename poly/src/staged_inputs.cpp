@@ -91,4 +91,15 @@ OperandCopies staged_inputs(const PipelineGraph &g, const std::vector<std::strin
     return out;
 }
 
+std::string unstaged_copy(const Program &p) {
+    const Model &m = *p.model;
+    for (const FuncContents *copy : m.staged_copies) {
+        int array = m.array_of(copy);
+        int storage = array >= 0 ? p.storage_of_array[size_t(array)] : -1;
+        if (storage >= 0 && p.storage[size_t(storage)].kind != Storage::Kind::Scratch)
+            return detail::str_cat(copy->name, " is stored whole, not per tile: the Funcs that read it are in different groups");
+    }
+    return "";
+}
+
 } // namespace tessera::poly

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tessera/poly/staged_inputs.h>
+#include <tessera/runtime/compiled_pipeline.h>
 
 using namespace tessera;
 using json = nlohmann::json;
@@ -86,4 +87,34 @@ TEST_CASE("a schedule JSON that stages an input the pipeline cannot stage is ref
     json j = json::parse(p.schedule_json());
     j["pipeline"]["staged_inputs"] = json::array({"nothing"});
     CHECK_THROWS_WITH(p.set_schedule_json(j.dump()), Catch::Matchers::Contains("stages input nothing in shared memory"));
+}
+
+TEST_CASE("an input two outputs read, each in a group of its own, is not staged: its copy would be stored whole",
+          "[poly][gpu]") {
+    Var x("x"), y("y");
+    InputBuffer<float> in("in", 2);
+    Func f1("f1"), f2("f2");
+    f1(x, y) = in(x, y) + in(x + 1, y);
+    f2(x, y) = in(x, y) * in(x + 2, y + 1);
+    Pipeline p({f1, f2});
+    CHECK(staged(p, true) == std::vector<std::string>{"in"});  // the model makes the copy ...
+    CompileReport report;
+    auto program = runtime::program_for(p, runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(80)), report);
+    CHECK(program->model->staged_inputs.empty());  // ... and the schedule does without it
+    REQUIRE_FALSE(program->groups.empty());
+    CHECK_THAT(program->groups[0].note, Catch::Matchers::Contains("inputs not staged in shared memory (in_shared is stored whole"));
+    for (const auto &g : program->groups)
+        for (int s : g.statements) CHECK(program->model->statements[size_t(s)].name.find("_shared") == std::string::npos);
+    Buffer<float> input(41, 9);
+    for (int j = 0; j < 9; ++j)
+        for (int i = 0; i < 41; ++i) input(i, j) = float(i - 2 * j);
+    in.set(input);
+    Buffer<float> g1(38, 8), g2(38, 8), w1(38, 8), w2(38, 8);
+    p.compile(emulated_gpu()).realize({g1, g2});
+    interpret(p, {w1, w2});
+    for (int j = 0; j < 8; ++j)
+        for (int i = 0; i < 38; ++i) {
+            REQUIRE(g1(i, j) == w1(i, j));
+            REQUIRE(g2(i, j) == w2(i, j));
+        }
 }

@@ -121,6 +121,7 @@ public:
     // The inputs staged in GPU shared memory (staged_inputs.h): each read through the Func
     // `<input>_shared` of the graph by the Funcs that read it at several offsets.
     std::vector<std::string> staged_inputs;
+    std::vector<const FuncContents *> staged_copies;  // the Funcs `<input>_shared`, in the same order
 
     isl::ctx ctx() const { return isl.ctx(); }
     isl::union_set domains() const;

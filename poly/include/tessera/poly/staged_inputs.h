@@ -33,6 +33,7 @@
 #include <tessera/func_graph.h>
 
 #include "tessera/poly/operand_copies.h"
+#include "tessera/poly/program.h"
 
 namespace tessera::poly {
 
@@ -41,5 +42,12 @@ namespace tessera::poly {
 // g.inlined inlined). With `only` given, exactly the inputs named there are staged (those of an
 // imported schedule; a name that does not qualify is a UserError).
 OperandCopies staged_inputs(const PipelineGraph &g, const std::vector<std::string> *only = nullptr);
+
+// Why the program's staged copies do not all live in a tile's scratchpad (shared memory): the
+// first copy that a full buffer holds instead, because the Funcs reading it landed in different
+// groups (two outputs reading one input); "" when all do, or there are none. Such a copy would
+// move the input through global memory twice, so the automatic scheduler then schedules the
+// pipeline again without staging (runtime::program_for, schedule_pipeline).
+std::string unstaged_copy(const Program &p);
 
 } // namespace tessera::poly
