@@ -688,6 +688,9 @@ std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, 
     return compile_program(p, program, o, std::move(report), nullptr, "");
 }
 
+// The threads of every block: 256 (8 warps), or fewer where the device allows fewer.
+int gpu_block_threads(const TargetInfo &device) { return std::min(256, device.max_threads_per_block); }
+
 poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const TargetInfo &device) {
     poly::ScheduleOptions s = schedule_options(o);
     s.gpu = true;
@@ -695,6 +698,7 @@ poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const Target
     s.register_tiling = false;   // a CPU register blocking
     s.cache_bytes = device.shared_bytes_per_block;  // a tile's scratchpads live in shared memory
     s.vector_width = device.warp_size;
+    s.gpu_block_threads = gpu_block_threads(device);
     return s;
 }
 
@@ -712,7 +716,7 @@ std::shared_ptr<const CallableImpl> compile_gpu_program(const Pipeline &p, std::
     auto [name, context, module, tm] = new_jit_module();
     codegen::CodegenOptions co = codegen_options(p, o, name);
     co.gpu = true;
-    co.gpu_threads = std::min(256, device.max_threads_per_block);
+    co.gpu_threads = gpu_block_threads(device);
     co.gpu_shared_bytes = device.shared_bytes_per_block;
     co.gpu_unroll_rows = o.gpu_unroll_rows > 0 ? o.gpu_unroll_rows : device.rows_in_flight;
     co.streaming_output_stores = false;

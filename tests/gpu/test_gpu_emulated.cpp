@@ -277,3 +277,27 @@ TEST_CASE("a GPU schedule exported as JSON imports to the same loop nest and run
     CHECK(cmp.ok);
     app->pipeline().clear_schedule_json();
 }
+
+TEST_CASE("GPU tiles are rows as wide as the block's threads, and their scratchpads fit its shared memory unpadded", "[gpu][model]") {
+    for (const char *name : {"blur_x_blur_y", "harris", "unsharp_mask"}) {
+        INFO(name);
+        auto app = apps::make_app(name);
+        CompileReport report;
+        auto program = runtime::program_for(app->pipeline(), runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(80)), report);
+        REQUIRE(program->groups.size() == 1);
+        // A narrower tile would leave threads of every block idle on each of its rows.
+        CHECK(program->groups[0].tile_sizes.back() == 256);
+        app->prepare({300, 40}, 5);
+        Callable c = app->pipeline().compile(emulated_gpu());
+        std::vector<Buffer<void>> out = app->make_outputs();
+        runtime::set_emulator_profiling(true);
+        c.realize(out);
+        runtime::set_emulator_profiling(false);
+        std::vector<runtime::GpuKernelProfile> kernels = runtime::take_emulator_profile();
+        REQUIRE(kernels.size() == 1);
+        // In shared memory (harris's 4 x 256 tiles, padded as a CPU's scratchpads are, did not
+        // fit and went to global memory).
+        CHECK(kernels[0].shared_bytes > 0);
+        CHECK(kernels[0].shared_bytes <= 48 * 1024);
+    }
+}

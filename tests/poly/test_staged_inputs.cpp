@@ -20,7 +20,7 @@ Target emulated_gpu() { return Target::cuda(80).emulated(); }
 
 } // namespace
 
-TEST_CASE("a GPU stencil's input read at several offsets along x is staged; one read at one offset, or along y only, is not",
+TEST_CASE("a GPU stencil's input read at several offsets along x is staged, and one read at one offset or along y only is not",
           "[poly][gpu]") {
     Var x("x"), y("y");
     InputBuffer<float> in("in", 2), other("other", 2), rows("rows", 2);

@@ -45,6 +45,9 @@ struct ScheduleOptions {
     bool sliding_window = true;
     // Map the schedule onto GPU kernels, blocks and threads (gpu_mapping.h).
     bool gpu = false;
+    // GPU targets: the threads of a block, which a thread loop spreads a tile's row over (a
+    // tile narrower than this leaves threads idle on every row).
+    int gpu_block_threads = 256;
     // Check the produced schedule against the dependences with isl (tests and imported
     // schedules always do; compilation can skip it, the scheduler being correct by construction).
     bool verify = false;
