@@ -126,18 +126,30 @@ json tree_json(isl_schedule_node *n) {
 
 } // namespace
 
+namespace {
+
+// The strings of the schedule JSON's "pipeline".`key` list, none where it has no such list
+// (what does not parse is reported by schedule_from_json); a list of anything but strings is a
+// UserError (`entry`: what its strings name, "Func name").
+std::vector<std::string> pipeline_list(const std::string &text, const char *key, const char *entry) {
+    std::vector<std::string> names;
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("pipeline") || !j["pipeline"].is_object() || !j["pipeline"].contains(key))
+        return names;
+    const json &list = j["pipeline"][key];
+    if (!list.is_array()) user_error("The schedule JSON's pipeline.", key, " is not an array of ", entry, "s.");
+    for (const json &n : list) {
+        if (!n.is_string()) user_error("The schedule JSON's pipeline.", key, " holds ", n.dump(), ", which is not a ", entry, ".");
+        names.push_back(n.get<std::string>());
+    }
+    return names;
+}
+
+} // namespace
+
 std::set<const FuncContents *> inlined_in_schedule_json(const PipelineGraph &g, const std::string &text) {
     std::set<const FuncContents *> inlined;
-    json j = json::parse(text, nullptr, false);
-    // What does not parse is reported by schedule_from_json.
-    if (j.is_discarded() || !j.is_object() || !j.contains("pipeline") || !j["pipeline"].is_object() ||
-        !j["pipeline"].contains("inlined"))
-        return inlined;
-    const json &list = j["pipeline"]["inlined"];
-    if (!list.is_array()) user_error("The schedule JSON's pipeline.inlined is not an array of Func names.");
-    for (const json &n : list) {
-        if (!n.is_string()) user_error("The schedule JSON's pipeline.inlined holds ", n.dump(), ", which is not a Func name.");
-        const std::string name = n.get<std::string>();
+    for (const std::string &name : pipeline_list(text, "inlined", "Func name")) {
         auto it = std::find_if(g.funcs.begin(), g.funcs.end(), [&](const auto &f) { return f->name == name; });
         if (it == g.funcs.end())
             user_error("The schedule JSON lists ", name, " in pipeline.inlined, but the pipeline has no Func ", name,
@@ -154,18 +166,7 @@ std::set<const FuncContents *> inlined_in_schedule_json(const PipelineGraph &g, 
 }
 
 std::vector<std::string> staged_inputs_in_schedule_json(const std::string &text) {
-    std::vector<std::string> staged;
-    json j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("pipeline") || !j["pipeline"].is_object() ||
-        !j["pipeline"].contains("staged_inputs"))
-        return staged;
-    const json &list = j["pipeline"]["staged_inputs"];
-    if (!list.is_array()) user_error("The schedule JSON's pipeline.staged_inputs is not an array of input names.");
-    for (const json &n : list) {
-        if (!n.is_string()) user_error("The schedule JSON's pipeline.staged_inputs holds ", n.dump(), ", which is not an input name.");
-        staged.push_back(n.get<std::string>());
-    }
-    return staged;
+    return pipeline_list(text, "staged_inputs", "input name");
 }
 
 std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int indent) {

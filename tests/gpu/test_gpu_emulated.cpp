@@ -23,6 +23,17 @@ namespace {
 
 Target emulated_gpu() { return Target::cuda(80).emulated(); }
 
+// The emulator's profile of one run of `app` (prepared at `sizes`) compiled for the emulated GPU.
+std::vector<runtime::GpuKernelProfile> profiled_run(apps::App &app, const std::vector<int> &sizes, uint32_t seed) {
+    app.prepare(sizes, seed);
+    Callable c = app.pipeline().compile(emulated_gpu());
+    std::vector<Buffer<void>> out = app.make_outputs();
+    runtime::set_emulator_profiling(true);
+    c.realize(out);
+    runtime::set_emulator_profiling(false);
+    return runtime::take_emulator_profile();
+}
+
 void check_emulated(const std::string &name, const std::vector<std::vector<int>> &sizes, CompileOptions o = {}) {
     auto app = apps::make_app(name);
     compiled_app_check::check_callable(*app, app->pipeline().compile(emulated_gpu(), o), sizes, 5, "on the emulated GPU");
@@ -200,13 +211,7 @@ TEST_CASE("the emulator's traffic model: blur reads its input and writes its out
           "bank conflicts",
           "[gpu][model]") {
     auto app = apps::make_app("blur_x_blur_y");
-    app->prepare({260, 68}, 3);
-    Callable c = app->pipeline().compile(emulated_gpu());
-    std::vector<Buffer<void>> out = app->make_outputs();
-    runtime::set_emulator_profiling(true);
-    c.realize(out);
-    runtime::set_emulator_profiling(false);
-    std::vector<runtime::GpuKernelProfile> kernels = runtime::take_emulator_profile();
+    std::vector<runtime::GpuKernelProfile> kernels = profiled_run(*app, {260, 68}, 3);
     REQUIRE(kernels.size() == 1);
     const runtime::GpuKernelProfile &k = kernels[0];
     double moved = double(k.global_load_bytes + k.global_store_bytes);
@@ -287,13 +292,7 @@ TEST_CASE("GPU tiles are rows as wide as the block's threads, and their scratchp
         REQUIRE(program->groups.size() == 1);
         // A narrower tile would leave threads of every block idle on each of its rows.
         CHECK(program->groups[0].tile_sizes.back() == 256);
-        app->prepare({300, 40}, 5);
-        Callable c = app->pipeline().compile(emulated_gpu());
-        std::vector<Buffer<void>> out = app->make_outputs();
-        runtime::set_emulator_profiling(true);
-        c.realize(out);
-        runtime::set_emulator_profiling(false);
-        std::vector<runtime::GpuKernelProfile> kernels = runtime::take_emulator_profile();
+        std::vector<runtime::GpuKernelProfile> kernels = profiled_run(*app, {300, 40}, 5);
         REQUIRE(kernels.size() == 1);
         // In shared memory (harris's 4 x 256 tiles, padded as a CPU's scratchpads are, did not
         // fit and went to global memory).
