@@ -229,8 +229,8 @@ void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
     if (!shared) f.device_release(global_scratch);
 }
 
-// The global access a thread loop's warps are aligned to: the body is one statement call
-// (through blocks of one child and marks), and it stores to global memory (an output, or a
+// The global access a thread loop's warps are aligned to: the body is one unguarded statement
+// call (through blocks of one child and marks), and it stores to global memory (an output, or a
 // Func stored whole), or else copies an input element as it is (a staged input,
 // poly/staged_inputs.h) into shared memory.
 struct AlignedAccess {
@@ -252,6 +252,9 @@ std::optional<AlignedAccess> aligned_access(const FunctionLowering &f, const pol
     const poly::LoopNode *n = only_call(loop);
     if (!n || loop.step != 1) return std::nullopt;
     const poly::ExecStatement &e = f.p.statements[size_t(n->statement)];
+    // The shift is computed from the address the statement touches at the loop's first
+    // iteration, which a guard might leave untouched (and out of its buffer).
+    if (!e.guards.empty()) return std::nullopt;
     const StorageView &stored = f.view_of(f.m.statements[size_t(e.statement)].func);
     AlignedAccess a;
     a.call = n;
