@@ -124,6 +124,18 @@ PipelineGraph build_pipeline_graph(const std::vector<Func> &outputs) {
     return g;
 }
 
+void check_compute_inline(const PipelineGraph &g) {
+    for (const auto &f : g.funcs) {
+        if (!f->compute_inline) continue;
+        if (!f->updates.empty())
+            user_error("Func ", f->name, ".compute_inline(): ", f->name,
+                       " has update definitions, and only a pure Func is computed inline. Compute it at root.");
+        if (g.is_output(f.get()))
+            user_error("Func ", f->name, ".compute_inline(): ", f->name,
+                       " is an output of the pipeline, which is stored in its buffer, not inlined.");
+    }
+}
+
 void check_bindings(const PipelineGraph &g) {
     for (const auto &in : g.inputs)
         if (in->is_parameter && !in->bound)

@@ -134,28 +134,10 @@ public:
     void build() {
         m_.graph = build_pipeline_graph(m_.pipeline.outputs());
         m_.graph.inlined = imported_schedule_.empty() ? automatic_inlines(m_.graph) : inlined_in_schedule_json(m_.graph, imported_schedule_);
-        for (const auto &f : m_.graph.funcs) {
-            if (!f->compute_inline) continue;
-            if (!f->updates.empty())
-                user_error("Func ", f->name, ".compute_inline(): ", f->name,
-                           " has update definitions, and only a pure Func is computed inline. Compute it at root.");
-            for (const Func &o : m_.pipeline.outputs())
-                if (o.contents() == f)
-                    user_error("Func ", f->name, ".compute_inline(): ", f->name,
-                               " is an output of the pipeline, which is stored in its buffer, not inlined.");
-        }
+        check_compute_inline(m_.graph);
         copies_ = transposed_operands(m_.graph);
-        OperandCopies staged;
-        if (!imported_schedule_.empty()) {
-            std::vector<std::string> listed = staged_inputs_in_schedule_json(imported_schedule_);
-            if (!listed.empty()) staged = staged_inputs(m_.graph, &listed);
-        } else if (gpu_) {
-            staged = staged_inputs(m_.graph);
-        }
-        for (const OperandCopies::Copy &c : staged.copies) {
-            m_.staged_inputs.push_back(c.func->pure.value->input->name);
-            m_.staged_copies.push_back(c.func.get());
-        }
+        OperandCopies staged = model_staged_inputs(m_.graph, imported_schedule_, gpu_);
+        for (const OperandCopies::Copy &c : staged.copies) m_.staged_copies.push_back(c.func.get());
         copies_.append(std::move(staged));
         add_operand_copies(m_.graph, copies_);
         make_parameters();

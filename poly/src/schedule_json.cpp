@@ -10,6 +10,7 @@
 
 #include "tessera/poly/dependences.h"
 #include "tessera/poly/legality.h"
+#include "tessera/poly/staged_inputs.h"
 
 namespace tessera::poly {
 namespace {
@@ -181,7 +182,7 @@ std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int ind
         if (m.graph.is_inlined(f.get())) inlined.push_back(f->name);
     }
     j["pipeline"] = {{"outputs", outputs}, {"funcs", funcs}, {"inlined", inlined}};
-    if (!m.staged_inputs.empty()) j["pipeline"]["staged_inputs"] = m.staged_inputs;
+    if (!m.staged_copies.empty()) j["pipeline"]["staged_inputs"] = staged_input_names(m);
     if (!o && p.scheduled_with) o = &*p.scheduled_with;
     if (o) {
         j["options"] = {{"fusion", fusion_name(o->fusion)}, {"tile_sizes", o->tile_sizes}, {"parallel", o->parallel},

@@ -7,6 +7,8 @@
 #include <tessera/error.h>
 #include <tessera/ir.h>
 
+#include "tessera/poly/schedule_json.h"
+
 namespace tessera::poly {
 
 namespace {
@@ -89,6 +91,18 @@ OperandCopies staged_inputs(const PipelineGraph &g, const std::vector<std::strin
                            "pipeline reads an input ", name, " at several offsets along its first dimension. Export the schedule of "
                            "this pipeline with Pipeline::schedule_json() and edit that.");
     return out;
+}
+
+OperandCopies model_staged_inputs(const PipelineGraph &g, const std::string &imported_schedule, bool gpu) {
+    if (imported_schedule.empty()) return gpu ? staged_inputs(g) : OperandCopies{};
+    std::vector<std::string> listed = staged_inputs_in_schedule_json(imported_schedule);
+    return listed.empty() ? OperandCopies{} : staged_inputs(g, &listed);
+}
+
+std::vector<std::string> staged_input_names(const Model &m) {
+    std::vector<std::string> names;
+    for (const FuncContents *copy : m.staged_copies) names.push_back(copy->pure.value->input->name);
+    return names;
 }
 
 std::string unstaged_copy(const Program &p) {

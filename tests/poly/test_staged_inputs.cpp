@@ -14,7 +14,7 @@ using json = nlohmann::json;
 namespace {
 
 // The inputs a model of `p` stages, with the GPU's choice (`gpu`) or the CPU's.
-std::vector<std::string> staged(const Pipeline &p, bool gpu) { return poly::build_model(p, "", gpu)->staged_inputs; }
+std::vector<std::string> staged(const Pipeline &p, bool gpu) { return poly::staged_input_names(*poly::build_model(p, "", gpu)); }
 
 Target emulated_gpu() { return Target::cuda(80).emulated(); }
 
@@ -100,7 +100,7 @@ TEST_CASE("an input two outputs read, each in a group of its own, is not staged:
     CHECK(staged(p, true) == std::vector<std::string>{"in"});  // the model makes the copy ...
     CompileReport report;
     auto program = runtime::program_for(p, runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(80)), report);
-    CHECK(program->model->staged_inputs.empty());  // ... and the schedule does without it
+    CHECK(program->model->staged_copies.empty());  // ... and the schedule does without it
     REQUIRE_FALSE(program->groups.empty());
     CHECK_THAT(program->groups[0].note, Catch::Matchers::Contains("inputs not staged in shared memory (in_shared is stored whole"));
     for (const auto &g : program->groups)

@@ -49,6 +49,10 @@ std::vector<const Definition *> definitions_of(const FuncContents &f);
 // compute_root, compute_at or store_at. bound, align_bounds and compute_inline do not count.
 bool has_schedule_directives(const FuncContents &f);
 
+// Throws a UserError naming the first Func whose compute_inline() cannot be honoured: one with
+// update definitions, or an output of the pipeline.
+void check_compute_inline(const PipelineGraph &g);
+
 // Throws a UserError naming the first InputBuffer that is not bound or Param that is not set.
 void check_bindings(const PipelineGraph &g);
 

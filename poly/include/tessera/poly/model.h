@@ -118,10 +118,9 @@ public:
     // a schedule may leave them out. Empty when there are none.
     isl::union_set dead;
     std::vector<BoundCheck> bound_checks;
-    // The inputs staged in GPU shared memory (staged_inputs.h): each read through the Func
-    // `<input>_shared` of the graph by the Funcs that read it at several offsets.
-    std::vector<std::string> staged_inputs;
-    std::vector<const FuncContents *> staged_copies;  // the Funcs `<input>_shared`, in the same order
+    // The copies of inputs staged in GPU shared memory (staged_inputs.h): the Funcs
+    // `<input>_shared` of the graph, read by the Funcs that read the input at several offsets.
+    std::vector<const FuncContents *> staged_copies;
 
     isl::ctx ctx() const { return isl.ctx(); }
     isl::union_set domains() const;

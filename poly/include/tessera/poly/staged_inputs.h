@@ -43,6 +43,14 @@ namespace tessera::poly {
 // imported schedule; a name that does not qualify is a UserError).
 OperandCopies staged_inputs(const PipelineGraph &g, const std::vector<std::string> *only = nullptr);
 
+// The copies a model of `g` stages: those an imported schedule lists
+// (staged_inputs_in_schedule_json; none for a schedule without the list), else for a GPU
+// schedule (`gpu`) those that qualify, else none.
+OperandCopies model_staged_inputs(const PipelineGraph &g, const std::string &imported_schedule, bool gpu);
+
+// The names of the inputs a model stages (Model::staged_copies), in its order.
+std::vector<std::string> staged_input_names(const Model &m);
+
 // Why the program's staged copies do not all live in a tile's scratchpad (shared memory): the
 // first copy that a full buffer holds instead, because the Funcs reading it landed in different
 // groups (two outputs reading one input); "" when all do, or there are none. Such a copy would
