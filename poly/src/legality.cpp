@@ -103,6 +103,8 @@ struct Checker {
     isl::union_map to_instance;  // exec copy -> the model instance it computes
     isl::union_map inst_time;    // model instance -> time points of its copies
     isl::union_map ge;         // time -> time, not strictly later
+    isl::union_map to_copies;  // model instance -> its executed copies
+    isl::multi_union_pw_aff time_at;  // the time map as a function (null without time dimensions)
     Legality r;
 
     explicit Checker(const Program &prog) : p(prog), m(*prog.model) {
@@ -112,6 +114,19 @@ struct Checker {
         for (const ExecStatement &e : p.statements) to_instance = to_instance.unite(isl::union_map(copy_to_instance(p, e)));
         inst_time = to_instance.reverse().apply_range(time);
         ge = not_before(time, dims);
+        to_copies = to_instance.reverse();
+        if (dims > 0) time_at = isl::manage(isl_multi_union_pw_aff_from_union_map(time.copy()));
+    }
+
+    // Whether some pair of executed copies in `copy_deps` runs the second no later than the first.
+    // Compared at the time map as a function of the copies (isl's lex_ge_at), which keeps the
+    // copies' coordinates: composing the pairs with the time map instead projects them out, and
+    // with tiled, skewed time maps that took most of the check (heat-3d's folded planes: 145 ms
+    // of the order check against 62 ms this way).
+    bool copies_not_in_order(const isl::union_map &copy_deps) const {
+        if (copy_deps.is_empty()) return false;
+        if (time_at.is_null()) return true;
+        return !isl::manage(isl_union_map_lex_ge_at_multi_union_pw_aff(copy_deps.copy(), time_at.copy())).is_empty();
     }
 
     void fail(const std::string &s) {
@@ -125,8 +140,7 @@ struct Checker {
     // of the sink.
     void check_order(const isl::union_map &deps, const char *kind, const char *meaning) {
         if (!r.legal || deps.is_empty()) return;
-        isl::union_map bad_time = deps.apply_domain(inst_time).apply_range(inst_time).intersect(ge);
-        if (bad_time.is_empty()) return;
+        if (!copies_not_in_order(deps.apply_domain(to_copies).apply_range(to_copies))) return;
         for (const isl::map &d : maps_of(deps)) {
             isl::union_map ud(d);
             isl::union_map bad = ud.apply_domain(inst_time).apply_range(inst_time).intersect(ge);
@@ -339,7 +353,7 @@ struct Checker {
             }
             if (!st.folded()) {
                 isl::union_map flow = writes.apply_range(reads.reverse());  // writer copy -> reader copy
-                if (!flow.apply_domain(time).apply_range(time).intersect(ge).is_empty())
+                if (copies_not_in_order(flow))
                     fail("The schedule lets a stage of its overlapped group read " + arr.func->name +
                          " before the tile computes it (the flow dependence inside the tile is not respected).");
                 continue;
@@ -444,7 +458,7 @@ Legality check_legality(const Program &p, const Dependences &d, bool gpu_mapping
     c.check_fold_readers_last();
     if (c.r.legal) {
         // Dependences between executed copies (recomputed copies inside a group excluded).
-        isl::union_map to_copies = c.to_instance.reverse();
+        const isl::union_map &to_copies = c.to_copies;
         // Folded buffers add the order of their slots: a marked loop must not run a write of a
         // slot concurrently with an access of the plane it replaces.
         isl::union_map all = d.all().unite(fold_dependences(*p.model, folds)).intersect_domain(dom).intersect_range(dom);
