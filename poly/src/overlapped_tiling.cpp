@@ -157,12 +157,68 @@ std::optional<FixedBox> hull_of(const isl::map &piece) {
     return r;
 }
 
+// `aj` (of the consumer's coordinates) at the consumer box's corner `corner` (bit k: the high end
+// of dimension k), as a function of the tile coordinates.
+isl_aff *at_corner(const isl_aff *aj, const FixedBox &consumer, unsigned corner) {
+    isl_multi_aff *at = isl_multi_aff_copy(consumer.offset.get());
+    for (size_t k = 0; k < consumer.size.size(); ++k)
+        if (corner & (1u << k))
+            at = isl_multi_aff_set_at(at, int(k), isl_aff_add_constant_si(isl_multi_aff_get_at(at, int(k)), int(consumer.size[k] - 1)));
+    // (The read and the consumer's box may name different parameters.)
+    isl_aff *a = isl_aff_copy(const_cast<isl_aff *>(aj));
+    at = isl_multi_aff_align_params(at, isl_aff_get_space(a));
+    a = isl_aff_align_params(a, isl_multi_aff_get_space(at));
+    return isl_aff_pullback_multi_aff(a, at);
+}
+
+// The range of a read coordinate c ± floor(e / d), e affine in the consumer's coordinates (an
+// upsampling read, f(x / 2) or f((x + 1) / 2)), over the consumer's box. It is monotone along
+// each coordinate, so its extremes lie at corners of the box: the offset is the lowest corner's
+// value and the size the highest's minus it plus one, where every corner's value differs from
+// the others by a constant and the lowest has no floor (a consumer box of 32 rows at 32 t read at
+// (y + 1) / 2: [16 t, 16 t + 16]). Otherwise none, and isl's hull decides.
+std::optional<std::pair<isl::aff, long>> floor_image(const isl::aff &aj, const FixedBox &consumer) {
+    isl_aff *a = aj.get();
+    if (isl_aff_dim(a, isl_dim_div) != 1 || consumer.size.size() > 6) return std::nullopt;
+    // (Coefficients outside the floor: isl_aff_involves_dims also looks inside it.)
+    auto coefficient_is = [&](isl_dim_type type, int pos, long value) {
+        isl_val *v = isl_aff_get_coefficient_val(a, type, pos);
+        bool is = isl_val_cmp_si(v, value) == 0;
+        isl_val_free(v);
+        return is;
+    };
+    for (isl_dim_type type : {isl_dim_in, isl_dim_param})
+        for (int pos = 0; pos < int(isl_aff_dim(a, type)); ++pos)
+            if (!coefficient_is(type, pos, 0)) return std::nullopt;
+    isl_val *den = isl_aff_get_denominator_val(a);
+    bool single_floor = isl_val_is_one(den) == isl_bool_true && (coefficient_is(isl_dim_div, 0, 1) || coefficient_is(isl_dim_div, 0, -1));
+    isl_val_free(den);
+    if (!single_floor) return std::nullopt;
+    isl::aff first = isl::manage(at_corner(a, consumer, 0));
+    long lowest = 0, highest = 0;
+    for (unsigned corner = 1; corner < (1u << consumer.size.size()); ++corner) {
+        isl_aff *d = isl_aff_sub(at_corner(a, consumer, corner), first.copy());
+        isl_val *v = isl_aff_is_cst(d) == isl_bool_true ? isl_aff_get_constant_val(d) : nullptr;
+        bool constant = v && isl_val_is_int(v) == isl_bool_true;
+        long dv = constant ? isl_val_get_num_si(v) : 0;
+        isl_val_free(v);
+        isl_aff_free(d);
+        if (!constant) return std::nullopt;
+        lowest = std::min(lowest, dv);
+        highest = std::max(highest, dv);
+    }
+    isl::aff offset = isl::manage(isl_aff_add_constant_si(first.release(), int(lowest)));
+    if (isl_aff_dim(offset.get(), isl_dim_div) != 0) return std::nullopt;
+    return std::make_pair(offset, highest - lowest + 1);
+}
+
 // The box of what `read` (consumer element -> producer element, the same on every instance)
 // takes from a consumer's box, without isl's hull when the read is affine with integer
 // coefficients: producer coordinate j = sum_k a_k c_k + b ranges from sum_k a_k (o_k + (a_k < 0 ?
 // s_k - 1 : 0)) + b over sum_k |a_k| (s_k - 1) + 1 elements. With blur_y's read of blur_x at
 // (x, y + 1) and blur_y's box [32 t1, 32 t1 + 31] in y: [32 t1 + 1, 32 t1 + 32]. (isl's hull of
 // the composed map gives the same box; it cost a quarter of local_laplacian's compile time.)
+// A coordinate read through one floor (upsampling: f(x / 2)) takes floor_image's box.
 std::optional<FixedBox> affine_image(const isl::map &read, const FixedBox &consumer) {
     if (isl_map_n_basic_map(read.get()) != 1 || isl_map_is_single_valued(read.get()) != isl_bool_true) return std::nullopt;
     // A consumer offset with floor divisions (below a downsampling read) is left to isl, whose
@@ -190,6 +246,15 @@ std::optional<FixedBox> affine_image(const isl::map &read, const FixedBox &consu
                 isl_val *den = isl_aff_get_denominator_val(aj);
                 ok = isl_aff_dim(aj, isl_dim_div) == 0 && isl_val_is_one(den) == isl_bool_true;
                 isl_val_free(den);
+                if (!ok) {
+                    std::optional<std::pair<isl::aff, long>> floor = floor_image(isl::manage(aj), consumer);
+                    ok = floor.has_value();
+                    if (!ok) break;
+                    isl_multi_aff *oj = isl_multi_aff_from_aff(floor->first.release());
+                    offset = offset ? isl_multi_aff_flat_range_product(offset, oj) : oj;
+                    sizes.push_back(floor->second);
+                    continue;
+                }
                 // The consumer coordinate each a_k multiplies: its box's low end, or its high end
                 // where a_k < 0 (where the producer coordinate is lowest).
                 isl_multi_aff *at = isl_multi_aff_copy(consumer.offset.get());

@@ -2,7 +2,7 @@
 // boxes by interval arithmetic where a read is affine, is the box isl's fixed box hull of the
 // composed reads gives (the way every box was found before), on reads of every shape the
 // arithmetic takes: stencil taps, strides, a negative coefficient, a Param offset, two dimensions
-// mixed, and a read at x / 2 that stays with isl.
+// mixed, and reads at x / 2, (x + 1) / 2 and (7 - x) / 3 (from the consumer box's corners).
 #include "poly_test_util.h"
 
 #include <isl/aff.h>
@@ -94,7 +94,7 @@ TEST_CASE("a producer's box per tile from affine reads is the box isl's hull of 
     SECTION("tiles 1 x 5") { check_boxes_equal_isl_hulls(Pipeline(out), {1, 5}); }
 }
 
-TEST_CASE("a producer read at x / 2 keeps isl's hull, and the boxes below it match", "[poly][footprints]") {
+TEST_CASE("a producer read at x / 2 gets the box isl's hull gives, and the boxes below it match", "[poly][footprints]") {
     Var x("x"), y("y");
     InputBuffer<float> in("in", 2);
     Func a("a"), up("up"), b("b");
@@ -102,4 +102,25 @@ TEST_CASE("a producer read at x / 2 keeps isl's hull, and the boxes below it mat
     up(x, y) = a(x / 2, y) + a(x / 2 + 1, y);
     b(x, y) = up(x - 1, y) + up(x + 1, y + 1);
     check_boxes_equal_isl_hulls(Pipeline(b), {16, 8});
+}
+
+// Upsampling reads (a floor of an affine expression; floor_image in overlapped_tiling.cpp): the
+// box from the consumer box's corners where the tile's offset is a multiple of the divisor, and
+// isl's hull where it is not (odd tiles, whose boxes start at floor(5 t / 2)).
+TEST_CASE("a producer read at (x + 1) / 2, (x - 1) / 2 or (7 - x) / 3 gets the box isl's hull gives, on even and odd tiles",
+          "[poly][footprints]") {
+    Var x("x"), y("y");
+    InputBuffer<float> in("in", 2);
+    Func a("a"), up("up"), b("b"), c("c"), mirrored("mirrored"), d("d");
+    a(x, y) = in(x, y) + 1.0f;
+    up(x, y) = a((x + 1) / 2, (y + 1) / 2) + a((x - 1) / 2, (y - 1) / 2);
+    b(x, y) = up(x - 1, y) + up(x + 1, y + 1);
+    c(x, y) = in(x, y) * 3.0f;
+    mirrored(x, y) = c((7 - x) / 3, y) * 0.5f;
+    d(x, y) = mirrored(x - 1, y) + mirrored(x + 1, y + 1);
+    for (const std::vector<int> &tiles : std::vector<std::vector<int>>{{12, 8}, {5, 3}, {1, 1}, {64, 32}}) {
+        INFO("tiles " << tiles[0] << " x " << tiles[1]);
+        check_boxes_equal_isl_hulls(Pipeline(b), tiles);
+        check_boxes_equal_isl_hulls(Pipeline(d), tiles);
+    }
 }
