@@ -219,8 +219,7 @@ std::optional<std::pair<isl::aff, long>> floor_image(const isl::aff &aj, const F
 // (x, y + 1) and blur_y's box [32 t1, 32 t1 + 31] in y: [32 t1 + 1, 32 t1 + 32]. (isl's hull of
 // the composed map gives the same box; it cost a quarter of local_laplacian's compile time.)
 // A coordinate read through one floor (upsampling: f(x / 2)) takes floor_image's box.
-std::optional<FixedBox> affine_image(const isl::map &read, const FixedBox &consumer) {
-    if (isl_map_n_basic_map(read.get()) != 1 || isl_map_is_single_valued(read.get()) != isl_bool_true) return std::nullopt;
+std::optional<FixedBox> single_valued_image(const isl::map &read, const FixedBox &consumer) {
     // A consumer offset with floor divisions (below a downsampling read) is left to isl, whose
     // hull writes it in the form the later boxes of the group are derived from.
     for (int k = 0; k < int(isl_multi_aff_dim(consumer.offset.get(), isl_dim_out)); ++k) {
@@ -287,6 +286,66 @@ std::optional<FixedBox> affine_image(const isl::map &read, const FixedBox &consu
     return r;
 }
 
+// The constant value of `pa` where it is one affine constant everywhere.
+std::optional<long> constant_of(isl_pw_aff *pa) {
+    std::optional<long> r;
+    if (pa && isl_pw_aff_n_piece(pa) == 1 && isl_pw_aff_isa_aff(pa) == isl_bool_true) {
+        isl_set *domain = isl_pw_aff_domain(isl_pw_aff_copy(pa));
+        bool everywhere = isl_set_plain_is_universe(domain) == isl_bool_true;
+        isl_set_free(domain);
+        isl_aff *a = isl_pw_aff_as_aff(isl_pw_aff_copy(pa));
+        if (everywhere && isl_aff_is_cst(a) == isl_bool_true) {
+            isl_val *v = isl_aff_get_constant_val(a);
+            if (isl_val_is_int(v) == isl_bool_true) r = isl_val_get_num_si(v);
+            isl_val_free(v);
+        }
+        isl_aff_free(a);
+    }
+    isl_pw_aff_free(pa);
+    return r;
+}
+
+// The box of what `read` takes from a consumer's box (single_valued_image), also where some
+// coordinates are read over a constant range whatever the element (local_laplacian reads its
+// pyramids at levels 0 to 6 and 1 to 7 of a data-dependent level): those take the range, the
+// others the box of the read without them. None where isl's hull has to decide.
+std::optional<FixedBox> affine_image(const isl::map &read, const FixedBox &consumer) {
+    if (isl_map_n_basic_map(read.get()) != 1) return std::nullopt;
+    if (isl_map_is_single_valued(read.get()) == isl_bool_true) return single_valued_image(read, consumer);
+    int n = int(isl_map_dim(read.get(), isl_dim_out));
+    std::vector<std::optional<std::pair<long, long>>> ranges(static_cast<size_t>(n));
+    isl::map rest = read;
+    for (int j = n - 1; j >= 0; --j) {
+        std::optional<long> lo = constant_of(isl_map_dim_min(read.copy(), j));
+        std::optional<long> hi = lo ? constant_of(isl_map_dim_max(read.copy(), j)) : std::nullopt;
+        if (!hi) continue;
+        ranges[size_t(j)] = std::make_pair(*lo, *hi);
+        rest = isl::manage(isl_map_project_out(rest.release(), isl_dim_out, unsigned(j), 1));
+    }
+    int n_rest = int(isl_map_dim(rest.get(), isl_dim_out));
+    if (n_rest == n || isl_map_is_single_valued(rest.get()) != isl_bool_true) return std::nullopt;
+    std::optional<FixedBox> inner;
+    if (n_rest > 0 && !(inner = single_valued_image(rest, consumer))) return std::nullopt;
+    isl_space *tiles = isl_multi_aff_get_domain_space(consumer.offset.get());
+    isl_multi_aff *offset = nullptr;
+    std::vector<long> sizes;
+    for (int j = 0, k = 0; j < n; ++j) {
+        isl_aff *aj;
+        if (ranges[size_t(j)]) {
+            auto [lo, hi] = *ranges[size_t(j)];
+            aj = isl_aff_val_on_domain(isl_local_space_from_space(isl_space_copy(tiles)), isl_val_int_from_si(isl_space_get_ctx(tiles), lo));
+            sizes.push_back(hi - lo + 1);
+        } else {
+            aj = isl_multi_aff_get_at(inner->offset.get(), k);
+            sizes.push_back(inner->size[size_t(k++)]);
+        }
+        isl_multi_aff *oj = isl_multi_aff_from_aff(aj);
+        offset = offset ? isl_multi_aff_flat_range_product(offset, oj) : oj;
+    }
+    isl_space_free(tiles);
+    return FixedBox{isl::manage(offset), sizes};
+}
+
 // One box holding `boxes`, where their offsets differ by constants (a stencil's taps, x - 1
 // and x + 1): from the lowest offset to the highest end, as isl's hull of their union.
 std::optional<FixedBox> bounding_box(const std::vector<FixedBox> &boxes) {
@@ -347,8 +406,9 @@ bool footprint_of_stage(const Model &m, const std::vector<int> &stages, int si, 
         size_t ci = read.first;
         const Access &a = *read.second;
         std::optional<FixedBox> box;
-        if (r.offsets[ci] && !r.sizes[ci].empty() && !a.unrestricted.is_null())
-            box = affine_image(a.unrestricted, FixedBox{*r.offsets[ci], r.sizes[ci]});
+        const std::vector<long> &consumer_size = ci + 1 == stages.size() ? r.tile_sizes : r.sizes[ci];
+        if (r.offsets[ci] && !consumer_size.empty() && !a.unrestricted.is_null())
+            box = affine_image(a.unrestricted, FixedBox{*r.offsets[ci], consumer_size});
         if (!box) box = hull_of(map_of(read));
         if (!box) break;
         read_boxes.push_back(*box);
@@ -423,6 +483,19 @@ std::optional<Footprints> footprints_by_stage(const Model &m, const std::vector<
     isl::set root_tiles;
     auto root = [&] {
         if (!r.spread.back()) r.spread.back() = tile_map(m, root_statement, tile_sizes).reverse();
+        if (!r.offsets.back()) {
+            // t -> tile_sizes · t, the first element of tile t (tile_map's floor(x / size)).
+            isl_space *space = isl_map_get_space(r.spread.back()->get());
+            isl_local_space *tiles = isl_local_space_from_space(isl_space_domain(isl_space_copy(space)));
+            isl_multi_aff *offset = isl_multi_aff_zero(space);
+            for (size_t j = 0; j < tile_sizes.size(); ++j) {
+                isl_aff *tj = isl_aff_var_on_domain(isl_local_space_copy(tiles), isl_dim_set, unsigned(j));
+                offset = isl_multi_aff_set_at(offset, int(j), isl_aff_scale_val(tj, isl_val_int_from_si(m.ctx().get(), tile_sizes[j])));
+            }
+            isl_local_space_free(tiles);
+            r.offsets.back() = isl::manage(offset);
+        }
+        r.tile_sizes.assign(tile_sizes.begin(), tile_sizes.end());
         if (!r.boxes.back()) r.boxes.back() = r.spread.back()->intersect_range(root_statement.domain);
         root_tiles = r.boxes.back()->domain();
     };

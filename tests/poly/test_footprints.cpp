@@ -124,3 +124,18 @@ TEST_CASE("a producer read at (x + 1) / 2, (x - 1) / 2 or (7 - x) / 3 gets the b
         check_boxes_equal_isl_hulls(Pipeline(d), tiles);
     }
 }
+
+// A data-dependent level clamped to a constant range (local_laplacian's pyramid lookups): the
+// box spans the range along that coordinate, whatever the element (affine_image).
+TEST_CASE("a producer read at a clamped data-dependent level gets the box isl's hull gives", "[poly][footprints]") {
+    Var x("x"), y("y"), k("k");
+    InputBuffer<float> in("in", 2);
+    Func levels("levels"), out("out");
+    levels(x, y, k) = in(x, y) * cast<float>(k);
+    Expr level = cast<int>(in(x, y) * 4.0f);
+    out(x, y) = levels(x, y, clamp(level, 0, 6)) + levels(x + 1, y - 1, clamp(level + 1, 1, 7));
+    for (const std::vector<int> &tiles : std::vector<std::vector<int>>{{32, 8}, {5, 3}}) {
+        INFO("tiles " << tiles[0] << " x " << tiles[1]);
+        check_boxes_equal_isl_hulls(Pipeline(out), tiles);
+    }
+}

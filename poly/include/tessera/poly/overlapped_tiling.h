@@ -43,9 +43,11 @@ struct Footprints {
     // or to the stage's domain. Producers' boxes are derived from these: the clipped ones carry
     // the domains' floor divisions (pyramid levels), which made isl take up to 0.4 s a stage.
     std::vector<std::optional<isl::map>> spread;
-    // Per stage: the offset of its spread box (tile coordinates -> its first element); null for
-    // the root, whose box is the tile itself.
+    // Per stage: the offset of its spread box (tile coordinates -> its first element); for the
+    // root, whose box is the tile itself, tile_sizes · t.
     std::vector<std::optional<isl::multi_aff>> offsets;
+    std::vector<long> tile_sizes;  // the root's box size: its tile
+
     // Per stage: the tile dimensions its box moves with (bit j: tile coordinate j, outermost
     // first). A stage whose box stays put along a tile dimension is computed again in every
     // tile along it: all of them for a lookup table (no bit), every channel's tile for a
