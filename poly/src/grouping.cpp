@@ -145,22 +145,32 @@ private:
                 r[i] = hit->second.second;
                 continue;
             }
-            r[i] = box_scale(*fp.spread[i], probe);
+            r[i] = box_scale(*fp.spread[i], i < fp.offsets.size() ? fp.offsets[i] : std::nullopt, probe);
             box_scales_[key] = {*fp.spread[i], r[i]};
         }
         return r;
     }
 
     // The scales of one stage's box (box_scales); empty when unknown.
-    static std::vector<BoxScale> box_scale(const isl::map &box, const std::vector<int> &probe) {
+    // The box's low end is its offset where the footprints have one without floors (the
+    // spread box is built from it); otherwise isl's minimum of the box.
+    static std::vector<BoxScale> box_scale(const isl::map &box, const std::optional<isl::multi_aff> &offset,
+                                           const std::vector<int> &probe) {
         isl_map *spread = box.get();
         int n = int(isl_map_dim(spread, isl_dim_out)), t = int(isl_map_dim(spread, isl_dim_in));
         std::vector<BoxScale> scale(static_cast<size_t>(n));
         bool known = t == int(probe.size());
+        bool plain_offset = offset && !offset->is_null() && int(isl_multi_aff_dim(offset->get(), isl_dim_out)) == n;
+        for (int d = 0; d < n && plain_offset; ++d) {
+            isl_aff *a = isl_multi_aff_get_at(offset->get(), d);
+            plain_offset = isl_aff_dim(a, isl_dim_div) == 0;
+            isl_aff_free(a);
+        }
         for (int d = 0; d < n && known; ++d) {
-            isl_pw_aff *lo = isl_map_dim_min(isl_map_copy(spread), d);
             isl_aff *aff = nullptr;
-            if (isl_pw_aff_n_piece(lo) == 1)
+            isl_pw_aff *lo = plain_offset ? nullptr : isl_map_dim_min(isl_map_copy(spread), d);
+            if (plain_offset) aff = isl_multi_aff_get_at(offset->get(), d);
+            else if (isl_pw_aff_n_piece(lo) == 1)
                 isl_pw_aff_foreach_piece(
                     lo,
                     [](isl_set *set, isl_aff *a, void *user) {
@@ -376,6 +386,8 @@ private:
                 known.sizes.insert(known.sizes.end(), cf->sizes.begin(), cf->sizes.end());
                 known.spread.resize(g.plan.statements.size());
                 known.spread.insert(known.spread.end(), cf->spread.begin(), cf->spread.end());
+                known.offsets.resize(g.plan.statements.size());
+                known.offsets.insert(known.offsets.end(), cf->offsets.begin(), cf->offsets.end());
                 known.moves_with.resize(g.plan.statements.size(), ~0u);
                 known.moves_with.insert(known.moves_with.end(), cf->moves_with.begin(), cf->moves_with.end());
                 std::vector<int> probe = probe_tiles(merged.plan);
