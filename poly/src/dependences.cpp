@@ -28,7 +28,7 @@ isl::union_map over_used_parameters(isl_union_map *u) {
         u,
         [](isl_map *map, void *user) {
             auto *r = static_cast<isl_union_map **>(user);
-            *r = isl_union_map_add_map(*r, isl_map_drop_unused_params(map));
+            *r = isl_union_map_add_map(*r, drop_unused_params(map));
             return isl_stat_ok;
         },
         &reduced);

@@ -138,7 +138,7 @@ isl_ast_build *build_over_parameters_of(isl_space *space, const isl::set &contex
 } // namespace
 
 Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids) {
-    isl_pw_aff *reduced = isl_pw_aff_drop_unused_params(pa.copy());
+    isl_pw_aff *reduced = drop_unused_params(pa.copy());
     isl_ast_build *build = build_over_parameters_of(isl_pw_aff_get_space(reduced), context);
     isl_ast_expr *e = isl_ast_build_expr_from_pw_aff(build, reduced);
     isl_ast_build_free(build);
@@ -150,7 +150,7 @@ Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdReso
 }
 
 Expr set_to_condition(const isl::set &params, const isl::set &context, const IdResolver &ids) {
-    isl_set *reduced = isl_set_drop_unused_params(params.copy());
+    isl_set *reduced = drop_unused_params(params.copy());
     isl_ast_build *build = build_over_parameters_of(isl_set_get_space(reduced), context);
     isl_ast_expr *e = isl_ast_build_expr_from_set(build, reduced);
     isl_ast_build_free(build);

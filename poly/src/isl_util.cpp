@@ -111,6 +111,50 @@ std::vector<isl::map> maps_of(const isl::union_map &u) {
     return v;
 }
 
+namespace {
+
+// `object` with each run of consecutive parameters that `involves` says it does not involve
+// removed by `remove` (first, count), from the last parameter down.
+template <typename T, typename Dim, typename Involves, typename Remove>
+T *drop_unused_param_runs(T *object, Dim dim, Involves involves, Remove remove) {
+    if (!object) return object;
+    int n = int(dim(object));
+    for (int hi = n - 1; hi >= 0 && object;) {
+        if (involves(object, hi) != isl_bool_false) {
+            --hi;
+            continue;
+        }
+        int lo = hi;
+        while (lo > 0 && involves(object, lo - 1) == isl_bool_false) --lo;
+        object = remove(object, lo, hi - lo + 1);
+        hi = lo - 1;
+    }
+    return object;
+}
+
+} // namespace
+
+isl_set *drop_unused_params(isl_set *set) {
+    return drop_unused_param_runs(
+        set, [](isl_set *s) { return isl_set_dim(s, isl_dim_param); },
+        [](isl_set *s, int i) { return isl_set_involves_dims(s, isl_dim_param, unsigned(i), 1); },
+        [](isl_set *s, int first, int n) { return isl_set_project_out(s, isl_dim_param, unsigned(first), unsigned(n)); });
+}
+
+isl_map *drop_unused_params(isl_map *map) {
+    return drop_unused_param_runs(
+        map, [](isl_map *m) { return isl_map_dim(m, isl_dim_param); },
+        [](isl_map *m, int i) { return isl_map_involves_dims(m, isl_dim_param, unsigned(i), 1); },
+        [](isl_map *m, int first, int n) { return isl_map_project_out(m, isl_dim_param, unsigned(first), unsigned(n)); });
+}
+
+isl_pw_aff *drop_unused_params(isl_pw_aff *pa) {
+    return drop_unused_param_runs(
+        pa, [](isl_pw_aff *p) { return isl_pw_aff_dim(p, isl_dim_param); },
+        [](isl_pw_aff *p, int i) { return isl_pw_aff_involves_dims(p, isl_dim_param, unsigned(i), 1); },
+        [](isl_pw_aff *p, int first, int n) { return isl_pw_aff_drop_dims(p, isl_dim_param, unsigned(first), unsigned(n)); });
+}
+
 std::string isl_name(const std::string &name) {
     std::string s;
     for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');

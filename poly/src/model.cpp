@@ -350,7 +350,7 @@ private:
         auto dim_bound = [&](const isl::set &piece) {
             // Bounded over the parameters the piece involves (a handful of the dozens a pipeline
             // has, each a column of every constraint isl handles), then aligned back.
-            isl_set *reduced = isl_set_drop_unused_params(piece.copy());
+            isl_set *reduced = drop_unused_params(piece.copy());
             isl_pw_aff *bound = upper ? isl_set_dim_max(reduced, 0) : isl_set_dim_min(reduced, 0);  // 1-D sets
             isl::pw_aff b = isl::manage(isl_pw_aff_align_params(bound, isl_space_params(isl_set_get_space(piece.get()))));
             if (isl_pw_aff_involves_nan(b.get()))

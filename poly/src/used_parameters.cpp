@@ -101,7 +101,7 @@ public:
     isl_space *params() const { return params_; }
 
     isl_set *set(isl_set *s) const {
-        return isl_set_align_params(isl_set_drop_unused_params(s), isl_space_copy(params_));
+        return isl_set_align_params(drop_unused_params(s), isl_space_copy(params_));
     }
 
     isl_union_set *union_set(isl_union_set *u) const {
@@ -139,7 +139,7 @@ public:
                 upa,
                 [](isl_pw_aff *pa, void *user) {
                     auto *d = static_cast<Data *>(user);
-                    pa = isl_pw_aff_align_params(isl_pw_aff_drop_unused_params(pa), isl_space_copy(d->r->params_));
+                    pa = isl_pw_aff_align_params(drop_unused_params(pa), isl_space_copy(d->r->params_));
                     d->result = isl_union_pw_aff_add_pw_aff(d->result, pa);
                     return isl_stat_ok;
                 },
