@@ -157,6 +157,19 @@ std::optional<FixedBox> hull_of(const isl::map &piece) {
     return r;
 }
 
+// a - b where it is an integer constant (takes both; they may name different parameters).
+std::optional<long> constant_difference(isl_aff *a, isl_aff *b) {
+    a = isl_aff_align_params(a, isl_aff_get_space(b));
+    b = isl_aff_align_params(b, isl_aff_get_space(a));
+    isl_aff *d = isl_aff_sub(a, b);
+    isl_val *v = isl_aff_is_cst(d) == isl_bool_true ? isl_aff_get_constant_val(d) : nullptr;
+    std::optional<long> r;
+    if (v && isl_val_is_int(v) == isl_bool_true) r = isl_val_get_num_si(v);
+    isl_val_free(v);
+    isl_aff_free(d);
+    return r;
+}
+
 // `aj` (of the consumer's coordinates) at the consumer box's corner `corner` (bit k: the high end
 // of dimension k), as a function of the tile coordinates.
 isl_aff *at_corner(const isl_aff *aj, const FixedBox &consumer, unsigned corner) {
@@ -197,15 +210,10 @@ std::optional<std::pair<isl::aff, long>> floor_image(const isl::aff &aj, const F
     isl::aff first = isl::manage(at_corner(a, consumer, 0));
     long lowest = 0, highest = 0;
     for (unsigned corner = 1; corner < (1u << consumer.size.size()); ++corner) {
-        isl_aff *d = isl_aff_sub(at_corner(a, consumer, corner), first.copy());
-        isl_val *v = isl_aff_is_cst(d) == isl_bool_true ? isl_aff_get_constant_val(d) : nullptr;
-        bool constant = v && isl_val_is_int(v) == isl_bool_true;
-        long dv = constant ? isl_val_get_num_si(v) : 0;
-        isl_val_free(v);
-        isl_aff_free(d);
-        if (!constant) return std::nullopt;
-        lowest = std::min(lowest, dv);
-        highest = std::max(highest, dv);
+        std::optional<long> d = constant_difference(at_corner(a, consumer, corner), first.copy());
+        if (!d) return std::nullopt;
+        lowest = std::min(lowest, *d);
+        highest = std::max(highest, *d);
     }
     isl::aff offset = isl::manage(isl_aff_add_constant_si(first.release(), int(lowest)));
     if (isl_aff_dim(offset.get(), isl_dim_div) != 0) return std::nullopt;
@@ -355,18 +363,11 @@ std::optional<FixedBox> bounding_box(const std::vector<FixedBox> &boxes) {
     for (size_t i = 1; i < boxes.size(); ++i) {
         if (boxes[i].size.size() != n) return std::nullopt;
         for (size_t j = 0; j < n; ++j) {
-            isl_aff *oi = isl_multi_aff_get_at(boxes[i].offset.get(), int(j)), *o0 = isl_multi_aff_get_at(r.offset.get(), int(j));
-            oi = isl_aff_align_params(oi, isl_aff_get_space(o0));
-            o0 = isl_aff_align_params(o0, isl_aff_get_space(oi));
-            isl_aff *d = isl_aff_sub(oi, o0);
-            isl_val *c = isl_aff_is_cst(d) == isl_bool_true ? isl_aff_get_constant_val(d) : nullptr;
-            bool constant = c && isl_val_is_int(c) == isl_bool_true;
-            long cj = constant ? isl_val_get_num_si(c) : 0;
-            isl_val_free(c);
-            isl_aff_free(d);
-            if (!constant) return std::nullopt;
-            lo[j] = std::min(lo[j], cj);
-            hi[j] = std::max(hi[j], cj + boxes[i].size[j]);
+            std::optional<long> cj =
+                constant_difference(isl_multi_aff_get_at(boxes[i].offset.get(), int(j)), isl_multi_aff_get_at(r.offset.get(), int(j)));
+            if (!cj) return std::nullopt;
+            lo[j] = std::min(lo[j], *cj);
+            hi[j] = std::max(hi[j], *cj + boxes[i].size[j]);
         }
     }
     isl_multi_aff *offset = r.offset.release();
