@@ -244,7 +244,7 @@ std::optional<FixedBox> single_valued_image(const isl::map &read, const FixedBox
         isl_set_free(domain);
         isl::multi_aff ma = isl::manage(isl_pw_multi_aff_as_multi_aff(isl_pw_multi_aff_copy(pma)));
         int n = int(isl_multi_aff_dim(ma.get(), isl_dim_out)), nc = int(consumer.size.size());
-        if (everywhere && int(isl_multi_aff_dim(ma.get(), isl_dim_in)) == nc) {
+        if (everywhere && int(isl_multi_aff_dim(ma.get(), isl_dim_in)) == nc && nc < 32) {  // (corners as bits)
             bool ok = true;
             std::vector<long> sizes;
             isl_multi_aff *offset = nullptr;
@@ -263,26 +263,18 @@ std::optional<FixedBox> single_valued_image(const isl::map &read, const FixedBox
                     continue;
                 }
                 // The consumer coordinate each a_k multiplies: its box's low end, or its high end
-                // where a_k < 0 (where the producer coordinate is lowest).
-                isl_multi_aff *at = isl_multi_aff_copy(consumer.offset.get());
+                // where a_k < 0 (the corner where the producer coordinate is lowest).
+                unsigned lowest = 0;
                 long size = 1;
-                for (int k = 0; k < nc && ok; ++k) {
+                for (int k = 0; k < nc; ++k) {
                     isl_val *c = isl_aff_get_coefficient_val(aj, isl_dim_in, k);
                     long ck = isl_val_get_num_si(c);
                     isl_val_free(c);
                     size += std::labs(ck) * (consumer.size[size_t(k)] - 1);
-                    if (ck < 0)
-                        at = isl_multi_aff_set_at(at, k, isl_aff_add_constant_si(isl_multi_aff_get_at(at, k), int(consumer.size[size_t(k)] - 1)));
+                    if (ck < 0) lowest |= 1u << k;
                 }
-                if (!ok) {
-                    isl_aff_free(aj);
-                    isl_multi_aff_free(at);
-                    break;
-                }
-                // (The read and the consumer's box may name different parameters.)
-                at = isl_multi_aff_align_params(at, isl_aff_get_space(aj));
-                aj = isl_aff_align_params(aj, isl_multi_aff_get_space(at));
-                isl_multi_aff *oj = isl_multi_aff_from_aff(isl_aff_pullback_multi_aff(aj, at));
+                isl_multi_aff *oj = isl_multi_aff_from_aff(at_corner(aj, consumer, lowest));
+                isl_aff_free(aj);
                 offset = offset ? isl_multi_aff_flat_range_product(offset, oj) : oj;
                 sizes.push_back(size);
             }

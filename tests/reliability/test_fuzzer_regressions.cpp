@@ -744,8 +744,7 @@ TEST_CASE("pipelines the fuzzer once failed on compile and match the interpreter
     // a ring of 3 rows whose reader read rows 0 and 1 through one access and row 3 through
     // another, each access checked alone; row 3 overwrote row 0 (wrong values). 2486112: two
     // readers of one plane each, planes 0 and 5 of a ring of 2 (test_storage_folding). 2487947:
-    // 7.4 s of isl on reductions over RDoms with parity `where` clauses (dependences gisted
-    // against domains with local variables, dead instances over a loose quota); about 4 s now.
+    // 7.4 s of isl (dependences over RDoms with parity `where` clauses); about 4 s now.
     for (uint64_t seed : {2102480u, 2108157u, 1806192u, 1801118u, 1805643u, 2006728u, 2100642u, 2101789u, 2103434u, 1700140u,
                           1806989u, 2305741u, 2440428u, 2486112u, 2487947u}) {
         fuzz::FuzzResult r = fuzz::run_one(seed);
