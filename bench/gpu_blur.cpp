@@ -6,7 +6,7 @@
 // without a GPU the compile succeeds and the run reports the missing driver.
 //
 //   bench_gpu_blur <sm> <width> <height> <runs> [<tile x> <tile y> [<unroll rows>]]
-//   bench_gpu_blur <sm> <width> <height> <runs> sweep <rounds> <X>x<Y>:<U> ...
+//   bench_gpu_blur <sm> <width> <height> <runs> sweep <rounds> <X>x<Y>:<U>[:<flag>...] ...
 //
 // With tile sizes, the group's tiles are those (CompileOptions::tile_sizes) instead of the
 // model's, and the variants' names say so. Tile sizes 0 0 keep the model's. With <unroll rows>,
@@ -14,7 +14,9 @@
 // instead of the target's choice. `sweep` times several such variants in one process (buffers
 // resident only), interleaved over <rounds> rounds, each round's order the same, one JSON line
 // per variant and round: for sweeping tiles and rows on a real device (0x0:0 is the automatic
-// schedule).
+// schedule). Flags after the rows: `rows`, `jammed` or `off` (CompileOptions::gpu_align_warps),
+// `staged` or `unstaged` (gpu_stage_inputs true or false; false is the default), `optin`
+// (Target::with_shared_memory_opt_in()).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -62,14 +64,28 @@ int sweep(apps::App &app, int sm, int runs, int rounds, int argc, char **argv) {
     };
     std::vector<Variant> variants;
     for (int i = 0; i < argc; ++i) {
-        int tx = 0, ty = 0, rows = 0;
-        if (std::sscanf(argv[i], "%dx%d:%d", &tx, &ty, &rows) != 3) {
-            std::fprintf(stderr, "sweep variant '%s' is not <X>x<Y>:<rows>\n", argv[i]);
+        int tx = 0, ty = 0, rows = 0, used = 0;
+        if (std::sscanf(argv[i], "%dx%d:%d%n", &tx, &ty, &rows, &used) != 3) {
+            std::fprintf(stderr, "sweep variant '%s' is not <X>x<Y>:<rows>[:<flag>...]\n", argv[i]);
             return 2;
         }
         std::string name = "Tessera (Target::cuda(" + std::to_string(sm) + "), buffers resident on the GPU";
         CompileOptions o = variant_options(tx, ty, rows, name);
-        variants.push_back({name + ")", app.pipeline().compile(Target::cuda(sm), o)});
+        Target target = Target::cuda(sm);
+        for (const char *flag = argv[i] + used; *flag == ':';) {
+            const char *end = std::strchr(flag + 1, ':');
+            std::string f(flag + 1, end ? end : flag + std::strlen(flag));
+            if (f == "rows" || f == "jammed" || f == "off") o.gpu_align_warps = f;
+            else if (f == "staged" || f == "unstaged") o.gpu_stage_inputs = f == "staged";
+            else if (f == "optin") target = target.with_shared_memory_opt_in();
+            else {
+                std::fprintf(stderr, "sweep variant '%s': unknown flag '%s' (rows, jammed, off, staged, unstaged, optin)\n", argv[i], f.c_str());
+                return 2;
+            }
+            name += ", " + f;
+            flag = end ? end : flag + std::strlen(flag);
+        }
+        variants.push_back({name + ")", app.pipeline().compile(target, o)});
     }
     std::vector<Buffer<void>> want = app.make_outputs();
     app.reference(want);

@@ -2,10 +2,12 @@
 // Target::cuda(80).emulated(), runs it once with the emulator's profiling on, checks the output
 // against the app's plain loops, and prints one JSON object per kernel and the totals.
 //
-//   bench_gpu_model [--shared-opt-in] <app> [sizes...]
+//   bench_gpu_model [--shared-opt-in] [--staged] <app> [sizes...]
 //
 // --shared-opt-in: Target::cuda(80).with_shared_memory_opt_in(), blocks of up to 163 KiB of
-// shared memory instead of 48 KiB.
+// shared memory instead of 48 KiB. --staged: stencil inputs staged in shared memory and warps
+// aligned a row at a time (CompileOptions::gpu_stage_inputs, gpu_align_warps "rows"), the
+// configuration the model favours and a real GPU did not (docs/gpu.md).
 //
 // With TESSERA_PTX_OUT set, the kernels' PTX (sm_80) is written to that file too.
 #include <chrono>
@@ -22,10 +24,16 @@ using namespace tessera;
 
 int main(int argc, char **argv) {
     try {
-        bool opt_in = argc > 1 && std::string(argv[1]) == "--shared-opt-in";
-        int first = opt_in ? 2 : 1;
-        if (argc <= first) {
-            std::fprintf(stderr, "usage: %s [--shared-opt-in] <app> [sizes...]\n", argv[0]);
+        bool opt_in = false, staged = false;
+        int first = 1;
+        for (; first < argc && argv[first][0] == '-'; ++first) {
+            std::string flag = argv[first];
+            if (flag == "--shared-opt-in") opt_in = true;
+            else if (flag == "--staged") staged = true;
+            else break;
+        }
+        if (argc <= first || argv[first][0] == '-') {
+            std::fprintf(stderr, "usage: %s [--shared-opt-in] [--staged] <app> [sizes...]\n", argv[0]);
             return 2;
         }
         auto app = apps::make_app(argv[first]);
@@ -35,6 +43,10 @@ int main(int argc, char **argv) {
         app->prepare(sizes, 1);
         CompileOptions o;
         o.keep_assembly = true;
+        if (staged) {
+            o.gpu_stage_inputs = true;
+            o.gpu_align_warps = "rows";
+        }
         Target target = Target::cuda(80).emulated();
         if (opt_in) target = target.with_shared_memory_opt_in();
         Callable c = app->pipeline().compile(target, o);
@@ -48,7 +60,8 @@ int main(int argc, char **argv) {
         app->reference(want);
         bool ok = true;
         for (size_t i = 0; i < got.size(); ++i) ok = ok && apps::compare(got[i], want[i], app->tolerance()).ok;
-        std::printf("{\"app\": \"%s\", \"shared_opt_in\": %s, \"sizes\": [", argv[first], opt_in ? "true" : "false");
+        std::printf("{\"app\": \"%s\", \"shared_opt_in\": %s, \"staged\": %s, \"sizes\": [", argv[first], opt_in ? "true" : "false",
+                    staged ? "true" : "false");
         for (size_t i = 0; i < sizes.size(); ++i) std::printf("%s%d", i ? ", " : "", sizes[i]);
         std::printf("], \"correct\": %s, \"emulated_seconds\": %.3f, \"minimum_bytes\": %.0f, \"kernels\": [", ok ? "true" : "false",
                     seconds, app->minimum_bytes());

@@ -43,8 +43,9 @@ step "harris --gpu" 60 "$build/apps/harris" --gpu --size 768 512 --runs 20
 step "random pipelines on the GPU" 130 "$build/tests/tessera-fuzz" --device --isolate --progress --slow-ms 10000 \
     --count "$seeds" --seed 1
 step "GPU benchmark" 70 python3 "$root/bench/run_gpu_benchmark.py" --build "$build" --size 4096 4096 --runs 50
-# Rows per thread step and tile shapes for blur, interleaved in one process, a line per result.
+# Rows per thread step, tile shapes, aligned warps and staged inputs for blur, interleaved in one
+# process, a line per result (bench/gpu_blur.cpp; 0x0:0 is the default).
 sm=$(python3 -c "import sys; sys.path.insert(0, '$root/bench'); import run_gpu_benchmark as b; print(b.gpu_compute_capability() or 0)")
-step "blur sweep (rows per thread step, tiles)" 90 "$build/bench/bench_gpu_blur" "$sm" 4096 4096 30 sweep 2 \
-    0x0:1 0x0:2 0x0:4 0x0:8 512x16:2 512x16:4 256x16:4
+step "blur sweep (rows per thread step, tiles, alignment, staging)" 90 "$build/bench/bench_gpu_blur" "$sm" 4096 4096 30 sweep 2 \
+    0x0:0 0x0:2 0x0:8 256x32:0 512x16:0 0x0:0:rows 0x0:0:jammed 0x0:8:staged
 exit $failed

@@ -231,7 +231,7 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
 
 Program schedule_pipeline(const Pipeline &pl, const ScheduleOptions &o) {
     Stopwatch watch;
-    std::shared_ptr<const Model> m = build_model(pl, "", o.gpu);
+    std::shared_ptr<const Model> m = build_model(pl, "", o.gpu && o.gpu_stage_inputs);
     double model_ms = watch.lap();
     Program p = schedule_model(m, o);
     p.timings.insert(p.timings.begin(), {"model", model_ms});

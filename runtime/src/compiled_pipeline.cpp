@@ -48,6 +48,17 @@ void check_tile_sizes(const CompileOptions &o) {
 }
 } // namespace
 
+namespace {
+// CompileOptions::gpu_align_warps as the kernel lowering's choice.
+codegen::CodegenOptions::WarpAlignment gpu_warp_alignment(const CompileOptions &o) {
+    using A = codegen::CodegenOptions::WarpAlignment;
+    if (o.gpu_align_warps == "rows") return A::Rows;
+    if (o.gpu_align_warps == "jammed") return A::Jammed;
+    if (o.gpu_align_warps == "auto" || o.gpu_align_warps == "off") return A::Off;
+    user_error("CompileOptions::gpu_align_warps is '", o.gpu_align_warps, "'; use auto, rows, jammed or off (docs/gpu.md, \"Aligned warps\").");
+}
+} // namespace
+
 void check_compile_options(const Pipeline &p, const CompileOptions &o) {
     check_tile_sizes(o);
     if (o.threads < 0)
@@ -59,6 +70,7 @@ void check_compile_options(const Pipeline &p, const CompileOptions &o) {
     if (o.gpu_unroll_rows < 0 || o.gpu_unroll_rows > 32)
         user_error("CompileOptions::gpu_unroll_rows is ", o.gpu_unroll_rows,
                    "; use 1 to 32 rows per GPU thread iteration (1: no unrolling), or 0 for the target's choice.");
+    gpu_warp_alignment(o);
     for (size_t i = 0; i < o.specialize_sizes.size(); ++i)
         if (o.specialize_sizes[i] < 0)
             user_error("CompileOptions::specialize_sizes[", i, "] is ", o.specialize_sizes[i], "; extents cannot be negative.");
@@ -109,7 +121,7 @@ std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::
         imported = p.contents()->schedule_override;
         automatic = p.contents()->auto_schedule;
     }
-    std::shared_ptr<const poly::Model> model = poly::build_model(p, imported, so.gpu);
+    std::shared_ptr<const poly::Model> model = poly::build_model(p, imported, so.gpu && so.gpu_stage_inputs);
     report.phase_ms.emplace_back("model", w.lap());
     std::shared_ptr<const poly::Program> program;
     const bool directives = imported.empty() && !p.auto_scheduled();
@@ -699,6 +711,7 @@ poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const Target
     s.cache_bytes = device.shared_bytes_per_block;  // a tile's scratchpads live in shared memory
     s.vector_width = device.warp_size;
     s.gpu_block_threads = gpu_block_threads(device);
+    s.gpu_stage_inputs = o.gpu_stage_inputs;
     return s;
 }
 
@@ -719,6 +732,7 @@ std::shared_ptr<const CallableImpl> compile_gpu_program(const Pipeline &p, std::
     co.gpu_threads = gpu_block_threads(device);
     co.gpu_shared_bytes = device.shared_bytes_per_block;
     co.gpu_unroll_rows = o.gpu_unroll_rows > 0 ? o.gpu_unroll_rows : device.rows_in_flight;
+    co.gpu_warp_alignment = gpu_warp_alignment(o);
     co.streaming_output_stores = false;
     // The entry's runtime global starts null and is set once loaded (set_gpu_runtime).
     co.gpu_runtime = nullptr;

@@ -131,10 +131,14 @@ TEST_CASE("float16 pipelines run in the emulated GPU as in the interpreter, and 
 
 TEST_CASE("GPU kernels read their inputs through ld.global.nc, and an array a kernel also writes through plain ld.global",
           "[gpu][ptx]") {
-    auto ptx_of = [](const std::string &name, int unroll_rows = 1) {
+    auto ptx_of = [](const std::string &name, int unroll_rows = 1, bool staged_and_aligned = false) {
         CompileOptions o;
         o.keep_assembly = true;
         o.gpu_unroll_rows = unroll_rows;
+        if (staged_and_aligned) {
+            o.gpu_stage_inputs = true;
+            o.gpu_align_warps = "rows";
+        }
         return apps::make_app(name)->pipeline().compile(Target::cuda(80).emulated(), o).report().ptx;
     };
     auto count = [](const std::string &text, const std::string &what) {
@@ -142,23 +146,38 @@ TEST_CASE("GPU kernels read their inputs through ld.global.nc, and an array a ke
         for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
         return n;
     };
-    // blur: the input's tile copied into shared memory through the read-only path (one load per
-    // point: poly/staged_inputs.h), blur_x's five loads of it and blur_y's five of blur_x from
-    // shared memory, the output stored to global memory; no generic access to a buffer.
+    // blur: blur_x's five loads of the input through the read-only path, its store to shared
+    // memory, blur_y's five loads of blur_x from shared memory, the output stored to global
+    // memory; no generic access to a buffer.
     std::string blur = ptx_of("blur_x_blur_y");
-    CHECK(count(blur, "ld.global.nc.f32") == 1);
-    CHECK(count(blur, "ld.shared.f32") == 10);
-    CHECK(count(blur, "st.shared.f32") == 2);
+    CHECK(count(blur, "ld.global.nc.f32") == 5);
+    CHECK(count(blur, "ld.shared.f32") == 5);
+    CHECK(count(blur, "st.shared.f32") == 1);
     CHECK(count(blur, "st.global.f32") == 1);
     CHECK(count(blur, "\tld.f32") + count(blur, "\tst.f32") == 0);
     // By default each thread runs four rows of a tile per step (unroll and jam), and the rows
-    // left over one at a time: blur_x's five loads and its store in 4 + 1 copies. The input's
-    // copy and blur_y, which gain more from warps aligned to sectors, run a row at a time.
+    // left over one at a time: blur_x's five loads and its store, and blur_y's store, in 4 + 1
+    // copies. blur_y's jammed rows share four of their five rows of blur_x with the next: 8
+    // loads for 4 rows, and 5 for the row left over.
     std::string jammed = ptx_of("blur_x_blur_y", 0);
-    CHECK(count(jammed, "ld.global.nc.f32") == 1);
-    CHECK(count(jammed, "st.shared.f32") == 1 + 5);
-    CHECK(count(jammed, "st.global.f32") == 1);
-    CHECK(count(jammed, "ld.shared.f32") == 5 * 5 + 5);
+    CHECK(count(jammed, "ld.global.nc.f32") == 5 * 5);
+    CHECK(count(jammed, "st.shared.f32") == 5);
+    CHECK(count(jammed, "st.global.f32") == 5);
+    CHECK(count(jammed, "ld.shared.f32") == 8 + 5);
+    // With the input staged in shared memory (poly/staged_inputs.h) and warps aligned a row at
+    // a time: the input's tile copied through the read-only path (one load per point), blur_x's
+    // five loads of it and blur_y's five of blur_x from shared memory. The copy and blur_y,
+    // aligned, run a row at a time; blur_x's rows are jammed.
+    std::string staged = ptx_of("blur_x_blur_y", 1, true);
+    CHECK(count(staged, "ld.global.nc.f32") == 1);
+    CHECK(count(staged, "ld.shared.f32") == 10);
+    CHECK(count(staged, "st.shared.f32") == 2);
+    CHECK(count(staged, "st.global.f32") == 1);
+    std::string staged_jammed = ptx_of("blur_x_blur_y", 0, true);
+    CHECK(count(staged_jammed, "ld.global.nc.f32") == 1);
+    CHECK(count(staged_jammed, "st.shared.f32") == 1 + 5);
+    CHECK(count(staged_jammed, "st.global.f32") == 1);
+    CHECK(count(staged_jammed, "ld.shared.f32") == 5 * 5 + 5);
     // seidel_2d: its first kernel copies the input into the array (the input through .nc), the
     // second updates the array in place, so none of its loads may take the non-coherent path.
     std::string seidel = ptx_of("seidel_2d");

@@ -18,6 +18,13 @@ std::vector<std::string> staged(const Pipeline &p, bool gpu) { return poly::stag
 
 Target emulated_gpu() { return Target::cuda(80).emulated(); }
 
+// Staging is a GPU option, off by default (CompileOptions::gpu_stage_inputs).
+CompileOptions staging() {
+    CompileOptions o;
+    o.gpu_stage_inputs = true;
+    return o;
+}
+
 } // namespace
 
 TEST_CASE("a GPU stencil's input read at several offsets along x is staged, and one read at one offset or along y only is not",
@@ -60,7 +67,8 @@ TEST_CASE("a staged GPU stencil matches the reference interpreter at awkward siz
     f(x, y) = in(x, y) + 2.0f * in(x + 1, y) + in(x + 3, y) - in(x + 1, y + 2);
     g(x, y) = f(x, y) - f(x, y + 1);
     Pipeline p(g);
-    Callable c = p.compile(emulated_gpu());
+    Callable c = p.compile(emulated_gpu(), staging());
+    REQUIRE(c.compiler_ir("schedule").find("staged_inputs") != std::string::npos);
     for (auto [w, h, x0] : std::vector<std::array<int, 3>>{{1, 1, 0}, {7, 3, -5}, {33, 9, 3}, {257, 5, 1}, {300, 37, -7}}) {
         Buffer<float> input(w + 3, h + 3);
         input.set_min({x0, 2});
@@ -99,7 +107,7 @@ TEST_CASE("an input two outputs read, each in a group of its own, is not staged:
     Pipeline p({f1, f2});
     CHECK(staged(p, true) == std::vector<std::string>{"in"});  // the model makes the copy ...
     CompileReport report;
-    auto program = runtime::program_for(p, runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(80)), report);
+    auto program = runtime::program_for(p, runtime::gpu_schedule_options(staging(), TargetInfo::nvidia_gpu(80)), report);
     CHECK(program->model->staged_copies.empty());  // ... and the schedule does without it
     REQUIRE_FALSE(program->groups.empty());
     CHECK_THAT(program->groups[0].note, Catch::Matchers::Contains("inputs not staged in shared memory (in_shared is stored whole"));
@@ -110,7 +118,7 @@ TEST_CASE("an input two outputs read, each in a group of its own, is not staged:
         for (int i = 0; i < 41; ++i) input(i, j) = float(i - 2 * j);
     in.set(input);
     Buffer<float> g1(38, 8), g2(38, 8), w1(38, 8), w2(38, 8);
-    p.compile(emulated_gpu()).realize({g1, g2});
+    p.compile(emulated_gpu(), staging()).realize({g1, g2});
     interpret(p, {w1, w2});
     for (int j = 0; j < 8; ++j)
         for (int i = 0; i < 38; ++i) {

@@ -249,6 +249,7 @@ const poly::LoopNode *only_call(const poly::LoopNode &loop) {
 }
 
 std::optional<AlignedAccess> aligned_access(const FunctionLowering &f, const poly::LoopNode &loop) {
+    if (f.options.gpu_warp_alignment == CodegenOptions::WarpAlignment::Off) return std::nullopt;
     const poly::LoopNode *n = only_call(loop);
     if (!n || loop.step != 1) return std::nullopt;
     const poly::ExecStatement &e = f.p.statements[size_t(n->statement)];
@@ -307,22 +308,36 @@ Value *sector_offset(FunctionLowering &f, const poly::LoopNode &loop, const Alig
 // once per row, in that order: unroll and jam (jammed_rows).
 //
 // A loop whose one statement stores a row to global memory, or copies an input row into shared
-// memory (aligned_access), and whose rows are not unrolled, starts its iterations `shift`
-// threads later, where `shift` is how far lo's element lies past a 32-byte sector boundary:
+// memory (aligned_access), starts its iterations `shift` threads later, where `shift` is how
+// far lo's element lies past a 32-byte sector boundary:
 // thread k runs v = lo + k - shift when shift <= k < count + shift. Then every warp's 32
 // accesses start on a sector boundary and move the fewest sectors (a row of 260 floats whose
 // pitch is 16 bytes past a multiple of 32, as a 1028-wide image's is on every other row: 33
 // sectors instead of 41). Any spread of a thread loop's iterations over the threads is legal
-// (they carry no dependence). Unrolled rows would each need their own columns, and the
-// addresses of each row's accesses, computed once, stay in registers: ptxas gave blur 56 and
-// unsharp_mask 113 registers a thread with rows unrolled by 4 and aligned, against 29 and 40.
-// So the loops that gain most from alignment are not unrolled (aligned_rather_than_unrolled).
+// (they carry no dependence). Jammed rows each have their own shift (a row's pitch need not be
+// a whole number of sectors), so thread k runs row r's column lo + k - shift_r: each row's
+// columns, and the addresses of its accesses, are their own, and stay in registers (ptxas gave
+// blur 56 and unsharp_mask 113 registers a thread with rows jammed by 4 and aligned, against 29
+// and 40). Whether such loops are jammed is CodegenOptions::gpu_warp_alignment's choice
+// (aligned_rather_than_unrolled).
 void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s, const std::string &row_var = "",
                 const std::vector<Value *> &rows = {}) {
     Value *lo = f.expr(n.min, s), *hi = f.expr(n.max, s);
     Value *count = trip_count(f, lo, hi, n.step);
-    std::optional<AlignedAccess> aligned = rows.empty() ? aligned_access(f, n) : std::nullopt;
-    Value *shift = aligned ? sector_offset(f, n, *aligned, s, lo) : nullptr;
+    // Jammed rows are aligned only under WarpAlignment::Jammed (under Rows, the loops that are
+    // jammed are those whose alignment gains least).
+    std::optional<AlignedAccess> aligned =
+        rows.empty() || f.options.gpu_warp_alignment == CodegenOptions::WarpAlignment::Jammed ? aligned_access(f, n) : std::nullopt;
+    // Each row's shift (one, unjammed), from the address at the row's first iteration.
+    std::vector<Value *> shifts;
+    if (aligned) {
+        if (rows.empty()) shifts.push_back(sector_offset(f, n, *aligned, s, lo));
+        for (Value *row : rows) {
+            Scope at = s;
+            at.vars[row_var] = row;
+            shifts.push_back(sector_offset(f, n, *aligned, at, lo));
+        }
+    }
     // The iterations k the threads run: count, plus room for the largest shift.
     Value *span = aligned ? f.b.CreateSelect(f.b.CreateICmpSGT(count, f.i64(0)),
                                              f.b.CreateAdd(count, f.i64(kSectorBytes / aligned->view->type.bytes() - 1)), count)
@@ -344,16 +359,19 @@ void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s, const st
     bool saved = f.kernel->single;
     f.kernel->single = true;
     if (aligned) {
-        // This thread's iteration, when it has one.
-        Value *j = f.b.CreateSub(k, shift);
-        llvm::BasicBlock *run = llvm::BasicBlock::Create(f.ctx, n.var + ".aligned", f.function);
-        llvm::BasicBlock *done = llvm::BasicBlock::Create(f.ctx, n.var + ".aligned.done", f.function);
-        f.b.CreateCondBr(f.b.CreateAnd(f.b.CreateICmpSGE(j, f.i64(0)), f.b.CreateICmpSLT(j, count)), run, done);
-        f.b.SetInsertPoint(run);
-        inside.vars[n.var] = f.b.CreateAdd(lo, j, n.var, false, true);
-        f.node(n.body, inside);
-        f.b.CreateBr(done);
-        f.b.SetInsertPoint(done);
+        for (size_t r = 0; r < shifts.size(); ++r) {
+            // This thread's iteration of row r, when it has one.
+            Value *j = f.b.CreateSub(k, shifts[r]);
+            llvm::BasicBlock *run = llvm::BasicBlock::Create(f.ctx, n.var + ".aligned", f.function);
+            llvm::BasicBlock *done = llvm::BasicBlock::Create(f.ctx, n.var + ".aligned.done", f.function);
+            f.b.CreateCondBr(f.b.CreateAnd(f.b.CreateICmpSGE(j, f.i64(0)), f.b.CreateICmpSLT(j, count)), run, done);
+            f.b.SetInsertPoint(run);
+            inside.vars[n.var] = f.b.CreateAdd(lo, j, n.var, false, true);
+            if (!rows.empty()) inside.vars[row_var] = rows[r];
+            f.node(n.body, inside);
+            f.b.CreateBr(done);
+            f.b.SetInsertPoint(done);
+        }
     } else {
         inside.vars[n.var] = f.b.CreateAdd(lo, f.b.CreateMul(k, f.i64(n.step)), n.var, false, true);
         if (rows.empty()) f.node(n.body, inside);
@@ -369,12 +387,14 @@ void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s, const st
     f.b.SetInsertPoint(exit);
 }
 
-// Whether the thread loop `loop`'s rows are better aligned (thread_for) than unrolled: it
-// copies an input into shared memory (one load per row, each row's alignment its own as the
-// input's pitch goes), or stores to global memory what it computes from shared memory only
-// (unrolling its rows puts no more global loads in flight). blur on sm_80: the input's copy
-// and blur_y aligned, neither unrolled, 97% of the sectors moved used, against 84%.
+// Whether the thread loop `loop`'s rows are aligned (thread_for) and not unrolled, under
+// WarpAlignment::Rows: it copies an input into shared memory (one load per row, each row's
+// alignment its own as the input's pitch goes), or stores to global memory what it computes
+// from shared memory only (unrolling its rows puts no more global loads in flight). blur on
+// sm_80: the input's copy and blur_y aligned, neither unrolled, 97% of the sectors moved used,
+// against 84%. Under Jammed and Off every row loop around a thread loop is jammed.
 bool aligned_rather_than_unrolled(const FunctionLowering &f, const poly::LoopNode &loop) {
+    if (f.options.gpu_warp_alignment != CodegenOptions::WarpAlignment::Rows) return false;
     std::optional<AlignedAccess> a = aligned_access(f, loop);
     if (!a) return false;
     if (a->copies_input) return true;

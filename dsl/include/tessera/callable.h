@@ -81,6 +81,19 @@ struct CompileOptions {
     // thread loop unrolled and jammed into it, docs/gpu.md); 0: the target's choice
     // (TargetInfo::rows_in_flight), 1: none.
     int gpu_unroll_rows = 0;
+    // GPU targets: a thread loop that stores to global memory, or copies an input into shared
+    // memory, can start each row's warps on a 32-byte sector (docs/gpu.md, "Aligned warps"):
+    //   "auto"    the target's choice ("off": on an H200, blur took 0.167 ms unaligned, 0.245
+    //             with its output's rows aligned one at a time);
+    //   "rows"    aligned, such loops' rows one at a time (not unrolled);
+    //   "jammed"  aligned, and their rows unrolled and jammed too, each row with its own shift;
+    //   "off"     not aligned; their rows unrolled and jammed like any other loop's.
+    std::string gpu_align_warps = "auto";
+    // GPU targets: stencil inputs copied into shared memory per tile (docs/gpu.md, "Staged
+    // inputs"); false: every stage reads them from global memory, where the GPU's L1 cache
+    // serves a stencil's overlapping loads (on an H200, blur took 0.167 ms unstaged and 0.200
+    // at best staged).
+    bool gpu_stage_inputs = false;
 };
 
 // Time spent in each compilation phase, and the generated code when asked for.

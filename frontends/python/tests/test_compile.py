@@ -136,6 +136,12 @@ def test_gpu_target_runs_in_the_emulator_and_matches_the_interpreter():
         np.testing.assert_array_equal(jammed.realize([35, 38]).numpy(), out)
     with pytest.raises(ts.UserError, match="gpu_unroll_rows"):
         ts.compile(blur_y, ts.Target.cuda(80).emulated(), gpu_unroll_rows=-1)
+    # The input staged in shared memory, and warps aligned to sectors: options, same values.
+    for align in ("rows", "jammed", "off"):
+        staged = ts.compile(blur_y, ts.Target.cuda(80).emulated(), gpu_align_warps=align, gpu_stage_inputs=True)
+        np.testing.assert_array_equal(staged.realize([35, 38]).numpy(), out)
+    with pytest.raises(ts.UserError, match="gpu_align_warps"):
+        ts.compile(blur_y, ts.Target.cuda(80).emulated(), gpu_align_warps="diagonal")
 
 
 def test_multi_output_pipeline_returns_one_buffer_per_output():

@@ -46,6 +46,12 @@ struct CodegenOptions {
     // A loop over rows whose body is a thread loop runs this many rows per thread iteration
     // (unroll and jam, gpu/kernel_lowering.cpp); 1: as written.
     int gpu_unroll_rows = 1;
+    // A thread loop whose one statement stores to global memory, or copies an input into
+    // shared memory, starts each row's warps on a 32-byte sector and runs its rows one at a
+    // time (Rows); is aligned and jammed too, each row with its own shift (Jammed); or is not
+    // aligned and is jammed like any other (Off). gpu/kernel_lowering.cpp, aligned_access.
+    enum class WarpAlignment { Rows, Jammed, Off };
+    WarpAlignment gpu_warp_alignment = WarpAlignment::Rows;
     // The tessera_gpu_runtime_t the entry launches through, when known at compile time (a JIT
     // in this process); else the entry's `<function_name>_gpu_runtime` global starts null and
     // the loader sets it.

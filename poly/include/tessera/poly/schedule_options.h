@@ -48,6 +48,9 @@ struct ScheduleOptions {
     // GPU targets: the threads of a block, which a thread loop spreads a tile's row over (a
     // tile narrower than this leaves threads idle on every row).
     int gpu_block_threads = 256;
+    // GPU schedules: inputs read at several offsets along their first dimension are copied
+    // into shared memory per tile (staged_inputs.h); false: read from global memory.
+    bool gpu_stage_inputs = false;
     // Check the produced schedule against the dependences with isl (tests and imported
     // schedules always do; compilation can skip it, the scheduler being correct by construction).
     bool verify = false;
