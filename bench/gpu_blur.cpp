@@ -16,14 +16,20 @@
 // per variant and round: for sweeping tiles and rows on a real device (0x0:0 is the automatic
 // schedule). Flags after the rows: `rows`, `jammed` or `off` (CompileOptions::gpu_align_warps),
 // `staged` or `unstaged` (gpu_stage_inputs true or false; false is the default), `optin`
-// (Target::with_shared_memory_opt_in()).
+// (Target::with_shared_memory_opt_in()), `inline` (blur_x.compute_inline(): blur_y reads the
+// input 25 times, through the GPU's caches, instead of blur_x from shared memory) and `written`
+// (the app's directive-written CPU schedule, apps/written_schedules.h: blur_x in a sliding
+// window). The last two schedule a fresh copy of the app, prepared alike.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include <tessera/func_graph.h>
+
 #include "tessera_apps/app.h"
+#include "tessera_apps/written_schedules.h"
 
 using namespace tessera;
 
@@ -57,10 +63,19 @@ double median_ms(Callable &c, std::vector<Buffer<void>> &got, int runs, bool cop
     return ms[ms.size() / 2];
 }
 
-int sweep(apps::App &app, int sm, int runs, int rounds, int argc, char **argv) {
+int sweep(apps::App &app, const std::vector<int> &sizes, int sm, int runs, int rounds, int argc, char **argv) {
     struct Variant {
         std::string name;
         Callable callable;
+        std::shared_ptr<apps::App> own;  // the variant's own copy of the app, with directives
+    };
+    // A fresh copy of the app with the same input, for directives (which change its Funcs).
+    auto own_copy = [&](std::shared_ptr<apps::App> &own) -> apps::App & {
+        if (!own) {
+            own = apps::make_app("blur_x_blur_y");
+            own->prepare(sizes, 1);
+        }
+        return *own;
     };
     std::vector<Variant> variants;
     for (int i = 0; i < argc; ++i) {
@@ -72,20 +87,26 @@ int sweep(apps::App &app, int sm, int runs, int rounds, int argc, char **argv) {
         std::string name = "Tessera (Target::cuda(" + std::to_string(sm) + "), buffers resident on the GPU";
         CompileOptions o = variant_options(tx, ty, rows, name);
         Target target = Target::cuda(sm);
+        std::shared_ptr<apps::App> own;
         for (const char *flag = argv[i] + used; *flag == ':';) {
             const char *end = std::strchr(flag + 1, ':');
             std::string f(flag + 1, end ? end : flag + std::strlen(flag));
             if (f == "rows" || f == "jammed" || f == "off") o.gpu_align_warps = f;
             else if (f == "staged" || f == "unstaged") o.gpu_stage_inputs = f == "staged";
             else if (f == "optin") target = target.with_shared_memory_opt_in();
+            else if (f == "inline") {
+                for (const auto &func : build_pipeline_graph(own_copy(own).pipeline().outputs()).funcs)
+                    if (func->name == "blur_x") Func(func).compute_inline();
+            } else if (f == "written") apps::apply_written_schedule(own_copy(own));
             else {
-                std::fprintf(stderr, "sweep variant '%s': unknown flag '%s' (rows, jammed, off, staged, unstaged, optin)\n", argv[i], f.c_str());
+                std::fprintf(stderr, "sweep variant '%s': unknown flag '%s' (rows, jammed, off, staged, unstaged, optin, inline, written)\n",
+                             argv[i], f.c_str());
                 return 2;
             }
             name += ", " + f;
             flag = end ? end : flag + std::strlen(flag);
         }
-        variants.push_back({name + ")", app.pipeline().compile(target, o)});
+        variants.push_back({name + ")", (own ? *own : app).pipeline().compile(target, o), own});
     }
     std::vector<Buffer<void>> want = app.make_outputs();
     app.reference(want);
@@ -124,7 +145,7 @@ int main(int argc, char **argv) {
         int sm = std::atoi(argv[1]), runs = std::max(1, std::atoi(argv[4]));
         auto app = apps::make_app("blur_x_blur_y");
         app->prepare({std::atoi(argv[2]), std::atoi(argv[3])}, 1);
-        if (sweeping) return sweep(*app, sm, runs, std::max(1, std::atoi(argv[6])), argc - 7, argv + 7);
+        if (sweeping) return sweep(*app, {std::atoi(argv[2]), std::atoi(argv[3])}, sm, runs, std::max(1, std::atoi(argv[6])), argc - 7, argv + 7);
         std::string tiles;
         CompileOptions options = variant_options(argc >= 7 ? std::atoi(argv[5]) : 0, argc >= 7 ? std::atoi(argv[6]) : 0,
                                                  argc == 8 ? std::atoi(argv[7]) : 0, tiles);
