@@ -19,14 +19,22 @@
 // (Target::with_shared_memory_opt_in()), `inline` (blur_x.compute_inline(): blur_y reads the
 // input 25 times, through the GPU's caches, instead of blur_x from shared memory) and `written`
 // (the app's directive-written CPU schedule, apps/written_schedules.h: blur_x in a sliding
-// window). The last two schedule a fresh copy of the app, prepared alike.
+// window). The last two schedule a fresh copy of the app, prepared alike. `nobarrier`: the
+// automatic schedule with its barrier marks removed, unchecked (runtime::compile_program_for_cuda):
+// legal for blur only because blur_y reads blur_x in its own column, which the same thread
+// computed when warps are not aligned; the check against the loops says whether it held.
+// `emulated`: Target::emulated(), to check a variant on a machine without a GPU.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include <isl/schedule.h>
+#include <nlohmann/json.hpp>
 #include <tessera/func_graph.h>
+#include <tessera/poly/schedule_json.h>
+#include <tessera/runtime/compiled_pipeline.h>
 
 #include "tessera_apps/app.h"
 #include "tessera_apps/written_schedules.h"
@@ -88,6 +96,7 @@ int sweep(apps::App &app, const std::vector<int> &sizes, int sm, int runs, int r
         CompileOptions o = variant_options(tx, ty, rows, name);
         Target target = Target::cuda(sm);
         std::shared_ptr<apps::App> own;
+        bool no_barrier = false;
         for (const char *flag = argv[i] + used; *flag == ':';) {
             const char *end = std::strchr(flag + 1, ':');
             std::string f(flag + 1, end ? end : flag + std::strlen(flag));
@@ -98,15 +107,33 @@ int sweep(apps::App &app, const std::vector<int> &sizes, int sm, int runs, int r
                 for (const auto &func : build_pipeline_graph(own_copy(own).pipeline().outputs()).funcs)
                     if (func->name == "blur_x") Func(func).compute_inline();
             } else if (f == "written") apps::apply_written_schedule(own_copy(own));
+            else if (f == "nobarrier") no_barrier = true;
+            else if (f == "emulated") target = target.emulated();
             else {
-                std::fprintf(stderr, "sweep variant '%s': unknown flag '%s' (rows, jammed, off, staged, unstaged, optin, inline, written)\n",
+                std::fprintf(stderr, "sweep variant '%s': unknown flag '%s' (rows, jammed, off, staged, unstaged, optin, inline, written, nobarrier, emulated)\n",
                              argv[i], f.c_str());
                 return 2;
             }
             name += ", " + f;
             flag = end ? end : flag + std::strlen(flag);
         }
-        variants.push_back({name + ")", (own ? *own : app).pipeline().compile(target, o), own});
+        const Pipeline &pipeline = (own ? *own : app).pipeline();
+        if (no_barrier) {
+            CompileReport report;
+            auto program = runtime::program_for(
+                pipeline, runtime::gpu_schedule_options(o, TargetInfo::nvidia_gpu(sm, target.shared_memory_opt_in)), report);
+            std::string tree = nlohmann::json::parse(poly::schedule_to_json(*program))["schedule_tree"].get<std::string>();
+            for (size_t at; (at = tree.find("mark: \"barrier\"")) != std::string::npos;) tree.replace(at, std::strlen("mark: \"barrier\""), "mark: \"removed\"");
+            std::shared_ptr<const poly::Model> model = program->model;
+            auto unchecked = [&] {
+                std::lock_guard<std::mutex> lock(model->isl_mutex);
+                return std::make_shared<const poly::Program>(poly::program_from_tree(
+                    model, isl::manage(isl_schedule_read_from_str(model->ctx().get(), tree.c_str())), program->groups));
+            }();
+            variants.push_back({name + ")", Callable(runtime::compile_program_for_cuda(pipeline, unchecked, target, o)), own});
+        } else {
+            variants.push_back({name + ")", pipeline.compile(target, o), own});
+        }
     }
     std::vector<Buffer<void>> want = app.make_outputs();
     app.reference(want);
