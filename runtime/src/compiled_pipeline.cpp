@@ -46,9 +46,7 @@ void check_tile_sizes(const CompileOptions &o) {
             user_error("CompileOptions::tile_sizes[", i, "] is ", o.tile_sizes[i],
                        "; tile sizes must be at least 1 (leave tile_sizes empty to let Tessera choose).");
 }
-} // namespace
 
-namespace {
 // CompileOptions::gpu_align_warps as the kernel lowering's choice.
 codegen::CodegenOptions::WarpAlignment gpu_warp_alignment(const CompileOptions &o) {
     using A = codegen::CodegenOptions::WarpAlignment;
