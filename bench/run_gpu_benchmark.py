@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -70,7 +71,6 @@ def torch_variants(width, height, runs):
     def host_timed(f):
         # As Tessera's calls are timed: the host's clock around the call and a synchronization,
         # so that the launch and the wait count as they do for Tessera.
-        import time
         f()
         torch.cuda.synchronize()
         ms = []

@@ -6,7 +6,8 @@
 #   3. random pipelines on the GPU against the interpreter (tessera-fuzz --device);
 #   4. the GPU benchmark (bench/run_gpu_benchmark.py: blur against a device-to-device copy and
 #      torch, when torch with CUDA is there);
-#   5. a sweep of blur's rows per thread step and tiles (bench_gpu_blur sweep).
+#   5. a sweep of blur's rows per thread step, tiles, aligned warps and staged inputs
+#      (bench_gpu_blur sweep).
 # Each step has a time limit; the script goes on after a failure and exits non-zero if any failed.
 # Without a usable GPU it prints "no GPU" and exits 0. For a GPU machine without this project's
 # dependencies, scripts/gpu_bundle.sh packs all of it with its libraries.
