@@ -85,8 +85,9 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     Value *next = b.CreateAdd(i, i64(n.step), n.var + ".next", false, true);
     i->addIncoming(next, latch);
     llvm::BranchInst *back = b.CreateBr(head);
-    if (remainder) {
-        // The few iterations around an explicitly vectorized loop: not worth LLVM's time.
+    if (remainder || n.plain) {
+        // The few iterations around an explicitly vectorized loop, or a loop of the case that
+        // runs only at degenerate sizes (LoopNode::plain): not worth LLVM's time.
         llvm::MDNode *loop = llvm::MDNode::getDistinct(
             ctx, {nullptr,
                   llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),

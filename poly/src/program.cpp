@@ -73,7 +73,8 @@ namespace {
 
 class NestBuilder {
 public:
-    explicit NestBuilder(const Program &p) : p_(p) {}
+    // `plain`: every loop is LoopNode::plain, and vector marks vectorize nothing.
+    explicit NestBuilder(const Program &p, bool plain = false) : p_(p), plain_(plain) {}
 
     // `parallel` / `vectorize`: the iterator of the loop an enclosing mark applies to, or "".
     LoopNodePtr convert(isl_ast_node *n, const std::string &parallel, const std::string &vectorize) {
@@ -126,7 +127,8 @@ public:
                 collapse_[marked] = mark->collapse;
                 collapsed_with_[marked] = "$c" + std::to_string(mark->loop_depth + 1);
             }
-            std::string vec = mark && (mark->kind == Mark::Kind::Vector || mark->kind == Mark::Kind::Thread) ? marked : vectorize;
+            bool vector_mark = mark && (mark->kind == Mark::Kind::Thread || (mark->kind == Mark::Kind::Vector && !plain_));
+            std::string vec = vector_mark ? marked : vectorize;
             r->body = convert(c, par, vec);
             isl_ast_node_free(c);
             return r;
@@ -171,6 +173,7 @@ private:
         r->parallel = r->var == parallel;
         if (r->parallel && collapse_.count(r->var)) r->collapse = collapse_.at(r->var);
         r->vectorize = r->var == vectorize;
+        r->plain = plain_;
         isl_ast_node *body = isl_ast_node_for_get_body(n);
         r->body = convert(body, parallel, vectorize);
         isl_ast_node_free(body);
@@ -208,6 +211,7 @@ private:
     }
 
     const Program &p_;
+    bool plain_;
     std::map<std::string, int> collapse_;  // loops collapsed from a parallel loop (by its iterator)
     std::map<std::string, std::string> collapsed_with_;  // the iterator of the loop it collapses with
 };
@@ -250,10 +254,13 @@ isl_schedule_node *atomic_band(isl_schedule_node *node, void *) {
 // finishes, `atomic` says which one was built. Where isl 0.25 cannot build the atomic AST
 // ("cannot handle void expression": folded storage, under the parameters where its updates
 // never run) and the atomic one had no limit, separated after all, without one.
+// `atomic_first`: atomic within `quota.separated` before all of that (a case whose speed does
+// not matter).
 isl_ast_node *generate_ast(isl_ctx *ctx, const isl::schedule &schedule, const isl::set &context, AstQuota quota,
-                           bool &atomic_ast) {
+                           bool &atomic_ast, bool atomic_first) {
     isl_schedule *marked = isl_schedule_map_schedule_node_bottom_up(schedule.copy(), with_marked_depth, nullptr);
     std::vector<std::pair<bool, long>> attempts = {{false, quota.separated}};
+    if (atomic_first) attempts.insert(attempts.begin(), {true, quota.separated});
     if (quota.atomic >= 0) attempts.push_back({true, quota.atomic});
     if (quota.atomic == 0 && quota.separated != 0) attempts.push_back({false, 0});
     isl_ast_node *root = nullptr;
@@ -295,9 +302,10 @@ std::string ast_to_c(isl_ast_node *node, int indent) {
 // isl's AST of the schedule under `context`, converted; its pseudo-C in `c`. Each group (child
 // of the top-level sequence) has its own AST, generated over the parameters it involves
 // (used_parameters.h), each within `quota` (see generate_ast). Null when a group's AST is not
-// generated within its quota.
+// generated within its quota. `plain`: a case that runs only at degenerate sizes, generated
+// atomic first and compiled plain (LoopNode::plain).
 LoopNodePtr loop_nest_under(const Program &p, const isl::schedule &schedule, const isl::set &context, AstQuota quota,
-                            std::string &c) {
+                            std::string &c, bool plain = false) {
     isl_ctx *ctx = p.model->ctx().get();
     std::string why;
     std::optional<std::vector<ScheduleOverUsedParameters>> parts = schedule_parts_over_used_parameters(schedule, context, why);
@@ -306,11 +314,12 @@ LoopNodePtr loop_nest_under(const Program &p, const isl::schedule &schedule, con
     std::string text;
     for (const ScheduleOverUsedParameters &part : *parts) {
         bool atomic = false;
-        isl_ast_node *root = generate_ast(ctx, part.schedule, part.context, quota, atomic);
+        isl_ast_node *root = generate_ast(ctx, part.schedule, part.context, quota, atomic, plain);
         if (!root) return nullptr;
-        if (atomic) text += "// isl's AST generator exceeded its operation quota: every loop of this group is generated atomic\n";
+        if (atomic && !plain) text += "// isl's AST generator exceeded its operation quota: every loop of this group is generated atomic\n";
+        if (plain) text += "// degenerate sizes only: loops atomic where isl can, neither vectorized nor unrolled\n";
         text += ast_to_c(root, parts->size() > 1 ? 2 : 0);
-        nests.push_back(NestBuilder(p).convert(root, "", ""));
+        nests.push_back(NestBuilder(p, plain).convert(root, "", ""));
         isl_ast_node_free(root);
     }
     if (nests.size() == 1) {
@@ -360,9 +369,10 @@ bool build_loop_nest(Program &p, AstQuota quota) {
     version->then_case = loop_nest_under(p, p.schedule, steady, quota, steady_c);
     if (!version->then_case) return false;
     // (Where the folded Funcs' updates never run, the AST without them took heat-3d 250 ms
-    // instead of 800 ms.)
+    // instead of 800 ms.) That case runs only at degenerate sizes (no steps, no interior):
+    // atomic and plain, it took jacobi-1d's AST 160 -> 45 ms and its LLVM time 650 -> 260 ms.
     isl::set rest = context.subtract(steady);
-    version->else_case = loop_nest_under(p, without_statements_empty_in(p.schedule, rest), rest, quota, rest_c);
+    version->else_case = loop_nest_under(p, without_statements_empty_in(p.schedule, rest), rest, quota, rest_c, true);
     if (!version->else_case) return false;
     p.nest = version;
     p.ast_c = "if (/* every update of the folded Funcs runs */) {\n" + steady_c + "} else {\n" + rest_c + "}\n";

@@ -2,6 +2,8 @@
 // go with it: what is folded, what is not, and the rejection of folds a schedule cannot keep.
 #include "poly_test_util.h"
 
+#include <array>
+
 #include <isl/schedule.h>
 #include <isl/schedule_node.h>
 #include <nlohmann/json.hpp>
@@ -87,6 +89,52 @@ TEST_CASE("a Func stepped in time keeps a ring of two planes, its initialization
     // 32-wide tiles and smaller than them.
     for (auto [w, h, s] : std::vector<std::tuple<int, int, int>>{{3, 3, 1}, {2, 5, 3}, {5, 4, 0}, {11, 7, 2}, {33, 31, 7}, {37, 65, 33}})
         j.run_and_compare(p, w, h, s, "folded jacobi");
+}
+
+namespace {
+// Every For loop of `n`: {loops, plain ones, vectorized ones}.
+std::array<int, 3> count_loops(const poly::LoopNodePtr &n) {
+    std::array<int, 3> c{0, 0, 0};
+    if (!n) return c;
+    auto add = [&](const poly::LoopNodePtr &m) {
+        std::array<int, 3> d = count_loops(m);
+        for (int i = 0; i < 3; ++i) c[size_t(i)] += d[size_t(i)];
+    };
+    if (n->kind == poly::LoopNode::Kind::For) c = {1, n->plain ? 1 : 0, n->vectorize ? 1 : 0};
+    add(n->body);
+    add(n->then_case);
+    add(n->else_case);
+    for (const poly::LoopNodePtr &m : n->children) add(m);
+    return c;
+}
+} // namespace
+
+TEST_CASE("the case where folded updates never run is compiled plain, the steady case vectorized", "[poly][fold]") {
+    // jacobi-1d: without a step or an interior, the planes are their initialization alone. That
+    // case's loops are neither vectorized nor unrolled (its AST and its code were half of the
+    // compile), the steady case's are as before.
+    auto app = apps::make_app("pb_jacobi_1d");
+    poly::ScheduleOptions o;
+    o.verify = true;
+    poly::Program p = poly::schedule_pipeline(app->pipeline(), o);
+    REQUIRE(p.nest);
+    REQUIRE(p.nest->kind == poly::LoopNode::Kind::If);
+    std::array<int, 3> steady = count_loops(p.nest->then_case), rest = count_loops(p.nest->else_case);
+    CHECK(steady[0] > 0);
+    CHECK(steady[1] == 0);
+    CHECK(steady[2] > 0);
+    CHECK(rest[0] > 0);
+    CHECK(rest[1] == rest[0]);
+    CHECK(rest[2] == 0);
+    size_t rest_text = p.ast_c.find("} else {");
+    REQUIRE(rest_text != std::string::npos);
+    CHECK(p.ast_c.find("degenerate sizes only", rest_text) != std::string::npos);
+    CHECK(p.ast_c.find("degenerate sizes only") > rest_text);
+    poly_test::check_legal(p, "jacobi-1d");
+    for (const std::vector<int> &s : std::vector<std::vector<int>>{{0, 7}, {3, 2}, {13, 1}, {5, 40}}) {
+        app->prepare(s, 3);
+        poly_test::check_runs(p, *app, "pb_jacobi_1d");
+    }
 }
 
 TEST_CASE("the AST where folded updates never run is built without them", "[poly][fold]") {

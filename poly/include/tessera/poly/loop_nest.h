@@ -28,6 +28,10 @@ struct LoopNode {
     // For: annotations from the marks around the loop's band.
     bool parallel = false;
     bool vectorize = false;
+    // For: a loop of a case that runs only at degenerate sizes (build_loop_nest's version where
+    // no update of a folded Func runs): compiled plain, neither vectorized nor unrolled, since
+    // its speed does not matter and its code would be as much for LLVM as the steady case's.
+    bool plain = false;
     // For, parallel: how many perfectly nested loops from this one run on threads as one
     // iteration space ("parallel:2"); the code generator collapses them where the inner loop's
     // bounds do not depend on this one, and runs this one alone on threads otherwise.
