@@ -77,9 +77,18 @@ def main():
     ap.add_argument("--no-halide", action="store_true")
     ap.add_argument("--variants", default="hand,Adams2019,Mullapudi2016,Li2018")
     ap.add_argument("--naive-runs", type=int, default=3, help="timed runs of the naive loops per process")
-    ap.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "image_suite.json"))
-    ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "image_suite.svg"))
+    ap.add_argument("--output", default=None,
+                    help="the JSON's file (default: bench/results/image_suite.json when every app runs, else "
+                         "image_suite_partial.json in the build's bench directory)")
+    ap.add_argument("--plot", default=None,
+                    help="the plot's file (default: docs/img/image_suite.svg when every app runs, else none)")
     args = ap.parse_args()
+    if args.plot is None and set(args.apps) == set(APPS):
+        # A run of some apps only does not replace the documented plot of the whole suite.
+        args.plot = os.path.join(ROOT, "docs", "img", "image_suite.svg")
+    if args.output is None:
+        args.output = (os.path.join(ROOT, "bench", "results", "image_suite.json") if set(args.apps) == set(APPS) else
+                       os.path.join(args.build, "bench", "image_suite_partial.json"))
     runs = max(7, args.runs)
     env = thread_env()
     tessera = os.path.join(args.build, "bench", "bench_app_tessera")
@@ -156,8 +165,9 @@ def main():
     if speedups:
         print(f"\ngeomean of Tessera's speedup over the best Halide variant: {geomean(speedups):.2f}x")
         labels = [a for a, r in results.items() if r["speedup_over_best_halide"]] + ["geomean"]
-        bar_chart(args.plot, labels, speedups + [geomean(speedups)],
-                  title="Tessera automatic: speedup over the best Halide 21 variant (2 threads)", reference=1.0, unit="x")
+        if args.plot:
+            bar_chart(args.plot, labels, speedups + [geomean(speedups)],
+                      title="Tessera automatic: speedup over the best Halide 21 variant (2 threads)", reference=1.0, unit="x")
 
 
 if __name__ == "__main__":
