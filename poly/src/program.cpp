@@ -370,7 +370,8 @@ bool build_loop_nest(Program &p, AstQuota quota) {
     if (!version->then_case) return false;
     // (Where the folded Funcs' updates never run, the AST without them took heat-3d 250 ms
     // instead of 800 ms.) That case runs only at degenerate sizes (no steps, no interior):
-    // atomic and plain, it took jacobi-1d's AST 160 -> 45 ms and its LLVM time 650 -> 260 ms.
+    // atomic and plain, jacobi-1d's compile took 800 -> 450 ms (that case's AST 160 -> 45 ms,
+    // LLVM 460 -> 200 ms for the whole module; docs/benchmarks.md).
     isl::set rest = context.subtract(steady);
     version->else_case = loop_nest_under(p, without_statements_empty_in(p.schedule, rest), rest, quota, rest_c, true);
     if (!version->else_case) return false;
