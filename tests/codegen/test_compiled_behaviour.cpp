@@ -79,7 +79,10 @@ TEST_CASE("vector loops read every other element, and element x / 2, through who
     // b(x / 2)), as a Bayer demosaic has them: without a gather of one element per lane. Output
     // mins even and odd, negative and positive, so that x / 2 starts at both parities and rounds
     // down below zero; the input is exactly as wide as the loads need (valgrind sees a read past
-    // it).
+    // it). half_sum in a buffer of its own (fusion "none"), and in a scratchpad of woven's tile,
+    // whose local coordinate is x / 2 minus the tile's origin.
+    const std::string fusion = GENERATE(as<std::string>{}, "none", "");
+    INFO("fusion '" << fusion << "'");
     Var x("x"), y("y");
     InputBuffer<int16_t> in("in", 2);
     Func half_sum("half_sum"), woven("woven");
@@ -88,9 +91,14 @@ TEST_CASE("vector loops read every other element, and element x / 2, through who
     Pipeline p(woven);
     CompileOptions o;
     o.keep_assembly = true;
-    o.fusion = "none";  // half_sum in a buffer of its own: both loads read from memory
+    if (!fusion.empty()) o.fusion = fusion;
     Callable c = p.compile(Target::host(), o);
     const std::string &ir = c.report().llvm_ir;
+    if (fusion.empty()) {
+        REQUIRE(p.schedule_json().find("\"scratch\"") != std::string::npos);
+        // No lane of a vector filled by an element loaded by itself (a splat fills lane 0).
+        CHECK_FALSE(std::regex_search(ir, std::regex("insertelement <[0-9]+ x i16> [^\\n]*, i64 [1-9]")));
+    }
     // Even elements of two whole vectors; and the doubled elements of two half vectors.
     CHECK(std::regex_search(ir, std::regex("shufflevector <[0-9]+ x i16> %[^,]+, <[0-9]+ x i16> %[^,]+, <[0-9]+ x i32> <i32 0, i32 2, i32 4, i32 6")));
     CHECK(std::regex_search(ir, std::regex("shufflevector <[0-9]+ x i16> %[^,]+, <[0-9]+ x i16> %[^,]+, <[0-9]+ x i32> <i32 0, i32 (0, i32 1, i32 1|1, i32 1, i32 2)")));
@@ -112,6 +120,74 @@ TEST_CASE("vector loops read every other element, and element x / 2, through who
             for (int j = 0; j < 3; ++j)
                 for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
         }
+    }
+}
+
+TEST_CASE("a select whose condition is the same in every lane computes only the chosen value, behind a branch",
+          "[codegen][vector]") {
+    // mixed(x, y, c) picks one of three formulas by c, outside the vector loop over x (as
+    // camera_pipe's colour matrix picks its row): the vector loop branches on c rather than
+    // computing all three in every lane and blending them. Odd and negative regions; values
+    // that overflow int16 so that every formula's wrapping shows.
+    Var x("x"), y("y"), c("c");
+    InputBuffer<int16_t> in("in", 2);
+    Func mixed("mixed");
+    mixed(x, y, c) = select(c == 0, in(x, y) * int16_t(301) + in(x + 1, y),
+                            select(c == 1, in(x, y) - in(x + 2, y) * int16_t(7), in(x, y) / int16_t(3) + int16_t(11)));
+    Pipeline p(mixed);
+    CompileOptions o;
+    o.keep_assembly = true;
+    Callable compiled = p.compile(Target::host(), o);
+    const std::string unoptimized = compiled.compiler_ir("llvm_unoptimized");
+    CHECK(unoptimized.find("select.true") != std::string::npos);
+    CHECK(unoptimized.find("select.false") != std::string::npos);
+    for (auto [mx, w] : std::vector<std::pair<int, int>>{{0, 1}, {-7, 13}, {3, 64}, {-40, 131}}) {
+        Buffer<int16_t> data(std::vector<int>{w + 2, 5});
+        data.set_min({mx, -1});
+        for (int j = -1; j < 4; ++j)
+            for (int i = mx; i < mx + w + 2; ++i) data(i, j) = int16_t((i * 977 + j * 131) % 30011 - 15000);
+        in.set(data);
+        Buffer<int16_t> got(std::vector<int>{w, 5, 3}), want(std::vector<int>{w, 5, 3});
+        got.set_min({mx, -1, 0});
+        want.set_min({mx, -1, 0});
+        compiled.realize(got);
+        interpret(p, std::vector<Buffer<void>>{want});
+        INFO("min " << mx << " width " << w);
+        for (int k = 0; k < 3; ++k)
+            for (int j = -1; j < 4; ++j)
+                for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j, k) == want(i, j, k));
+    }
+}
+
+TEST_CASE("a vector loop looks a table up with each lane's int32 offset from the row's min", "[codegen][vector]") {
+    // table(v) over [-5, 300) read at clamp(in(x, y), -5, 299): the lanes differ in dimension 0
+    // only. Each lane's offset is its coordinate minus the table's min in int32 lanes, zero
+    // extended (not an int64 vector that LLVM's SLP vectorizer built, lane by lane extracted).
+    Var x("x"), y("y"), v("v");
+    InputBuffer<int32_t> in("in", 2);
+    Func table("table"), looked("looked");
+    table(v) = cast<uint8_t>(v * 37 + 5);
+    looked(x, y) = table(clamp(in(x, y), -5, 299)) + cast<uint8_t>(y);
+    Pipeline p(looked);
+    CompileOptions o;
+    o.keep_assembly = true;
+    Callable compiled = p.compile(Target::host(), o);
+    const std::string unoptimized = compiled.compiler_ir("llvm_unoptimized");
+    CHECK(std::regex_search(unoptimized, std::regex("sub <[0-9]+ x i32> [^\\n]*\\n(.*\\n){0,3}.*extractelement <[0-9]+ x i32>[^\\n]*\\n.*zext i32")));
+    for (auto [mx, w] : std::vector<std::pair<int, int>>{{0, 1}, {-7, 13}, {5, 64}, {-33, 131}}) {
+        Buffer<int32_t> data(std::vector<int>{w, 3});
+        data.set_min({mx, 0});
+        for (int j = 0; j < 3; ++j)
+            for (int i = mx; i < mx + w; ++i) data(i, j) = (i * 7919 + j * 104729) % 331 - 16;  // -16 .. 314: clamped both ways
+        in.set(data);
+        Buffer<uint8_t> got(std::vector<int>{w, 3}), want(std::vector<int>{w, 3});
+        got.set_min({mx, 0});
+        want.set_min({mx, 0});
+        compiled.realize(got);
+        interpret(p, std::vector<Buffer<void>>{want});
+        INFO("min " << mx << " width " << w);
+        for (int j = 0; j < 3; ++j)
+            for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
     }
 }
 

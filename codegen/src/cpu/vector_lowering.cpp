@@ -114,6 +114,11 @@ public:
         for (const Expr &a : n.args) {
             args.push_back(expr(a, s));
             all_uniform &= args.back().kind == Lanes::Kind::Uniform;
+            if (n.op == Op::Select && args.size() == 1 && args[0].kind == Lanes::Kind::Uniform && args[0].scalar->getType()->isIntegerTy(1)) {
+                Lanes r = branch_select(args[0].scalar, n, s);
+                f_.index_mode = saved;
+                return r;
+            }
         }
         f_.index_mode = saved;
         if (all_uniform) {
@@ -153,6 +158,47 @@ public:
         return varying(f_.apply(n, v));
     }
 
+    // A select whose condition is the same in every lane of the step: only the chosen value is
+    // computed, behind a branch, instead of both in every lane and a blend. camera_pipe's
+    // corrected(x, y, c) picks a row of its colour matrix by c, and demosaiced(x, y, c) a colour
+    // plane, with c outside the vector loop: blended, every lane computed all three rows (9
+    // vector multiplies where 3 do) and loaded all three planes. The values stay uniform, or
+    // affine when both are with one step, as a select of them would.
+    Lanes branch_select(Value *condition, const ExprNode &n, const VScope &s) {
+        llvm::Function *fn = b_.GetInsertBlock()->getParent();
+        llvm::BasicBlock *when_true = llvm::BasicBlock::Create(f_.ctx, "select.true", fn);
+        llvm::BasicBlock *when_false = llvm::BasicBlock::Create(f_.ctx, "select.false", fn);
+        llvm::BasicBlock *merge = llvm::BasicBlock::Create(f_.ctx, "select.merge", fn);
+        b_.CreateCondBr(condition, when_true, when_false);
+        b_.SetInsertPoint(when_true);
+        Lanes t = expr(n.args[1], s);
+        llvm::BasicBlock *true_end = b_.GetInsertBlock();
+        b_.SetInsertPoint(when_false);
+        Lanes e = expr(n.args[2], s);
+        llvm::BasicBlock *false_end = b_.GetInsertBlock();
+        Lanes r;
+        if (t.kind == e.kind && t.kind != Lanes::Kind::Varying && t.step == e.step) {
+            r = t;
+        } else {
+            b_.SetInsertPoint(true_end);
+            t = varying(to_vector(t));
+            b_.SetInsertPoint(false_end);
+            e = varying(to_vector(e));
+            r = t;
+        }
+        b_.SetInsertPoint(true_end);
+        b_.CreateBr(merge);
+        b_.SetInsertPoint(false_end);
+        b_.CreateBr(merge);
+        b_.SetInsertPoint(merge);
+        Value *a = r.kind == Lanes::Kind::Varying ? t.vector : t.scalar, *c = r.kind == Lanes::Kind::Varying ? e.vector : e.scalar;
+        llvm::PHINode *phi = b_.CreatePHI(a->getType(), 2);
+        phi->addIncoming(a, true_end);
+        phi->addIncoming(c, false_end);
+        (r.kind == Lanes::Kind::Varying ? r.vector : r.scalar) = phi;
+        return r;
+    }
+
     // A contiguous access: every coordinate uniform but dimension 0, which advances by 1.
     static bool contiguous(const std::vector<Lanes> &c) {
         if (c.empty() || c[0].kind != Lanes::Kind::Affine || c[0].step != 1) return false;
@@ -169,18 +215,51 @@ public:
         return true;
     }
 
+    // A coordinate x / 2 + u (u uniform: sums and differences of uniform terms, in any order
+    // around the one division by 2): x's lanes, and u (null when there is none).
+    struct HalfCoordinate {
+        Lanes twice;
+        Value *offset = nullptr;
+    };
+    std::optional<HalfCoordinate> half_coordinate(const Expr &e, const VScope &s) {
+        if (!e.type().is_int()) return std::nullopt;
+        if (e->op == Op::Div) {
+            if (ir::as_const_int(e->args[1]) != std::optional<int64_t>(2)) return std::nullopt;
+            return HalfCoordinate{expr(e->args[0], s), nullptr};
+        }
+        if (e->op != Op::Add && e->op != Op::Sub) return std::nullopt;
+        // The side with the division: the left one of a difference, either of a sum.
+        for (int side : {0, 1}) {
+            if (side == 1 && e->op == Op::Sub) break;
+            std::optional<HalfCoordinate> h = half_coordinate(e->args[side], s);
+            if (!h) continue;
+            Lanes u = expr(e->args[1 - side], s);
+            if (u.kind != Lanes::Kind::Uniform) return std::nullopt;
+            Value *term = e->op == Op::Sub ? b_.CreateNeg(u.scalar) : u.scalar;
+            h->offset = h->offset ? b_.CreateAdd(h->offset, term) : term;
+            return h;
+        }
+        return std::nullopt;
+    }
+
     // A load at x / 2 along the loop (an interleave, an upsample by 2): lane l reads element
     // q + floor((p + l) / 2), where x0 = 2q + p is lane 0's x. Two half vectors, A at q and B at
     // q + p (both within the elements q .. q + W/2 - 1 + p that the lanes read), and a shuffle
     // for each parity: p = 0 takes A[0], A[0], A[1], A[1], ...; p = 1 takes A[0], A[1], A[1],
-    // ..., B[W/2 - 1]. Nothing when the load is not of that form.
+    // ..., B[W/2 - 1]. The coordinate may add or subtract uniform terms to x / 2: a scratchpad's
+    // coordinates are local to the tile, x / 2 - (the tile's origin) (camera_pipe's
+    // red_even_rows reads r_gr and r_r so; lane by lane, 32 scalar loads per 16 lanes). Nothing
+    // when the load is not of that form.
     std::optional<Lanes> load_at_half(const ExprNode &n, const VScope &s, const StorageView &view) {
         if (n.args.empty() || w_ % 2 != 0) return std::nullopt;
-        const Expr &x = n.args[0];
-        if (x->op != Op::Div || ir::as_const_int(x->args[1]) != std::optional<int64_t>(2) || !x.type().is_int()) return std::nullopt;
         bool saved = f_.index_mode;
         f_.index_mode = !view.scratch;
-        Lanes v = expr(x->args[0], s);
+        std::optional<HalfCoordinate> h = half_coordinate(n.args[0], s);
+        if (!h) {
+            f_.index_mode = saved;
+            return std::nullopt;
+        }
+        const Lanes &v = h->twice;
         std::vector<Value *> coords = {nullptr};
         bool uniform_rest = true;
         for (size_t d = 1; d < n.args.size(); ++d) {
@@ -191,6 +270,7 @@ public:
         f_.index_mode = saved;
         if (v.kind != Lanes::Kind::Affine || v.step != 1 || !uniform_rest) return std::nullopt;
         Value *q = b_.CreateAShr(v.scalar, 1), *p = b_.CreateAnd(v.scalar, 1);
+        if (h->offset) q = b_.CreateAdd(q, h->offset);
         coords[0] = q;
         Type t = view.type;
         llvm::Type *st = f_.storage_type(t);
@@ -334,6 +414,7 @@ public:
             for (int l = 0; l < w_; ++l) mask.push_back(2 * l < w_ ? 2 * l : 2 * l + 1);
             return varying(f_.from_memory(t, b_.CreateShuffleVector(a, bl, mask)));
         }
+        if (Value *g = gather_along_row(c, view)) return varying(g);
         // Gather, lane by lane.
         std::vector<Value *> cv;
         for (const Lanes &l : c) cv.push_back(to_vector(l));
@@ -344,6 +425,37 @@ public:
             r = b_.CreateInsertElement(r, f_.load_at(view, coords), uint64_t(i));
         }
         return varying(r);
+    }
+
+    // A gather whose lanes differ in dimension 0 only (a lookup table, curve(corrected(x, y, c))
+    // in camera_pipe): the row's address once, and each lane's offset in it from its int32
+    // coordinate minus the row's min, in int32 lanes. That difference lies in [0, 2^32) (both are
+    // int32, the coordinate within the region), so its zero extension is exact. Computed per lane
+    // in int64, as address() does, LLVM's SLP vectorizer turned the offsets into 64-bit vectors
+    // (AVX-512 zmm) and extracted each lane from them: twice the time of the lookups themselves.
+    Value *gather_along_row(const std::vector<Lanes> &c, const StorageView &view) {
+        if (c.empty() || c[0].kind == Lanes::Kind::Uniform) return nullptr;
+        for (size_t d = 1; d < c.size(); ++d)
+            if (c[d].kind != Lanes::Kind::Uniform) return nullptr;
+        Value *x = to_vector(c[0]);
+        auto *lane_type = llvm::cast<llvm::VectorType>(x->getType());
+        if (!lane_type->getElementType()->isIntegerTy(32)) return nullptr;
+        std::vector<Value *> row = {nullptr};
+        for (size_t d = 1; d < c.size(); ++d) row.push_back(c[d].scalar);
+        row[0] = b_.CreateTrunc(view.min[0], b_.getInt32Ty(), "", false, true);  // (the region is int32)
+        Value *at = f_.address(view, row);  // the element at the row's min
+        Value *offsets = b_.CreateSub(x, b_.CreateVectorSplat(unsigned(w_), row[0]));
+        llvm::Type *st = f_.storage_type(view.type);
+        llvm::Align align(uint64_t(std::max(1, view.type.bytes())));
+        Value *r = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, unsigned(w_)));
+        for (int i = 0; i < w_; ++i) {
+            Value *offset = b_.CreateZExt(b_.CreateExtractElement(offsets, uint64_t(i)), b_.getInt64Ty());
+            llvm::LoadInst *l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, at, offset), align);
+            if (f_.access_group) l->setMetadata(llvm::LLVMContext::MD_access_group, f_.access_group);
+            f_.tag_access(l, view);
+            r = b_.CreateInsertElement(r, l, uint64_t(i));
+        }
+        return f_.from_memory(view.type, r);
     }
 
     // The int32 coordinates of int64 lanes (they fit: the regions are checked at entry).
