@@ -82,6 +82,35 @@ Value *to_float_round_odd(llvm::IRBuilder<> &b, llvm::Module &m, Value *d) {
     return b.CreateBitCast(bits, f32);
 }
 
+// Float lanes to integer lanes of at most 32 bits, truncated toward zero, saturated, NaN to 0
+// (docs/dsl.md), as vector instructions: each lane clamped to the integer type's range in the
+// float type, converted, and NaN lanes replaced by 0. x86 expands llvm.fptosi.sat on vectors
+// lane by lane (a scalar convert and two conditional moves per lane: bilateral_grid's slicing
+// spent most of its time there). The bounds are exact in float32 below 2^24 and at -2^31; an
+// int32 lane of 2^31 or more, whose bound float32 cannot hold, takes the maximum by a select.
+// Null for scalars and for the types this does not cover (64 bits, uint32), which keep the
+// intrinsic.
+Value *saturating_vector_cast(llvm::IRBuilder<> &b, Value *v, Type to, llvm::Type *target) {
+    auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
+    if (!vt || to.bits > 32 || (to.bits == 32 && !to.is_int())) return nullptr;
+    llvm::Type *ft = vt->getElementType();
+    bool f32 = ft->isFloatTy();
+    if (!f32 && !ft->isDoubleTy()) return nullptr;
+    double lo = to.min_value(), hi = to.max_value();
+    bool clipped_hi = f32 && to.bits == 32;  // 2^31 - 1 is not a float32
+    if (clipped_hi) hi = 2147483520.0;       // the largest float32 below 2^31
+    auto splat = [&](double x) { return llvm::ConstantFP::get(vt, x); };
+    Value *t = b.CreateSelect(b.CreateFCmpOLT(v, splat(lo)), splat(lo), v);
+    t = b.CreateSelect(b.CreateFCmpOGT(t, splat(hi)), splat(hi), t);
+    // In range now (NaN lanes aside, whose poison the last select drops).
+    llvm::Type *i32 = llvm::FixedVectorType::get(b.getInt32Ty(), unsigned(vt->getNumElements()));
+    Value *r = b.CreateFPToSI(t, i32);
+    if (clipped_hi)
+        r = b.CreateSelect(b.CreateFCmpOGE(v, splat(2147483648.0)), llvm::ConstantInt::get(i32, uint64_t(INT32_MAX)), r);
+    r = b.CreateSelect(b.CreateFCmpUNO(v, v), llvm::Constant::getNullValue(i32), r);
+    return to.bits == 32 ? r : b.CreateTrunc(r, target);
+}
+
 } // namespace
 
 Value *FunctionLowering::cast(Type from, Type to, Value *v) {
@@ -94,6 +123,7 @@ Value *FunctionLowering::cast(Type from, Type to, Value *v) {
     }
     if (from.is_float()) {
         if (to.is_int_or_uint()) {
+            if (Value *r = saturating_vector_cast(b, v, to, target)) return r;
             auto id = to.is_int() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
             return b.CreateCall(intrinsic(module, id, {target, v->getType()}), {v});
         }

@@ -24,7 +24,10 @@ Buffer<void> values(Type t, int n, uint32_t seed) {
     if (t.is_float())
         edges = {0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-3, t.max_value(), -t.max_value(),
                  std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
-                 std::numeric_limits<double>::quiet_NaN(), 65504.0, 1e30};
+                 std::numeric_limits<double>::quiet_NaN(), 65504.0, 1e30,
+                 // around the integer types' bounds, where casts saturate (also as vector lanes)
+                 2147483520.0, 2147483648.0, -2147483648.0, -2147483904.0, 4294967040.0, 255.5, 256.0, -0.99,
+                 -128.5, -129.0, 127.9, 65535.5, 65536.0, 32767.9, -32768.9, -32769.0};
     else
         edges = {0, 1, 2, 3, 7, t.max_value(), t.min_value(), t.is_int() ? -1.0 : 5.0, t.is_int() ? -7.0 : 9.0,
                  double(t.bits), double(t.bits + 3), t.is_int() ? -double(t.bits) : 31.0};
