@@ -5,7 +5,10 @@
 // "affine" (lane 0's value and the step); everything else becomes a vector of W lanes. A load
 // or store whose coordinates are uniform except dimension 0, which advances by one per lane, is
 // one contiguous vector access; one that advances by two per lane is two vector loads and a
-// shuffle, and one at x / 2 two half-vector loads and a shuffle; other accesses go lane by lane. Stores to outputs can be
+// shuffle, and one at x / 2 (plus uniform terms) two half-vector loads and a shuffle; a gather
+// along dimension 0 only (a lookup table) loads lane by lane at int32 offsets from the row, and
+// other accesses go lane by lane. A select whose condition is uniform branches: only the chosen
+// value is computed. Stores to outputs can be
 // non-temporal (streaming): a scalar prologue then aligns the vector stores to the vector size,
 // and a scalar epilogue finishes the loop. Loads of one row at neighbouring offsets (a stencil's
 // x - 1, x, x + 1) are carried from step to step (rotated_loads.h).
