@@ -159,10 +159,11 @@ TEST_CASE("a select whose condition is the same in every lane computes only the 
     }
 }
 
-TEST_CASE("a vector loop looks a table up with each lane's int32 offset from the row's min", "[codegen][vector]") {
-    // table(v) over [-5, 300) read at clamp(in(x, y), -5, 299): the lanes differ in dimension 0
-    // only. Each lane's offset is its coordinate minus the table's min in int32 lanes, zero
-    // extended (not an int64 vector that LLVM's SLP vectorizer built, lane by lane extracted).
+TEST_CASE("a vector loop gathers at each lane's int32 offsets from the mins of its varying coordinates", "[codegen][vector]") {
+    // table(v) over [-5, 300) read at clamp(in(x, y), -5, 299): each lane's offset is its
+    // coordinate minus the table's min in int32 lanes, zero extended (not an int64 vector that
+    // LLVM's SLP vectorizer built and extracted lane by lane). grid(u, v) read at two
+    // data-dependent coordinates, both varying: the same per dimension, scaled by the stride.
     Var x("x"), y("y"), v("v");
     InputBuffer<int32_t> in("in", 2);
     Func table("table"), looked("looked");
@@ -188,6 +189,31 @@ TEST_CASE("a vector loop looks a table up with each lane's int32 offset from the
         INFO("min " << mx << " width " << w);
         for (int j = 0; j < 3; ++j)
             for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
+    }
+    SECTION("two varying coordinates") {
+        Var u("u");
+        Func grid("grid"), sliced("sliced");
+        grid(u, v) = cast<float>(u * 31 - v * 7) * 0.5f;
+        sliced(x, y) = grid(clamp(in(x, y), -3, 19), clamp(in(x + 1, y) / 3, -2, 8)) + cast<float>(y);
+        Pipeline q(sliced);
+        Callable c2 = q.compile(Target::host(), o);
+        CHECK(std::regex_search(c2.compiler_ir("llvm_unoptimized"),
+                                std::regex("zext i32 %[^\\n]*\\n.*mul i64 %[^\\n]*\\n.*add i64")));
+        for (auto [mx, w] : std::vector<std::pair<int, int>>{{0, 1}, {-7, 13}, {5, 64}, {-33, 131}}) {
+            Buffer<int32_t> data(std::vector<int>{w + 1, 3});
+            data.set_min({mx, 0});
+            for (int j = 0; j < 3; ++j)
+                for (int i = mx; i <= mx + w; ++i) data(i, j) = (i * 7919 + j * 104729) % 41 - 8;  // -8 .. 32
+            in.set(data);
+            Buffer<float> got(std::vector<int>{w, 3}), want(std::vector<int>{w, 3});
+            got.set_min({mx, 0});
+            want.set_min({mx, 0});
+            c2.realize(got);
+            interpret(q, std::vector<Buffer<void>>{want});
+            INFO("min " << mx << " width " << w);
+            for (int j = 0; j < 3; ++j)
+                for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
+        }
     }
 }
 

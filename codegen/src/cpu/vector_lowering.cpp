@@ -5,10 +5,9 @@
 // "affine" (lane 0's value and the step); everything else becomes a vector of W lanes. A load
 // or store whose coordinates are uniform except dimension 0, which advances by one per lane, is
 // one contiguous vector access; one that advances by two per lane is two vector loads and a
-// shuffle, and one at x / 2 (plus uniform terms) two half-vector loads and a shuffle; a gather
-// along dimension 0 only (a lookup table) loads lane by lane at int32 offsets from the row, and
-// other accesses go lane by lane. A select whose condition is uniform branches: only the chosen
-// value is computed. Stores to outputs can be
+// shuffle, and one at x / 2 (plus uniform terms) two half-vector loads and a shuffle; other
+// loads gather lane by lane, at offsets from int32 lanes. A select whose condition is uniform
+// branches: only the chosen value is computed. Stores to outputs can be
 // non-temporal (streaming): a scalar prologue then aligns the vector stores to the vector size,
 // and a scalar epilogue finishes the loop. Loads of one row at neighbouring offsets (a stencil's
 // x - 1, x, x + 1) are carried from step to step (rotated_loads.h).
@@ -58,8 +57,9 @@ bool gathered(const Expr &e) {
 }
 
 // The widest element (in bits) among the values of an expression and the elements it loads;
-// 64 when a load is gathered lane by lane (each lane's address is 64 bits: a bilateral grid's
-// lookups ran 30 ms with 16 float lanes, 25 with 8). Not the coordinates of other loads, which
+// 64 when a load is gathered lane by lane (a bilateral grid's lookups, whose lane addresses were
+// int64 vectors then, ran 30 ms with 16 float lanes, 25 with 8; with int32 lane offsets, 16 and 8
+// lanes measured the same for it and camera_pipe). Not the coordinates of other loads, which
 // stay scalar in a vector step (uniform, or affine in the lane): counted, an overlapped tile's
 // int64 offsets in every scratchpad coordinate gave float loops 64-bit lanes, half the lanes
 // (harris 33 -> 27 ms, camera_pipe 14.2 -> 11.8 ms without them).
@@ -417,8 +417,8 @@ public:
             for (int l = 0; l < w_; ++l) mask.push_back(2 * l < w_ ? 2 * l : 2 * l + 1);
             return varying(f_.from_memory(t, b_.CreateShuffleVector(a, bl, mask)));
         }
-        if (Value *g = gather_along_row(c, view)) return varying(g);
-        // Gather, lane by lane.
+        if (Value *g = gather(c, view)) return varying(g);
+        // Gather, lane by lane (coordinates other than int32).
         std::vector<Value *> cv;
         for (const Lanes &l : c) cv.push_back(to_vector(l));
         Value *r = llvm::PoisonValue::get(f_.value_type(t, w_));
@@ -430,29 +430,42 @@ public:
         return varying(r);
     }
 
-    // A gather whose lanes differ in dimension 0 only (a lookup table, curve(corrected(x, y, c))
-    // in camera_pipe): the row's address once, and each lane's offset in it from its int32
-    // coordinate minus the row's min, in int32 lanes. That difference lies in [0, 2^32) (both are
-    // int32, the coordinate within the region), so its zero extension is exact. Computed per lane
-    // in int64, as address() does, LLVM's SLP vectorizer turned the offsets into 64-bit vectors
-    // (AVX-512 zmm) and extracted each lane from them: twice the time of the lookups themselves.
-    Value *gather_along_row(const std::vector<Lanes> &c, const StorageView &view) {
+    // A gather (a lookup table, curve(corrected(x, y, c)) in camera_pipe; the bilateral grid's
+    // trilinear reads): the address with the varying dimensions at their mins once, and each
+    // lane's offset from it from its int32 coordinates minus those mins, taken in int32 lanes.
+    // Each difference lies in [0, 2^32) (both are int32, the coordinate within the region), so
+    // its zero extension is exact; it is scaled by the dimension's stride in int64. Computed per
+    // lane in int64, as address() does, LLVM's SLP vectorizer turned the coordinates into 64-bit
+    // vectors (AVX-512 zmm) and extracted every lane from them: camera_pipe's table lookups took
+    // twice the time of the loads themselves, and the bilateral grid's slicing 64-72 ms against
+    // 45 ms now.
+    Value *gather(const std::vector<Lanes> &c, const StorageView &view) {
         if (c.empty() || c[0].kind == Lanes::Kind::Uniform) return nullptr;
-        for (size_t d = 1; d < c.size(); ++d)
-            if (c[d].kind != Lanes::Kind::Uniform) return nullptr;
-        Value *x = to_vector(c[0]);
-        auto *lane_type = llvm::cast<llvm::VectorType>(x->getType());
-        if (!lane_type->getElementType()->isIntegerTy(32)) return nullptr;
-        std::vector<Value *> row = {nullptr};
-        for (size_t d = 1; d < c.size(); ++d) row.push_back(c[d].scalar);
-        row[0] = b_.CreateTrunc(view.min[0], b_.getInt32Ty(), "", false, true);  // (the region is int32)
-        Value *at = f_.address(view, row);  // the element at the row's min
-        Value *offsets = b_.CreateSub(x, b_.CreateVectorSplat(unsigned(w_), row[0]));
+        // Each varying dimension's int32 lanes minus its min; the uniform ones in the base.
+        std::vector<Value *> base_coords, rel(c.size(), nullptr);
+        for (size_t d = 0; d < c.size(); ++d) {
+            if (c[d].kind == Lanes::Kind::Uniform) {
+                base_coords.push_back(c[d].scalar);
+                continue;
+            }
+            Value *x = to_vector(c[d]);
+            if (!llvm::cast<llvm::VectorType>(x->getType())->getElementType()->isIntegerTy(32)) return nullptr;
+            Value *lo = b_.CreateTrunc(view.min[d], b_.getInt32Ty(), "", false, true);  // (the region is int32)
+            base_coords.push_back(lo);
+            rel[d] = b_.CreateSub(x, b_.CreateVectorSplat(unsigned(w_), lo));
+        }
+        Value *at = f_.address(view, base_coords);  // the varying dimensions at their mins
         llvm::Type *st = f_.storage_type(view.type);
         llvm::Align align(uint64_t(std::max(1, view.type.bytes())));
         Value *r = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, unsigned(w_)));
         for (int i = 0; i < w_; ++i) {
-            Value *offset = b_.CreateZExt(b_.CreateExtractElement(offsets, uint64_t(i)), b_.getInt64Ty());
+            Value *offset = nullptr;
+            for (size_t d = 0; d < c.size(); ++d) {
+                if (!rel[d]) continue;
+                Value *term = b_.CreateZExt(b_.CreateExtractElement(rel[d], uint64_t(i)), b_.getInt64Ty());
+                if (d > 0) term = b_.CreateMul(term, view.stride[d]);
+                offset = offset ? b_.CreateAdd(offset, term) : term;
+            }
             llvm::LoadInst *l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, at, offset), align);
             if (f_.access_group) l->setMetadata(llvm::LLVMContext::MD_access_group, f_.access_group);
             f_.tag_access(l, view);
