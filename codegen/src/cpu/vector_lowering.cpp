@@ -381,6 +381,66 @@ public:
             return varying(f_.from_memory(view.type, v));
         }
         if (std::optional<Lanes> h = load_at_half(n, s, view)) return *h;
+        if (std::optional<Lanes> l = load_within_clamp(n, s, view)) return *l;
+        return load_lanes(n, s, view);
+    }
+
+    // A load at clamp(x, lo, hi) along the loop, the others uniform (a repeat_edge boundary): in
+    // the interior every lane's x lies in [lo, hi], where the load is one contiguous vector; a
+    // branch takes it there and gathers only at the edges. Nothing when the load is not of that
+    // form.
+    std::optional<Lanes> load_within_clamp(const ExprNode &n, const VScope &s, const StorageView &view) {
+        if (n.args.empty()) return std::nullopt;
+        const Expr &x = n.args[0];
+        if (x->op != Op::Min || x->args[0]->op != Op::Max || !x.type().is_int()) return std::nullopt;
+        const Expr &inner = x->args[0]->args[0], &lo_e = x->args[0]->args[1], &hi_e = x->args[1];
+        bool saved = f_.index_mode;
+        f_.index_mode = false;  // below a min or max the DSL's int32 may wrap
+        Lanes v = expr(inner, s), lo = expr(lo_e, s), hi = expr(hi_e, s);
+        f_.index_mode = !view.scratch;
+        std::vector<Value *> coords = {nullptr};
+        bool uniform_rest = true;
+        for (size_t d = 1; d < n.args.size(); ++d) {
+            Lanes l = expr(n.args[d], s);
+            uniform_rest = uniform_rest && l.kind == Lanes::Kind::Uniform;
+            coords.push_back(l.scalar);
+        }
+        f_.index_mode = saved;
+        if (v.kind != Lanes::Kind::Affine || v.step != 1 || lo.kind != Lanes::Kind::Uniform || hi.kind != Lanes::Kind::Uniform ||
+            !uniform_rest)
+            return std::nullopt;
+        // x0 >= lo and x0 + W - 1 <= hi, in int64 (no wrap).
+        Value *x0 = b_.CreateSExt(v.scalar, b_.getInt64Ty());
+        Value *inside = b_.CreateAnd(b_.CreateICmpSGE(x0, b_.CreateSExt(lo.scalar, b_.getInt64Ty())),
+                                     b_.CreateICmpSLE(b_.CreateAdd(x0, f_.i64(w_ - 1)), b_.CreateSExt(hi.scalar, b_.getInt64Ty())));
+        llvm::Function *fn = b_.GetInsertBlock()->getParent();
+        llvm::BasicBlock *interior = llvm::BasicBlock::Create(f_.ctx, "clamp.interior", fn);
+        llvm::BasicBlock *edge = llvm::BasicBlock::Create(f_.ctx, "clamp.edge", fn);
+        llvm::BasicBlock *merge = llvm::BasicBlock::Create(f_.ctx, "clamp.merge", fn);
+        b_.CreateCondBr(inside, interior, edge);
+        b_.SetInsertPoint(interior);
+        coords[0] = v.scalar;
+        Type t = view.type;
+        llvm::LoadInst *whole = b_.CreateAlignedLoad(llvm::FixedVectorType::get(f_.storage_type(t), unsigned(w_)), f_.address(view, coords),
+                                                     llvm::Align(uint64_t(std::max(1, t.bytes()))));
+        f_.tag_access(whole, view);
+        Value *a = f_.from_memory(t, whole);
+        llvm::BasicBlock *interior_end = b_.GetInsertBlock();
+        b_.CreateBr(merge);
+        b_.SetInsertPoint(edge);
+        Value *e = to_vector(load_lanes(n, s, view));
+        llvm::BasicBlock *edge_end = b_.GetInsertBlock();
+        b_.CreateBr(merge);
+        b_.SetInsertPoint(merge);
+        llvm::PHINode *phi = b_.CreatePHI(a->getType(), 2);
+        phi->addIncoming(a, interior_end);
+        phi->addIncoming(e, edge_end);
+        return varying(phi);
+    }
+
+    // A load's lanes from its coordinates: one uniform load, a contiguous vector, every other
+    // element, or a gather.
+    Lanes load_lanes(const ExprNode &n, const VScope &s, const StorageView &view) {
         ++loads_;  // (uniform ones too: a step's loads, roughly)
         std::vector<Lanes> c;
         bool uniform_all = true;
