@@ -5,8 +5,9 @@
 // "affine" (lane 0's value and the step); everything else becomes a vector of W lanes. A load
 // or store whose coordinates are uniform except dimension 0, which advances by one per lane, is
 // one contiguous vector access; one that advances by two per lane is two vector loads and a
-// shuffle, and one at x / 2 (plus uniform terms) two half-vector loads and a shuffle; other
-// loads gather lane by lane, at offsets from int32 lanes. A select whose condition is uniform
+// shuffle, and one at x / 2 (plus uniform terms) two half-vector loads and a shuffle; one at
+// clamp(x, lo, hi) a contiguous vector where all lanes lie inside (a branch); other loads gather
+// lane by lane, at offsets from int32 lanes. A select whose condition is uniform
 // branches: only the chosen value is computed. Stores to outputs can be
 // non-temporal (streaming): a scalar prologue then aligns the vector stores to the vector size,
 // and a scalar epilogue finishes the loop. Loads of one row at neighbouring offsets (a stencil's
