@@ -246,6 +246,23 @@ public:
         return std::nullopt;
     }
 
+    // A load's coordinates of dimensions 1 and up as scalars (slot 0 left for dimension 0), when
+    // all of them are uniform in the step; nothing otherwise.
+    std::optional<std::vector<Value *>> uniform_outer_coordinates(const ExprNode &n, const VScope &s, const StorageView &view) {
+        bool saved = f_.index_mode;
+        f_.index_mode = !view.scratch;  // local coordinates wrap (Storage::Kind::Scratch)
+        std::vector<Value *> coords = {nullptr};
+        bool uniform = true;
+        for (size_t d = 1; d < n.args.size(); ++d) {
+            Lanes l = expr(n.args[d], s);
+            uniform = uniform && l.kind == Lanes::Kind::Uniform;
+            coords.push_back(l.scalar);
+        }
+        f_.index_mode = saved;
+        if (!uniform) return std::nullopt;
+        return coords;
+    }
+
     // A load at x / 2 along the loop (an interleave, an upsample by 2): lane l reads element
     // q + floor((p + l) / 2), where x0 = 2q + p is lane 0's x. Two half vectors, A at q and B at
     // q + p (both within the elements q .. q + W/2 - 1 + p that the lanes read), and a shuffle
@@ -259,20 +276,12 @@ public:
         bool saved = f_.index_mode;
         f_.index_mode = !view.scratch;
         std::optional<HalfCoordinate> h = half_coordinate(n.args[0], s);
-        if (!h) {
-            f_.index_mode = saved;
-            return std::nullopt;
-        }
-        const Lanes &v = h->twice;
-        std::vector<Value *> coords = {nullptr};
-        bool uniform_rest = true;
-        for (size_t d = 1; d < n.args.size(); ++d) {
-            Lanes l = expr(n.args[d], s);
-            uniform_rest = uniform_rest && l.kind == Lanes::Kind::Uniform;
-            coords.push_back(l.scalar);
-        }
         f_.index_mode = saved;
-        if (v.kind != Lanes::Kind::Affine || v.step != 1 || !uniform_rest) return std::nullopt;
+        if (!h) return std::nullopt;
+        const Lanes &v = h->twice;
+        std::optional<std::vector<Value *>> rest = uniform_outer_coordinates(n, s, view);
+        if (v.kind != Lanes::Kind::Affine || v.step != 1 || !rest) return std::nullopt;
+        std::vector<Value *> &coords = *rest;
         Value *q = b_.CreateAShr(v.scalar, 1), *p = b_.CreateAnd(v.scalar, 1);
         if (h->offset) q = b_.CreateAdd(q, h->offset);
         coords[0] = q;
@@ -398,18 +407,11 @@ public:
         bool saved = f_.index_mode;
         f_.index_mode = false;  // below a min or max the DSL's int32 may wrap
         Lanes v = expr(inner, s), lo = expr(lo_e, s), hi = expr(hi_e, s);
-        f_.index_mode = !view.scratch;
-        std::vector<Value *> coords = {nullptr};
-        bool uniform_rest = true;
-        for (size_t d = 1; d < n.args.size(); ++d) {
-            Lanes l = expr(n.args[d], s);
-            uniform_rest = uniform_rest && l.kind == Lanes::Kind::Uniform;
-            coords.push_back(l.scalar);
-        }
         f_.index_mode = saved;
-        if (v.kind != Lanes::Kind::Affine || v.step != 1 || lo.kind != Lanes::Kind::Uniform || hi.kind != Lanes::Kind::Uniform ||
-            !uniform_rest)
+        std::optional<std::vector<Value *>> rest = uniform_outer_coordinates(n, s, view);
+        if (v.kind != Lanes::Kind::Affine || v.step != 1 || lo.kind != Lanes::Kind::Uniform || hi.kind != Lanes::Kind::Uniform || !rest)
             return std::nullopt;
+        std::vector<Value *> &coords = *rest;
         // x0 >= lo and x0 + W - 1 <= hi, in int64 (no wrap).
         Value *x0 = b_.CreateSExt(v.scalar, b_.getInt64Ty());
         Value *inside = b_.CreateAnd(b_.CreateICmpSGE(x0, b_.CreateSExt(lo.scalar, b_.getInt64Ty())),
