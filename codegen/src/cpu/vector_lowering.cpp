@@ -169,16 +169,25 @@ public:
     // vector multiplies where 3 do) and loaded all three planes. The values stay uniform, or
     // affine when both are with one step, as a select of them would.
     Lanes branch_select(Value *condition, const ExprNode &n, const VScope &s) {
+        return two_way(condition, "select.true", "select.false", [&] { return expr(n.args[1], s); },
+                       [&] { return expr(n.args[2], s); });
+    }
+
+    // The lanes `when_true` or `when_false` emits, in blocks of their own behind a branch on
+    // `condition` (named `true_name` and `false_name`), joined by a phi: uniform, or affine with
+    // one step, when both are; else vectors.
+    Lanes two_way(Value *condition, const char *true_name, const char *false_name, const std::function<Lanes()> &when_true,
+                  const std::function<Lanes()> &when_false) {
         llvm::Function *fn = b_.GetInsertBlock()->getParent();
-        llvm::BasicBlock *when_true = llvm::BasicBlock::Create(f_.ctx, "select.true", fn);
-        llvm::BasicBlock *when_false = llvm::BasicBlock::Create(f_.ctx, "select.false", fn);
-        llvm::BasicBlock *merge = llvm::BasicBlock::Create(f_.ctx, "select.merge", fn);
-        b_.CreateCondBr(condition, when_true, when_false);
-        b_.SetInsertPoint(when_true);
-        Lanes t = expr(n.args[1], s);
+        llvm::BasicBlock *true_block = llvm::BasicBlock::Create(f_.ctx, true_name, fn);
+        llvm::BasicBlock *false_block = llvm::BasicBlock::Create(f_.ctx, false_name, fn);
+        llvm::BasicBlock *merge = llvm::BasicBlock::Create(f_.ctx, "merge", fn);
+        b_.CreateCondBr(condition, true_block, false_block);
+        b_.SetInsertPoint(true_block);
+        Lanes t = when_true();
         llvm::BasicBlock *true_end = b_.GetInsertBlock();
-        b_.SetInsertPoint(when_false);
-        Lanes e = expr(n.args[2], s);
+        b_.SetInsertPoint(false_block);
+        Lanes e = when_false();
         llvm::BasicBlock *false_end = b_.GetInsertBlock();
         Lanes r;
         if (t.kind == e.kind && t.kind != Lanes::Kind::Varying && t.step == e.step) {
@@ -416,29 +425,17 @@ public:
         Value *x0 = b_.CreateSExt(v.scalar, b_.getInt64Ty());
         Value *inside = b_.CreateAnd(b_.CreateICmpSGE(x0, b_.CreateSExt(lo.scalar, b_.getInt64Ty())),
                                      b_.CreateICmpSLE(b_.CreateAdd(x0, f_.i64(w_ - 1)), b_.CreateSExt(hi.scalar, b_.getInt64Ty())));
-        llvm::Function *fn = b_.GetInsertBlock()->getParent();
-        llvm::BasicBlock *interior = llvm::BasicBlock::Create(f_.ctx, "clamp.interior", fn);
-        llvm::BasicBlock *edge = llvm::BasicBlock::Create(f_.ctx, "clamp.edge", fn);
-        llvm::BasicBlock *merge = llvm::BasicBlock::Create(f_.ctx, "clamp.merge", fn);
-        b_.CreateCondBr(inside, interior, edge);
-        b_.SetInsertPoint(interior);
         coords[0] = v.scalar;
-        Type t = view.type;
-        llvm::LoadInst *whole = b_.CreateAlignedLoad(llvm::FixedVectorType::get(f_.storage_type(t), unsigned(w_)), f_.address(view, coords),
-                                                     llvm::Align(uint64_t(std::max(1, t.bytes()))));
-        f_.tag_access(whole, view);
-        Value *a = f_.from_memory(t, whole);
-        llvm::BasicBlock *interior_end = b_.GetInsertBlock();
-        b_.CreateBr(merge);
-        b_.SetInsertPoint(edge);
-        Value *e = to_vector(load_lanes(n, s, view));
-        llvm::BasicBlock *edge_end = b_.GetInsertBlock();
-        b_.CreateBr(merge);
-        b_.SetInsertPoint(merge);
-        llvm::PHINode *phi = b_.CreatePHI(a->getType(), 2);
-        phi->addIncoming(a, interior_end);
-        phi->addIncoming(e, edge_end);
-        return varying(phi);
+        return two_way(
+            inside, "clamp.interior", "clamp.edge",
+            [&] {
+                Type t = view.type;
+                llvm::LoadInst *whole = b_.CreateAlignedLoad(llvm::FixedVectorType::get(f_.storage_type(t), unsigned(w_)),
+                                                             f_.address(view, coords), llvm::Align(uint64_t(std::max(1, t.bytes()))));
+                f_.tag_access(whole, view);
+                return varying(f_.from_memory(t, whole));
+            },
+            [&] { return varying(to_vector(load_lanes(n, s, view))); });
     }
 
     // A load's lanes from its coordinates: one uniform load, a contiguous vector, every other
