@@ -1,8 +1,10 @@
 #include "tessera/automatic_inlining.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,10 +18,14 @@ namespace {
 // (a Func called twice at one point doubles when its value is substituted).
 constexpr uint64_t kMaxInlinedNodes = 4000;
 
-// The pure Var `e` is, plus or minus an integer constant: its name, or nothing.
+// The pure Var `e` is, plus or minus integer constants: its name, or nothing. Nested shifts count
+// (`(x + 2) - 1`: a call's coordinates once a Func read at x + 2 is inlined).
 std::optional<std::string> shifted_var(const Expr &e) {
-    std::optional<ir::ShiftedVar> v = ir::as_shifted_var(e);
-    return v ? std::optional<std::string>(v->name) : std::nullopt;
+    if (e->op == Op::Var) return e->name;
+    if (e->op != Op::Add && e->op != Op::Sub) return std::nullopt;
+    if (ir::as_const_int(e->args[1])) return shifted_var(e->args[0]);
+    if (e->op == Op::Add && ir::as_const_int(e->args[0])) return shifted_var(e->args[1]);
+    return std::nullopt;
 }
 
 bool has_vars(const Expr &e) { return !ir::free_vars(e).empty() || !ir::rdoms_in(e).empty(); }
@@ -40,20 +46,18 @@ bool reads_only_shifted(const FuncContents &f) {
     return ok;
 }
 
-// Whether consumer `c` reads `f` one-to-one: every call of f in c's value has the same
-// arguments, each a distinct pure Var of c plus or minus a constant, one per dimension of f.
-bool read_one_to_one(const FuncContents &f, const FuncContents &c) {
-    std::optional<std::string> first;  // the arguments of the first call, printed
+// The distinct points of `f` that `value` (the value of consumer `c`, with what is inlined into
+// it substituted) reads, when each call of f has as arguments distinct pure Vars of c plus or minus
+// constants, one per dimension of f (so that f and c have points alike: no up- or downsampling);
+// 0 when one does not.
+size_t points_read_at_shifts(const FuncContents &f, const Expr &value, const FuncContents &c) {
+    std::set<std::string> points;  // the arguments of each call, printed
     bool ok = true;
-    ir::visit(c.pure.value, [&](const Expr &n) {
+    ir::visit(value, [&](const Expr &n) {
         if (!ok || n->op != Op::FuncCall || n->func_ptr != &f) return ok;
         std::string printed;
         for (const Expr &a : n->args) printed += to_string(a) + ",";
-        if (first) {
-            ok = *first == printed;
-            return ok;
-        }
-        first = printed;
+        if (!points.insert(printed).second) return ok;
         std::vector<std::string> vars;
         for (const Expr &a : n->args) {
             std::optional<std::string> v = shifted_var(a);
@@ -67,7 +71,152 @@ bool read_one_to_one(const FuncContents &f, const FuncContents &c) {
         ok = ok && int(vars.size()) == f.dimensions();
         return ok;
     });
-    return ok && first.has_value();
+    return ok ? points.size() : 0;
+}
+
+// Each distinct node of `e` once (a shared operand is visited once), calls' arguments excepted.
+template <typename Fn> void for_each_distinct_node(const Expr &e, Fn fn) {
+    std::set<const ExprNode *> seen;
+    std::vector<Expr> stack{e};
+    while (!stack.empty()) {
+        Expr n = stack.back();
+        stack.pop_back();
+        if (!n.defined() || !seen.insert(n.get()).second) continue;
+        fn(n);
+        if (n->op == Op::FuncCall || n->op == Op::InputCall) continue;
+        for (const Expr &a : n->args) stack.push_back(a);
+    }
+}
+
+// The distinct points of Funcs and inputs `e` reads: each a load once compiled (the same point read
+// twice is loaded once).
+size_t distinct_reads(const Expr &e) {
+    std::set<std::string> reads;
+    for_each_distinct_node(e, [&](const Expr &n) {
+        if (n->op == Op::FuncCall || n->op == Op::InputCall) reads.insert(to_string(n));
+    });
+    return reads.size();
+}
+
+// A cheap pointwise Func is recomputed at each point its consumer reads rather than stored when its
+// value has at most this many operations (harris's Ixx = Ix * Ix has one).
+constexpr size_t kMaxRecomputedOperations = 4;
+
+// The Funcs that read `f` once those computed inline are seen through: each consumer of f, or, for
+// one computed inline (by compute_inline or in `inlined`), the Funcs that read it, and so on.
+std::set<const FuncContents *> effective_consumers(const FuncContents &f, const PipelineGraph &g,
+                                                   const std::set<const FuncContents *> &inlined) {
+    std::set<const FuncContents *> result;
+    std::vector<const FuncContents *> stack{&f};
+    std::set<const FuncContents *> seen;
+    while (!stack.empty()) {
+        const FuncContents *p = stack.back();
+        stack.pop_back();
+        if (!seen.insert(p).second) continue;
+        auto it = g.consumers.find(p);
+        if (it == g.consumers.end()) continue;
+        for (const FuncContents *c : it->second) {
+            if (c->compute_inline || inlined.count(c)) stack.push_back(c);
+            else result.insert(c);
+        }
+    }
+    return result;
+}
+
+bool may_be_inlined(const FuncContents &f, const PipelineGraph &g) {
+    return !f.compute_inline && f.updates.empty() && !g.is_output(&f) && f.dimensions() > 0 && f.bounds.empty() &&
+           reads_only_shifted(f);
+}
+
+// The one Func that reads `f` (through inlined Funcs), if it is pure and computed; else null.
+const FuncContents *only_consumer(const FuncContents &f, const PipelineGraph &g,
+                                  const std::set<const FuncContents *> &inlined) {
+    std::set<const FuncContents *> cs = effective_consumers(f, g, inlined);
+    if (cs.size() != 1) return nullptr;
+    const FuncContents *c = *cs.begin();
+    return c == &f || !c->updates.empty() ? nullptr : c;
+}
+
+bool within_size(const FuncContents &c, const std::set<const FuncContents *> &inlined) {
+    return ir::expanded_size(inline_calls(c.pure.value, inlined), kMaxInlinedNodes + 1) <= kMaxInlinedNodes;
+}
+
+// Inlines the Funcs read one-to-one by their only consumer; consumers first, so that a Func read
+// through an inlined Func sees the Func that reads that one. Returns whether any was added.
+bool inline_one_to_one(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
+    bool added = false;
+    for (auto it = g.funcs.rbegin(); it != g.funcs.rend(); ++it) {
+        const FuncContents &f = **it;
+        if (inlined.count(&f) || !may_be_inlined(f, g)) continue;
+        const FuncContents *c = only_consumer(f, g, inlined);
+        if (!c || points_read_at_shifts(f, inline_calls(c->pure.value, inlined), *c) != 1) continue;
+        inlined.insert(&f);
+        if (within_size(*c, inlined)) added = true;
+        else inlined.erase(&f);
+    }
+    return added;
+}
+
+// Inlines cheap Funcs read at several points by their only consumer where that saves memory
+// accesses. Stored, a Func costs its own reads and a store, and its consumer reads its points;
+// inlined, the consumer reads what it reads, at each of those points. Candidates of one consumer
+// are weighed together, as they may read the same points (harris's Ixx, Iyy and Ixy all read Ix
+// and Iy at the 9 points harris reads anyway): starting from all of them inlined, the one whose
+// storing saves most is stored, while storing one saves anything. Ties inline (a stage fewer).
+bool inline_cheap_pointwise(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
+    // Consumers and their candidates in the graph's order, so that ties break the same way in
+    // every run.
+    std::vector<std::pair<const FuncContents *, std::vector<const FuncContents *>>> candidates;
+    for (const auto &fp : g.funcs) {
+        const FuncContents &f = *fp;
+        if (inlined.count(&f) || !may_be_inlined(f, g)) continue;
+        if (ir::operation_count(inline_calls(f.pure.value, inlined)) > kMaxRecomputedOperations) continue;
+        const FuncContents *c = only_consumer(f, g, inlined);
+        if (!c || points_read_at_shifts(f, inline_calls(c->pure.value, inlined), *c) == 0) continue;
+        auto it = std::find_if(candidates.begin(), candidates.end(), [&](const auto &e) { return e.first == c; });
+        if (it == candidates.end()) candidates.push_back({c, {&f}});
+        else it->second.push_back(&f);
+    }
+    std::map<const FuncContents *, size_t> position;
+    for (size_t i = 0; i < g.funcs.size(); ++i) position[g.funcs[i].get()] = i;
+    std::sort(candidates.begin(), candidates.end(),
+              [&](const auto &l, const auto &r) { return position.at(l.first) < position.at(r.first); });
+    bool added = false;
+    for (const auto &[c, fs] : candidates) {
+        std::vector<size_t> own;  // each candidate's reads and its store
+        for (const FuncContents *f : fs) own.push_back(distinct_reads(inline_calls(f->pure.value, inlined)) + 1);
+        // Memory accesses a point with the candidates in `in` inlined (SIZE_MAX when c's value
+        // grows too large).
+        auto cost = [&](const std::vector<bool> &in) {
+            std::set<const FuncContents *> trial = inlined;
+            size_t stored = 0;
+            for (size_t i = 0; i < fs.size(); ++i) {
+                if (in[i]) trial.insert(fs[i]);
+                else stored += own[i];
+            }
+            if (!within_size(*c, trial)) return SIZE_MAX;
+            return distinct_reads(inline_calls(c->pure.value, trial)) + stored;
+        };
+        std::vector<bool> in(fs.size(), true);
+        size_t current = cost(in);
+        for (;;) {
+            size_t best = fs.size(), best_cost = current;
+            for (size_t i = 0; i < fs.size(); ++i) {
+                if (!in[i]) continue;
+                in[i] = false;
+                size_t k = cost(in);
+                in[i] = true;
+                if (k < best_cost) best = i, best_cost = k;
+            }
+            if (best == fs.size()) break;
+            in[best] = false;
+            current = best_cost;
+        }
+        if (current == SIZE_MAX) continue;
+        for (size_t i = 0; i < fs.size(); ++i)
+            if (in[i]) inlined.insert(fs[i]), added = true;
+    }
+    return added;
 }
 
 } // namespace
@@ -76,17 +225,11 @@ std::set<const FuncContents *> automatic_inlines(const PipelineGraph &g) {
     std::set<const FuncContents *> inlined;
     for (const auto &f : g.funcs)
         if (has_schedule_directives(*f)) return inlined;
-    // Producers first, so that a consumer's size below counts what is inlined into it already.
-    for (const auto &fp : g.funcs) {
-        const FuncContents &f = *fp;
-        if (f.compute_inline || !f.updates.empty() || g.is_output(&f) || f.dimensions() == 0 || !f.bounds.empty()) continue;
-        auto it = g.consumers.find(&f);
-        if (it == g.consumers.end() || it->second.size() != 1) continue;
-        const FuncContents &c = *it->second.front();
-        if (&c == &f || c.compute_inline || !c.updates.empty()) continue;
-        if (!reads_only_shifted(f) || !read_one_to_one(f, c)) continue;
-        inlined.insert(&f);
-        if (ir::expanded_size(inline_calls(c.pure.value, inlined), kMaxInlinedNodes + 1) > kMaxInlinedNodes) inlined.erase(&f);
+    // Each inline can make another Func's consumer unique: a few rounds reach the fixed point.
+    for (int round = 0; round < 8; ++round) {
+        bool added = inline_one_to_one(g, inlined);
+        added = inline_cheap_pointwise(g, inlined) || added;
+        if (!added) break;
     }
     return inlined;
 }

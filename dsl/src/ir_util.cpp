@@ -42,6 +42,22 @@ uint64_t expanded_size(const Expr &e, uint64_t cap) {
     return e.defined() ? size.at(e.get()) : 0;
 }
 
+uint64_t operation_count(const Expr &e) {
+    if (!e.defined()) return 0;
+    uint64_t ops = 0;
+    std::unordered_set<const ExprNode *> seen{e.get()};
+    std::vector<const ExprNode *> stack{e.get()};
+    while (!stack.empty()) {
+        const ExprNode *n = stack.back();
+        stack.pop_back();
+        if (n->op == Op::FuncCall || n->op == Op::InputCall) continue;
+        ops += !n->args.empty();
+        for (const Expr &a : n->args)
+            if (a.defined() && seen.insert(a.get()).second) stack.push_back(a.get());
+    }
+    return ops;
+}
+
 uint64_t expression_depth(const Expr &e) {
     std::unordered_map<const ExprNode *, uint64_t> depth;
     for_each_node_post_order(e, [&](const ExprNode *n) {

@@ -239,9 +239,9 @@ TEST_CASE("the driver's JIT log is in the error when it rejects the PTX", "[cuda
 }
 
 TEST_CASE("a pipeline of several kernels keeps its intermediates in device memory and frees them", "[cuda]") {
-    auto app = apps::make_app("unsharp_mask");
+    auto app = apps::make_app("harris");
     CompileOptions o;
-    o.fusion = "none";  // one kernel per Func, each intermediate a full buffer
+    o.fusion = "none";  // one kernel per Func (Ix, Iy, harris), each intermediate a full buffer
     Callable c = app->pipeline().compile(Target::cuda(80), o);
     REQUIRE(c.report().kernels >= 3);
     app->prepare({50, 40}, 1);

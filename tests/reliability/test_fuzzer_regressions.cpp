@@ -111,7 +111,7 @@ TEST_CASE("loops that end at INT32_MAX or start at INT32_MIN terminate and match
     Var x("x");
     Func id("id"), g("g"), h("h"), k("k");
     id(x) = x;
-    g(x) = x * 2;
+    g(x) = ((x * 2 + 1) * 3 - 1) * 5 + x;  // 5 operations: stored, not recomputed (automatic_inlining.h)
     h(x) = g(x) + g(x - 1);  // reads one below
     k(x) = g(x + 1) + g(x);  // reads one above
     struct Case {
@@ -851,7 +851,8 @@ TEST_CASE("a producer read through a Func computed inline is fused with the inli
     for (int j = 0; j < 30; ++j)
         for (int i = 0; i < 40; ++i) data(i, j) = float((i * 7 + j * 3) % 11);
     Func p("p"), q("q"), out("out");
-    p(x, y) = data(x + 1, y + 1) * 2.0f;
+    // 5 operations: stored, not recomputed at out's 4 points (automatic_inlining.h).
+    p(x, y) = ((data(x + 1, y + 1) * 2.0f + 1.0f) * data(x + 1, y + 1) - 3.0f) * 0.5f;
     q(x, y) = p(x - 1, y) + p(x + 1, y);
     out(x, y) = q(x, y - 1) + q(x, y + 1);
     q.compute_inline();

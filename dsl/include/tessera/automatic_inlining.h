@@ -9,28 +9,39 @@ namespace tessera {
 
 struct PipelineGraph;
 
-// The Funcs read one-to-one by their only consumer: inlining one recomputes nothing (each of its
-// points is read once, by one point of the consumer), and saves its store, its load and its
-// storage (a scratchpad or ring per tile, and a stage in its group). In harris (apps/src/harris.cpp)
+// Two kinds of Func are inlined, to a fixed point (each inline can make another Func's consumer
+// unique). "The consumer" of f is the one Func that reads it once Funcs computed inline are seen
+// through: with trace(x, y) = Sxx(x, y) + Syy(x, y) inlined into harris, harris reads Sxx.
 //
-//   Sxy(x, y) = Ixy(x - 1, y - 1) + ... + Ixy(x + 1, y + 1)         (9 points)
+// 1. Funcs read one-to-one by their consumer: inlining one recomputes nothing (each of its points
+//    is read once, by one point of the consumer), and saves its store, its load and its storage
+//    (a scratchpad or ring per tile, and a stage in its group).
+// 2. Cheap Funcs (at most 4 operations) read at several points, shifted, by their consumer, where
+//    recomputing them saves memory accesses: stored, a Func costs its own reads and a store, and
+//    its consumer reads its points; inlined, its consumer reads what it reads at each of them.
+//    The candidates of one consumer are weighed together, as they may read the same points.
+//
+// In harris (apps/src/harris.cpp)
+//
+//   Ixx(x, y) = Ix(x, y) * Ix(x, y)        (and Iyy, Ixy = Ix * Iy alike)
+//   Sxx(x, y) = Ixx(x - 1, y - 1) + ... + Ixx(x + 1, y + 1)         (9 points; Syy, Sxy alike)
 //   det(x, y) = Sxx(x, y) * Syy(x, y) - Sxy(x, y) * Sxy(x, y)
 //   trace(x, y) = Sxx(x, y) + Syy(x, y)
 //   harris(x, y) = det(x + 2, y + 2) - 0.04f * trace(x + 2, y + 2) * trace(x + 2, y + 2)
 //
-// det and trace are read only by harris, each at one point per point of harris, and Sxy only by
-// det, at det's point: the three are inlined, and harris's statement reads Sxx and Syy at one
-// point and Ixy at 9. Sxx is not (det and trace both read it), nor Ixy (Sxy reads 9 of its
-// points for each of its own: inlined, each would be computed 9 times).
+// det, trace, then Sxy, Sxx and Syy are read one-to-one by harris (1). Stored, Ixx, Iyy and Ixy
+// cost harris 27 loads a point and themselves 3 stores and 4 loads; inlined, harris reads Ix and
+// Iy at its 9 points: 18 loads (2). So harris is computed from Ix and Iy alone, as Halide's own
+// schedule computes it. Ix and Iy are kept: harris reads each at 9 points, and each costs 11
+// operations.
 //
-// A Func f is inlined when all of these hold:
+// A Func f is inlined only when all of these hold:
 // - no Func of the pipeline has schedule directives (has_schedule_directives): a written
 //   schedule says itself what is inlined;
 // - f is pure (no updates), not an output, has dimensions and no bound() or align_bounds();
-// - exactly one Func c reads f; c is pure, computed (not compute_inline: inlined into c's own
-//   consumers, f would be computed once per read of c), and every call of f in c's value has the
-//   same arguments, each one of c's pure Vars plus or minus a constant, each Var once, as many
-//   as f has dimensions (a bijection between f's points and c's);
+// - exactly one Func c reads f (through inlined Funcs), c is pure and computed, and every call of
+//   f in c's value (inlined Funcs substituted) has as arguments distinct pure Vars of c plus or
+//   minus constants, one per dimension of f;
 // - every Func or input f reads, it reads at f's pure Vars plus or minus constants, or at
 //   coordinates without Vars. So its consumer's accesses stay shifts of its own points: an
 //   upsampling Func read at x / 2, inlined, put floor divisions into every access of its

@@ -19,9 +19,9 @@ struct PipelineGraph {
     std::vector<std::shared_ptr<ParamContents>> params;
     // The Funcs each Func calls (itself excluded), and the Funcs that call it.
     std::map<const FuncContents *, std::vector<FuncContents *>> callees, consumers;
-    // The Funcs computed inline without compute_inline(): those read one-to-one by their only
-    // consumer (automatic_inlining.h). Empty as built; the interpreter and the model fill it
-    // (automatic_inlines), and both inline them. The cache key and auto_scheduled() need not.
+    // The Funcs computed inline without compute_inline(): those automatic_inlines chooses
+    // (automatic_inlining.h). Empty as built; the interpreter and the model fill it, and both
+    // inline them. The cache key and auto_scheduled() need not.
     std::set<const FuncContents *> inlined;
 
     bool is_output(const FuncContents *f) const;
