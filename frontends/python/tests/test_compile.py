@@ -104,20 +104,21 @@ def swap_first_two_sequence_children(tree):
 def test_schedule_json_round_trips_and_an_illegal_edit_is_rejected():
     inp = ts.InputBuffer(ts.int32, 1, "a")
     f, g = ts.Func("f"), ts.Func("g")
-    f[x] = inp[x] + 1
+    f[x] = ((inp[x] + 1) * inp[x] - 2) * 3 + inp[x]  # 5 operations: stored, not recomputed at g's 2 points
     g[x] = f[x] * f[x + 1]
     p = ts.Pipeline(g)
     a = np.arange(-20, 20, dtype=np.int32)
+    fa = ((a + 1) * a - 2) * 3 + a
     inp.set(a)
     schedule = json.loads(p.schedule_json())
     assert schedule["pipeline"]["outputs"] == ["g"]
     p.set_schedule_json(json.dumps(schedule))
-    np.testing.assert_array_equal(p.realize([39]).numpy(), (a[:-1] + 1) * (a[1:] + 1))
+    np.testing.assert_array_equal(p.realize([39]).numpy(), fa[:-1] * fa[1:])
     schedule["schedule_tree"] = swap_first_two_sequence_children(schedule["schedule_tree"])
     with pytest.raises(ts.UserError, match="illegal.*read f before"):
         p.set_schedule_json(json.dumps(schedule))
     p.clear_schedule_json()
-    np.testing.assert_array_equal(p.realize([39]).numpy(), (a[:-1] + 1) * (a[1:] + 1))
+    np.testing.assert_array_equal(p.realize([39]).numpy(), fa[:-1] * fa[1:])
 
 
 def test_gpu_target_runs_in_the_emulator_and_matches_the_interpreter():
