@@ -3,6 +3,8 @@
 #include "../test_util.h"
 
 #include <filesystem>
+#include <limits>
+#include <random>
 #include <regex>
 #include <thread>
 
@@ -563,4 +565,36 @@ TEST_CASE("the buffer pool serves a freed buffer again only for the same size", 
     runtime::buffer_pool_free(other, 3 * mib);
     runtime::buffer_pool_release();
     CHECK(runtime::buffer_pool_stats().cached_bytes == 0);
+}
+
+TEST_CASE("every tile of a collapsed parallel loop runs, however many threads share the chunks", "[codegen]") {
+    // Threads take guided chunks of the collapsed (tile row, tile column) space
+    // (cpu/openmp_loops.cpp): chunks start and end inside a row of tiles. The output starts
+    // poisoned, so a tile no thread ran shows.
+    InputBuffer<float> in("in", 2);
+    Var x("x"), y("y");
+    Func blur_x("blur_x"), blur_y("blur_y");
+    blur_x(x, y) = in(x, y) + in(x + 1, y) * 2.f + in(x + 2, y);
+    blur_y(x, y) = blur_x(x, y) + blur_x(x, y + 1) - blur_x(x, y + 2) * 0.5f;
+    Pipeline p(blur_y);
+    std::mt19937 rng(41);
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{67, 45}, {8, 8}, {129, 3}, {3, 131}}) {
+        Buffer<float> input(w + 2, h + 2);
+        apps::fill_random(input, rng, -1.0, 1.0);
+        in.set(input);
+        Buffer<float> want(w, h);
+        interpret(p, {want});
+        for (int threads : {1, 2, 3, 7}) {
+            CompileOptions o;
+            o.threads = threads;
+            o.tile_sizes = {8, 8};
+            Buffer<float> got(w, h);
+            for (int j = 0; j < h; ++j)
+                for (int i = 0; i < w; ++i) got(i, j) = std::numeric_limits<float>::quiet_NaN();
+            p.compile(Target::host(), o).realize(got);
+            apps::Comparison c = apps::compare(got, want, 0);
+            INFO(w << " x " << h << ", " << threads << " threads: " << c.first_mismatch);
+            CHECK(c.ok);
+        }
+    }
 }
