@@ -74,30 +74,6 @@ size_t points_read_at_shifts(const FuncContents &f, const Expr &value, const Fun
     return ok ? points.size() : 0;
 }
 
-// Each distinct node of `e` once (a shared operand is visited once), calls' arguments excepted.
-template <typename Fn> void for_each_distinct_node(const Expr &e, Fn fn) {
-    std::set<const ExprNode *> seen;
-    std::vector<Expr> stack{e};
-    while (!stack.empty()) {
-        Expr n = stack.back();
-        stack.pop_back();
-        if (!n.defined() || !seen.insert(n.get()).second) continue;
-        fn(n);
-        if (n->op == Op::FuncCall || n->op == Op::InputCall) continue;
-        for (const Expr &a : n->args) stack.push_back(a);
-    }
-}
-
-// The distinct points of Funcs and inputs `e` reads: each a load once compiled (the same point read
-// twice is loaded once).
-size_t distinct_reads(const Expr &e) {
-    std::set<std::string> reads;
-    for_each_distinct_node(e, [&](const Expr &n) {
-        if (n->op == Op::FuncCall || n->op == Op::InputCall) reads.insert(to_string(n));
-    });
-    return reads.size();
-}
-
 // A cheap pointwise Func is recomputed at each point its consumer reads rather than stored when its
 // value has at most this many operations (harris's Ixx = Ix * Ix has one).
 constexpr size_t kMaxRecomputedOperations = 4;
@@ -184,7 +160,7 @@ bool inline_cheap_pointwise(const PipelineGraph &g, std::set<const FuncContents 
     bool added = false;
     for (const auto &[c, fs] : candidates) {
         std::vector<size_t> own;  // each candidate's reads and its store
-        for (const FuncContents *f : fs) own.push_back(distinct_reads(inline_calls(f->pure.value, inlined)) + 1);
+        for (const FuncContents *f : fs) own.push_back(ir::distinct_reads(inline_calls(f->pure.value, inlined)) + 1);
         // Memory accesses a point with the candidates in `in` inlined (SIZE_MAX when c's value
         // grows too large).
         auto cost = [&](const std::vector<bool> &in) {
@@ -195,7 +171,7 @@ bool inline_cheap_pointwise(const PipelineGraph &g, std::set<const FuncContents 
                 else stored += own[i];
             }
             if (!within_size(*c, trial)) return SIZE_MAX;
-            return distinct_reads(inline_calls(c->pure.value, trial)) + stored;
+            return ir::distinct_reads(inline_calls(c->pure.value, trial)) + stored;
         };
         std::vector<bool> in(fs.size(), true);
         size_t current = cost(in);

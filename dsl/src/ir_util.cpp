@@ -1,5 +1,6 @@
 // Traversal, substitution, queries and constant folding over Exprs.
 #include <algorithm>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -42,20 +43,39 @@ uint64_t expanded_size(const Expr &e, uint64_t cap) {
     return e.defined() ? size.at(e.get()) : 0;
 }
 
-uint64_t operation_count(const Expr &e) {
-    if (!e.defined()) return 0;
-    uint64_t ops = 0;
+namespace {
+// Calls on_node(n) once for each distinct node of e, without entering the coordinates of calls
+// (a call is visited, its arguments are not).
+template <typename OnNode>
+void for_each_node_outside_calls(const Expr &e, OnNode on_node) {
+    if (!e.defined()) return;
     std::unordered_set<const ExprNode *> seen{e.get()};
-    std::vector<const ExprNode *> stack{e.get()};
+    std::vector<const Expr *> stack{&e};
     while (!stack.empty()) {
-        const ExprNode *n = stack.back();
+        const Expr &n = *stack.back();
         stack.pop_back();
+        on_node(n);
         if (n->op == Op::FuncCall || n->op == Op::InputCall) continue;
-        ops += !n->args.empty();
         for (const Expr &a : n->args)
-            if (a.defined() && seen.insert(a.get()).second) stack.push_back(a.get());
+            if (a.defined() && seen.insert(a.get()).second) stack.push_back(&a);
     }
+}
+} // namespace
+
+uint64_t operation_count(const Expr &e) {
+    uint64_t ops = 0;
+    for_each_node_outside_calls(e, [&](const Expr &n) {
+        ops += !n->args.empty() && n->op != Op::FuncCall && n->op != Op::InputCall;
+    });
     return ops;
+}
+
+uint64_t distinct_reads(const Expr &e) {
+    std::unordered_set<std::string> reads;
+    for_each_node_outside_calls(e, [&](const Expr &n) {
+        if (n->op == Op::FuncCall || n->op == Op::InputCall) reads.insert(to_string(n));
+    });
+    return reads.size();
 }
 
 uint64_t expression_depth(const Expr &e) {

@@ -167,6 +167,9 @@ uint64_t expanded_size(const Expr &e, uint64_t cap);
 // The distinct operations of e outside its calls' coordinates, a shared operand once: what
 // computing e costs besides its loads (`a(x) * a(x) + 1`: 2).
 uint64_t operation_count(const Expr &e);
+// The distinct points of Funcs and inputs e reads, the same point read twice once: its loads
+// once compiled (`a(x) * a(x) + a(x + 1)`: 2).
+uint64_t distinct_reads(const Expr &e);
 // The number of nodes on the longest path from e to a leaf (a constant or a Var has depth 1).
 // Neither function recurses: both are safe on an Expr of any depth.
 uint64_t expression_depth(const Expr &e);
