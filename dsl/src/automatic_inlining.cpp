@@ -30,13 +30,29 @@ std::optional<std::string> shifted_var(const Expr &e) {
 
 bool has_vars(const Expr &e) { return !ir::free_vars(e).empty() || !ir::rdoms_in(e).empty(); }
 
+// `e` is one of f's pure Vars plus or minus constants, clamped between bounds without Vars
+// (`clamp(x - 1, 0, in.width() - 1)`: a repeat_edge coordinate), or has no Vars at all.
+bool clamped_pure_coordinate(const Expr &e, const FuncContents &f) {
+    if (!has_vars(e)) return true;
+    Expr inner = e;
+    if (e->op == Op::Min && !has_vars(e->args[1]) && e->args[0]->op == Op::Max && !has_vars(e->args[0]->args[1]))
+        inner = e->args[0]->args[0];
+    std::optional<std::string> v = shifted_var(inner);
+    return v && std::find(f.pure_args.begin(), f.pure_args.end(), *v) != f.pure_args.end();
+}
+
 // Whether every Func and input `f`'s value reads, it reads at f's pure Vars plus or minus
-// constants, or at coordinates without Vars.
+// constants, or at coordinates without Vars; an input also at such Vars clamped (a boundary
+// condition inlined into f: its accesses are those the boundary Func had).
 bool reads_only_shifted(const FuncContents &f) {
     bool ok = true;
     ir::visit(f.pure.value, [&](const Expr &n) {
         if (n->op != Op::FuncCall && n->op != Op::InputCall) return ok;
         for (const Expr &a : n->args) {
+            if (n->op == Op::InputCall) {
+                ok = ok && clamped_pure_coordinate(a, f);
+                continue;
+            }
             std::optional<std::string> v = shifted_var(a);
             bool pure = v && std::find(f.pure_args.begin(), f.pure_args.end(), *v) != f.pure_args.end();
             if (!pure && has_vars(a)) ok = false;
@@ -115,6 +131,39 @@ const FuncContents *only_consumer(const FuncContents &f, const PipelineGraph &g,
 
 bool within_size(const FuncContents &c, const std::set<const FuncContents *> &inlined) {
     return ir::expanded_size(inline_calls(c.pure.value, inlined), kMaxInlinedNodes + 1) <= kMaxInlinedNodes;
+}
+
+// Whether `f` is one read of an input at its own points, clamped or not: what
+// BoundaryConditions::repeat_edge of an input defines. Inlined, each of its consumers' points reads
+// the input at one point where it read f at one: the same number of loads, without f's own pass
+// over its whole region (a copy of the input, margins included).
+bool is_input_read(const FuncContents &f, const PipelineGraph &g) {
+    if (f.compute_inline || !f.updates.empty() || g.is_output(&f) || f.dimensions() == 0 || !f.bounds.empty())
+        return false;
+    const Expr &v = f.pure.value;
+    if (v->op != Op::InputCall) return false;
+    for (const Expr &a : v->args)
+        if (!clamped_pure_coordinate(a, f)) return false;
+    return true;
+}
+
+// Inlines every Func that is one read of an input (is_input_read), into all its consumers, however
+// many and however they read it, where each consumer's value stays within size. Returns whether
+// any was added.
+bool inline_input_reads(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
+    bool added = false;
+    for (const auto &fp : g.funcs) {
+        const FuncContents &f = *fp;
+        if (inlined.count(&f) || !is_input_read(f, g)) continue;
+        std::set<const FuncContents *> consumers = effective_consumers(f, g, inlined);
+        if (consumers.empty() || consumers.count(&f)) continue;
+        inlined.insert(&f);
+        bool fits = std::all_of(consumers.begin(), consumers.end(),
+                                [&](const FuncContents *c) { return within_size(*c, inlined); });
+        if (fits) added = true;
+        else inlined.erase(&f);
+    }
+    return added;
 }
 
 // Inlines the Funcs read one-to-one by their only consumer; consumers first, so that a Func read
@@ -203,7 +252,8 @@ std::set<const FuncContents *> automatic_inlines(const PipelineGraph &g) {
         if (has_schedule_directives(*f)) return inlined;
     // Each inline can make another Func's consumer unique: a few rounds reach the fixed point.
     for (int round = 0; round < 8; ++round) {
-        bool added = inline_one_to_one(g, inlined);
+        bool added = inline_input_reads(g, inlined);
+        added = inline_one_to_one(g, inlined) || added;
         added = inline_cheap_pointwise(g, inlined) || added;
         if (!added) break;
     }

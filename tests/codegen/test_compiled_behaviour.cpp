@@ -219,36 +219,40 @@ TEST_CASE("a vector loop gathers at each lane's int32 offsets from the mins of i
     }
 }
 
-TEST_CASE("a vector loop reads a clamped row as whole vectors inside it and gathers only at its edges",
+TEST_CASE("a vector loop reads a clamped row, or every other element of one, as whole vectors inside it and gathers only at its edges",
           "[codegen][vector]") {
-    // edged(x, y) reads in at clamp(x - 3, 2, 2 + w - 5) (a repeat_edge of part of the row) over
-    // a region wider than the row on both sides: vectors wholly inside, wholly outside and across
+    // edged(x, y) reads in at clamp(x - 3, 2, row_hi) (a repeat_edge of part of the row), and
+    // halved(x, y) at clamp(2x - 3, 2, row_hi) (a repeat_edge read by a downsample, inlined), over
+    // regions wider than the row on both sides: vectors wholly inside, wholly outside and across
     // either edge, at odd widths and mins, against the interpreter.
     Var x("x"), y("y");
     InputBuffer<int16_t> in("in", 2);
     Param<int> row_hi("row_hi");
-    Func edged("edged");
+    Func edged("edged"), halved("halved");
     edged(x, y) = in(clamp(x - 3, 2, row_hi), y) * int16_t(3) + cast<int16_t>(x);
-    Pipeline p(edged);
-    CompileOptions o;
-    o.keep_assembly = true;
-    Callable compiled = p.compile(Target::host(), o);
-    CHECK(compiled.compiler_ir("llvm_unoptimized").find("clamp.interior") != std::string::npos);
-    for (auto [mx, w, hi] : std::vector<std::tuple<int, int, int>>{{0, 1, 2}, {-9, 13, 5}, {-20, 71, 40}, {7, 130, 97}, {-40, 200, 2}}) {
-        Buffer<int16_t> data(std::vector<int>{hi - 1, 2});
-        data.set_min({2, 0});
-        for (int j = 0; j < 2; ++j)
-            for (int i = 2; i <= hi; ++i) data(i, j) = int16_t(i * 211 - j * 97);
-        in.set(data);
-        row_hi.set(hi);
-        Buffer<int16_t> got(std::vector<int>{w, 2}), want(std::vector<int>{w, 2});
-        got.set_min({mx, 0});
-        want.set_min({mx, 0});
-        compiled.realize(got);
-        interpret(p, std::vector<Buffer<void>>{want});
-        INFO("min " << mx << " width " << w << " row [2, " << hi << "]");
-        for (int j = 0; j < 2; ++j)
-            for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
+    halved(x, y) = in(clamp(2 * x - 3, 2, row_hi), y) * int16_t(5) - cast<int16_t>(x);
+    for (const Func &f : {edged, halved}) {
+        Pipeline p(f);
+        CompileOptions o;
+        o.keep_assembly = true;
+        Callable compiled = p.compile(Target::host(), o);
+        CHECK(compiled.compiler_ir("llvm_unoptimized").find("clamp.interior") != std::string::npos);
+        for (auto [mx, w, hi] : std::vector<std::tuple<int, int, int>>{{0, 1, 2}, {-9, 13, 5}, {-20, 71, 40}, {7, 130, 97}, {-40, 200, 2}}) {
+            Buffer<int16_t> data(std::vector<int>{hi - 1, 2});
+            data.set_min({2, 0});
+            for (int j = 0; j < 2; ++j)
+                for (int i = 2; i <= hi; ++i) data(i, j) = int16_t(i * 211 - j * 97);
+            in.set(data);
+            row_hi.set(hi);
+            Buffer<int16_t> got(std::vector<int>{w, 2}), want(std::vector<int>{w, 2});
+            got.set_min({mx, 0});
+            want.set_min({mx, 0});
+            compiled.realize(got);
+            interpret(p, std::vector<Buffer<void>>{want});
+            INFO(f.name() << ": min " << mx << " width " << w << " row [2, " << hi << "]");
+            for (int j = 0; j < 2; ++j)
+                for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
+        }
     }
 }
 

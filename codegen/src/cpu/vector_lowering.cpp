@@ -404,10 +404,11 @@ public:
         return load_lanes(n, s, view);
     }
 
-    // A load at clamp(x, lo, hi) along the loop, the others uniform (a repeat_edge boundary): in
-    // the interior every lane's x lies in [lo, hi], where the load is one contiguous vector; a
-    // branch takes it there and gathers only at the edges. Nothing when the load is not of that
-    // form.
+    // A load at clamp(x, lo, hi) along the loop, or at clamp(2x + k, lo, hi), the others uniform
+    // (a repeat_edge boundary, read as it is or downsampled): in the interior every lane's
+    // coordinate lies in [lo, hi], where the load is one contiguous vector, or every other element
+    // of two; a branch takes it there and gathers only at the edges. Nothing when the load is not
+    // of that form.
     std::optional<Lanes> load_within_clamp(const ExprNode &n, const VScope &s, const StorageView &view) {
         if (n.args.empty()) return std::nullopt;
         const Expr &x = n.args[0];
@@ -418,14 +419,21 @@ public:
         Lanes v = expr(inner, s), lo = expr(lo_e, s), hi = expr(hi_e, s);
         f_.index_mode = saved;
         std::optional<std::vector<Value *>> rest = uniform_outer_coordinates(n, s, view);
-        if (v.kind != Lanes::Kind::Affine || v.step != 1 || lo.kind != Lanes::Kind::Uniform || hi.kind != Lanes::Kind::Uniform || !rest)
+        if (v.kind != Lanes::Kind::Affine || (v.step != 1 && v.step != 2) || lo.kind != Lanes::Kind::Uniform ||
+            hi.kind != Lanes::Kind::Uniform || !rest)
             return std::nullopt;
         std::vector<Value *> &coords = *rest;
-        // x0 >= lo and x0 + W - 1 <= hi, in int64 (no wrap).
+        // x0 >= lo and x0 + step (W - 1) <= hi, in int64 (no wrap).
         Value *x0 = b_.CreateSExt(v.scalar, b_.getInt64Ty());
         Value *inside = b_.CreateAnd(b_.CreateICmpSGE(x0, b_.CreateSExt(lo.scalar, b_.getInt64Ty())),
-                                     b_.CreateICmpSLE(b_.CreateAdd(x0, f_.i64(w_ - 1)), b_.CreateSExt(hi.scalar, b_.getInt64Ty())));
+                                     b_.CreateICmpSLE(b_.CreateAdd(x0, f_.i64(v.step * (w_ - 1))),
+                                                      b_.CreateSExt(hi.scalar, b_.getInt64Ty())));
         coords[0] = v.scalar;
+        if (v.step == 2)
+            return two_way(
+                inside, "clamp.interior", "clamp.edge",
+                [&] { return varying(f_.from_memory(view.type, every_other_element(view, coords))); },
+                [&] { return varying(to_vector(load_lanes(n, s, view))); });
         return two_way(
             inside, "clamp.interior", "clamp.edge",
             [&] {
@@ -436,6 +444,25 @@ public:
                 return varying(f_.from_memory(t, whole));
             },
             [&] { return varying(to_vector(load_lanes(n, s, view))); });
+    }
+
+    // Every other element from `coords` on along dimension 0 (a Bayer mosaic's deinterleaving, a
+    // downsample by 2): two loads and a shuffle, not W lane loads. The lanes need elements x0,
+    // x0 + 2, ..., x0 + 2W - 2; A holds x0 .. x0 + W - 1 and B x0 + W - 1 .. x0 + 2W - 2, so that
+    // both stay within what the lanes read (dimension 0 is dense in every buffer).
+    Value *every_other_element(const StorageView &view, const std::vector<Value *> &coords) {
+        Type t = view.type;
+        llvm::Type *st = f_.storage_type(t);
+        llvm::Type *vt = llvm::FixedVectorType::get(st, unsigned(w_));
+        llvm::Align align(uint64_t(std::max(1, t.bytes())));
+        Value *at = f_.address(view, coords);
+        llvm::LoadInst *a = b_.CreateAlignedLoad(vt, at, align);
+        llvm::LoadInst *bl = b_.CreateAlignedLoad(vt, b_.CreateInBoundsGEP(st, at, f_.i64(w_ - 1)), align);
+        f_.tag_access(a, view);
+        f_.tag_access(bl, view);
+        std::vector<int> mask;
+        for (int l = 0; l < w_; ++l) mask.push_back(2 * l < w_ ? 2 * l : 2 * l + 1);
+        return b_.CreateShuffleVector(a, bl, mask);
     }
 
     // A load's lanes from its coordinates: one uniform load, a contiguous vector, every other
@@ -459,23 +486,9 @@ public:
         }
         if (contiguous(c)) return varying(f_.from_memory(t, contiguous_vector(n, s)));
         if (strided_by_two(c)) {
-            // Every other element (a Bayer mosaic's deinterleaving, a downsample by 2): two
-            // loads and a shuffle, not W lane loads. The lanes need elements x0, x0 + 2, ...,
-            // x0 + 2W - 2; A holds x0 .. x0 + W - 1 and B x0 + W - 1 .. x0 + 2W - 2, so that
-            // both stay within what the lanes read (dimension 0 is dense in every buffer).
             std::vector<Value *> coords;
             for (const Lanes &l : c) coords.push_back(l.scalar);
-            llvm::Type *st = f_.storage_type(t);
-            llvm::Type *vt = llvm::FixedVectorType::get(st, unsigned(w_));
-            llvm::Align align(uint64_t(std::max(1, t.bytes())));
-            Value *at = f_.address(view, coords);
-            llvm::LoadInst *a = b_.CreateAlignedLoad(vt, at, align);
-            llvm::LoadInst *bl = b_.CreateAlignedLoad(vt, b_.CreateInBoundsGEP(st, at, f_.i64(w_ - 1)), align);
-            f_.tag_access(a, view);
-            f_.tag_access(bl, view);
-            std::vector<int> mask;
-            for (int l = 0; l < w_; ++l) mask.push_back(2 * l < w_ ? 2 * l : 2 * l + 1);
-            return varying(f_.from_memory(t, b_.CreateShuffleVector(a, bl, mask)));
+            return varying(f_.from_memory(t, every_other_element(view, coords)));
         }
         if (Value *g = gather(c, view)) return varying(g);
         // Gather, lane by lane (coordinates other than int32).
