@@ -20,6 +20,11 @@ struct PipelineGraph;
 //    recomputing them saves memory accesses: stored, a Func costs its own reads and a store, and
 //    its consumer reads its points; inlined, its consumer reads what it reads at each of them.
 //    The candidates of one consumer are weighed together, as they may read the same points.
+// 3. Boundary conditions of inputs (BoundaryConditions::repeat_edge(in): one read of an input at
+//    its own points, clamped or not), into every consumer however many and however they read it:
+//    each consumer's point reads the input where it read the Func, and the Func's own pass over
+//    its whole region (a copy of the input, margins included) goes. In interpolate the copy and
+//    its rereading took about a quarter of the time.
 //
 // In harris (apps/src/harris.cpp)
 //
@@ -35,7 +40,7 @@ struct PipelineGraph;
 // schedule computes it. Ix and Iy are kept: harris reads each at 9 points, and each costs 11
 // operations.
 //
-// A Func f is inlined only when all of these hold:
+// A Func f of kinds 1 and 2 is inlined only when all of these hold:
 // - no Func of the pipeline has schedule directives (has_schedule_directives): a written
 //   schedule says itself what is inlined;
 // - f is pure (no updates), not an output, has dimensions and no bound() or align_bounds();
@@ -43,7 +48,7 @@ struct PipelineGraph;
 //   f in c's value (inlined Funcs substituted) has as arguments distinct pure Vars of c plus or
 //   minus constants, one per dimension of f;
 // - every Func or input f reads, it reads at f's pure Vars plus or minus constants, or at
-//   coordinates without Vars. So its consumer's accesses stay shifts of its own points: an
+//   coordinates without Vars (an input also at such Vars clamped between bounds without Vars). So its consumer's accesses stay shifts of its own points: an
 //   upsampling Func read at x / 2, inlined, put floor divisions into every access of its
 //   consumer, and isl's AST generator ran past its quota on local_laplacian;
 // - inlining it keeps c's value within a few thousand nodes written out as a tree.
