@@ -244,6 +244,97 @@ bool inline_cheap_pointwise(const PipelineGraph &g, std::set<const FuncContents 
     return added;
 }
 
+// `e` as a * v + k, a pure Var v of `c` times a positive constant a plus a constant k: a and v
+// (`2 * x - 1`: a downsample's read); nothing otherwise.
+std::optional<std::pair<int64_t, std::string>> scaled_var(const Expr &e, const FuncContents &c) {
+    Expr inner = e;
+    while ((inner->op == Op::Add || inner->op == Op::Sub) && ir::as_const_int(inner->args[1])) inner = inner->args[0];
+    int64_t scale = 1;
+    if (inner->op == Op::Mul) {
+        std::optional<int64_t> k0 = ir::as_const_int(inner->args[0]), k1 = ir::as_const_int(inner->args[1]);
+        if (k0 && !k1) scale = *k0, inner = inner->args[1];
+        else if (k1 && !k0) scale = *k1, inner = inner->args[0];
+        else return std::nullopt;
+    }
+    if (scale < 1 || inner->op != Op::Var ||
+        std::find(c.pure_args.begin(), c.pure_args.end(), inner->name) == c.pure_args.end())
+        return std::nullopt;
+    return std::make_pair(scale, inner->name);
+}
+
+// How many points of `f` each point of consumer `c` stands for (the product of the scales of its
+// calls' coordinates: 2 for a downsample by 2 in x), when every call of f in `value` (c's value,
+// inlined Funcs substituted) has as coordinates distinct pure Vars of c times positive constants
+// plus constants, or constants; nothing when one does not (x / 2, a data-dependent coordinate).
+std::optional<int64_t> points_per_consumer_point(const FuncContents &f, const Expr &value, const FuncContents &c) {
+    std::optional<int64_t> ratio;
+    bool ok = true;
+    ir::visit(value, [&](const Expr &n) {
+        if (!ok || n->op != Op::FuncCall || n->func_ptr != &f) return ok;
+        int64_t r = 1;
+        std::vector<std::string> vars;
+        for (const Expr &a : n->args) {
+            if (!has_vars(a)) continue;
+            std::optional<std::pair<int64_t, std::string>> sv = scaled_var(a, c);
+            if (!sv || std::find(vars.begin(), vars.end(), sv->second) != vars.end()) {
+                ok = false;
+                break;
+            }
+            vars.push_back(sv->second);
+            r *= sv->first;
+        }
+        ratio = std::max(ratio.value_or(1), r);
+        return ok;
+    });
+    if (!ok) return std::nullopt;
+    return ratio;
+}
+
+// Inlines cheap Funcs of inputs alone (at most 4 operations, no Func read once inlined Funcs are
+// seen through: interpolate's premultiplied colour, input * alpha) into all their consumers, when
+// for each consumer that saves memory accesses: stored, the Func costs its reads and a store per
+// point, as many points of it per consumer point as the consumer's reads scale (2 for a
+// downsample), and the consumer reads it; inlined, the consumer reads the inputs at each point it
+// read the Func. Its reads are of inputs, so inlining adds no dependence between statements.
+bool inline_cheap_input_functions(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
+    bool added = false;
+    for (const auto &fp : g.funcs) {
+        const FuncContents &f = *fp;
+        if (inlined.count(&f) || !may_be_inlined(f, g)) continue;
+        Expr value = inline_calls(f.pure.value, inlined);
+        if (ir::operation_count(value) > kMaxRecomputedOperations) continue;
+        bool reads_funcs = false;
+        ir::visit(value, [&](const Expr &n) {
+            reads_funcs = reads_funcs || n->op == Op::FuncCall;
+            return !reads_funcs;
+        });
+        if (reads_funcs) continue;
+        std::set<const FuncContents *> consumers = effective_consumers(f, g, inlined);
+        if (consumers.empty() || consumers.count(&f)) continue;
+        const size_t own = ir::distinct_reads(value) + 1;
+        std::set<const FuncContents *> trial = inlined;
+        trial.insert(&f);
+        bool saves = true;
+        for (const FuncContents *c : consumers) {
+            if (!c->updates.empty()) {
+                saves = false;
+                break;
+            }
+            Expr stored_value = inline_calls(c->pure.value, inlined);
+            std::optional<int64_t> ratio = points_per_consumer_point(f, stored_value, *c);
+            if (!ratio || !within_size(*c, trial) ||
+                ir::distinct_reads(inline_calls(c->pure.value, trial)) > ir::distinct_reads(stored_value) + own * size_t(*ratio)) {
+                saves = false;
+                break;
+            }
+        }
+        if (!saves) continue;
+        inlined.insert(&f);
+        added = true;
+    }
+    return added;
+}
+
 } // namespace
 
 std::set<const FuncContents *> automatic_inlines(const PipelineGraph &g) {
@@ -255,6 +346,7 @@ std::set<const FuncContents *> automatic_inlines(const PipelineGraph &g) {
         bool added = inline_input_reads(g, inlined);
         added = inline_one_to_one(g, inlined) || added;
         added = inline_cheap_pointwise(g, inlined) || added;
+        added = inline_cheap_input_functions(g, inlined) || added;
         if (!added) break;
     }
     return inlined;

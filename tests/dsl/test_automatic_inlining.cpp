@@ -4,6 +4,7 @@
 #include "../test_util.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
 
@@ -28,7 +29,7 @@ std::set<std::string> inlined_names(const Pipeline &p) {
 //   b        read by s at two points; 2 operations and 1 read, recomputed      inlined
 //   s        read one-to-one by out                                            inlined
 //   shared   read by t and out; t is inlined, so out reads it at one point     inlined
-//   twice    read by half and down, both kept                                  kept
+//   twice    read by half and down, both kept; 2 operations of the input alone inlined
 //   half     reads the input at x / 2                                          kept
 //   down     reads the input at 2 * x                                          kept
 //   swapped  read by t at (y, x): one-to-one, transposed                       inlined
@@ -55,7 +56,7 @@ struct Mixed {
     }
 };
 
-const std::set<std::string> kMixedInlined{"a", "b", "s", "shared", "swapped", "t"};
+const std::set<std::string> kMixedInlined{"a", "b", "s", "shared", "swapped", "t", "twice"};
 
 // out computed by plain loops over [0, w) x [0, h), `in` read through its own coordinates.
 int expected(const Buffer<int> &in, int x, int y) {
@@ -200,6 +201,59 @@ TEST_CASE("a boundary condition of an input is computed inline into every consum
             INFO(way << " at " << w << " x " << h);
             CHECK(wrong == 0);
         }
+    }
+}
+
+TEST_CASE("a cheap Func of inputs alone is inlined into all its consumers where each then reads less", "[inlining]") {
+    // premultiplied (interpolate's first stage: 2 operations, reads of the input alone) is read
+    // at 2x - 1, 2x and 2x + 1 by down and at two points by composite: stored, each of its
+    // points costs 2 loads and a store, 2 of them per point of down; inlined, down reads the input
+    // at 6 points and composite at 2. Inlined into both. heavy (5 operations) is kept, and so are
+    // upsampled_source (read at x / 2) and counted_source (read by an update).
+    Var x("x"), y("y"), c("c");
+    InputBuffer<float> in("in", 3);
+    Func premultiplied("premultiplied"), down("down"), composite("composite"), heavy("heavy"), upsampled_source("upsampled_source"),
+        up("up"), counted_source("counted_source"), counted("counted"), out("out");
+    premultiplied(x, y, c) = select(c < 3, in(x, y, c) * in(x, y, 3), in(x, y, 3));
+    down(x, y, c) = premultiplied(2 * x - 1, y, c) + premultiplied(2 * x, y, c) * 2.0f + premultiplied(2 * x + 1, y, c);
+    composite(x, y, c) = premultiplied(x, y, c) + (1.0f - premultiplied(x, y, 3)) * down(x, y, c);
+    heavy(x, y, c) = ((in(x, y, c) * 3.0f + 1.0f) * 2.0f - 7.0f) * in(x, y, 3);
+    upsampled_source(x, y, c) = in(x, y, c) * 0.5f;
+    up(x, y, c) = upsampled_source(x / 2, y, c) + heavy(x, y, c) + heavy(x + 1, y, c);
+    counted_source(x, y, c) = in(x, y, c) + 1.0f;
+    RDom r(0, 2, "r");
+    counted(x, y, c) = 0.0f;
+    counted(x, y, c) += counted_source(x + r, y, c);
+    out(x, y, c) = composite(x, y, c) + up(x, y, c) - counted(x, y, c);
+    Pipeline p(out);
+    CHECK(inlined_names(p) == std::set<std::string>{"premultiplied", "composite"});
+    std::mt19937 rng(31);
+    std::uniform_real_distribution<float> value(0.0f, 1.0f);
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {5, 3}, {19, 7}, {64, 9}}) {
+        Buffer<float> data(std::vector<int>{2 * w + 2, h, 4});
+        data.set_min({-1, 0, 0});
+        for (int k = 0; k < 4; ++k)
+            for (int j = 0; j < h; ++j)
+                for (int i = -1; i <= 2 * w; ++i) data(i, j, k) = value(rng);
+        in.set(data);
+        Buffer<float> want(std::vector<int>{w, h, 3});
+        interpret(p, std::vector<Buffer<void>>{Buffer<void>(want)});
+        for (int k = 0; k < 3; ++k)
+            for (int j = 0; j < h; ++j)
+                for (int i = 0; i < w; ++i) {
+                    auto pm = [&](int a, int cc) { return cc < 3 ? data(a, j, cc) * data(a, j, 3) : data(a, j, 3); };
+                    auto hv = [&](int a) { return ((data(a, j, k) * 3.0f + 1.0f) * 2.0f - 7.0f) * data(a, j, 3); };
+                    float dn = pm(2 * i - 1, k) + pm(2 * i, k) * 2.0f + pm(2 * i + 1, k);
+                    float expect = (pm(i, k) + (1.0f - pm(i, 3)) * dn) + (data(i / 2, j, k) * 0.5f + hv(i) + hv(i + 1)) -
+                                   ((0.0f + (data(i, j, k) + 1.0f)) + (data(i + 1, j, k) + 1.0f));
+                    INFO(i << ", " << j << ", " << k << " at " << w << " x " << h);
+                    REQUIRE(std::abs(want(i, j, k) - expect) <= 1e-5f * (1.0f + std::abs(expect)));
+                }
+        Buffer<float> got(std::vector<int>{w, h, 3});
+        p.compile(Target::host(), {}).realize(got);
+        for (int k = 0; k < 3; ++k)
+            for (int j = 0; j < h; ++j)
+                for (int i = 0; i < w; ++i) REQUIRE(std::abs(got(i, j, k) - want(i, j, k)) <= 1e-5f * (1.0f + std::abs(want(i, j, k))));
     }
 }
 
