@@ -137,14 +137,9 @@ bool within_size(const FuncContents &c, const std::set<const FuncContents *> &in
 // BoundaryConditions::repeat_edge of an input defines. Inlined, each of its consumers' points reads
 // the input at one point where it read f at one: the same number of loads, without f's own pass
 // over its whole region (a copy of the input, margins included).
+// (may_be_inlined checks the coordinates: reads_only_shifted.)
 bool is_input_read(const FuncContents &f, const PipelineGraph &g) {
-    if (f.compute_inline || !f.updates.empty() || g.is_output(&f) || f.dimensions() == 0 || !f.bounds.empty())
-        return false;
-    const Expr &v = f.pure.value;
-    if (v->op != Op::InputCall) return false;
-    for (const Expr &a : v->args)
-        if (!clamped_pure_coordinate(a, f)) return false;
-    return true;
+    return f.pure.value->op == Op::InputCall && may_be_inlined(f, g);
 }
 
 // Inlines every Func that is one read of an input (is_input_read), into all its consumers, however
