@@ -24,7 +24,14 @@ struct PipelineGraph;
 //    its own points, clamped or not), into every consumer however many and however they read it:
 //    each consumer's point reads the input where it read the Func, and the Func's own pass over
 //    its whole region (a copy of the input, margins included) goes. In interpolate the copy and
-//    its rereading took about a quarter of the time.
+//    its rereading took about a quarter of the time. Not into consumers with updates (their
+//    clamped reads at reduction coordinates made the model's accesses costly).
+// 4. Cheap Funcs of inputs alone (at most 4 operations, no Func read), into all their pure
+//    consumers, where each consumer then reads less: stored, the Func costs its reads and a store
+//    per point, times the points of it one consumer point stands for (2 for a read at 2x + k);
+//    inlined, the consumer reads the inputs at each point it read the Func. interpolate's
+//    premultiplied(x, y, c) = in(x, y, c) * in(x, y, 3), read at 2x - 1, 2x, 2x + 1 by the first
+//    downsample and at 2 points by the finest composite, is inlined into both.
 //
 // In harris (apps/src/harris.cpp)
 //
