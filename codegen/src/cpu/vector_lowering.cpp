@@ -429,14 +429,10 @@ public:
                                      b_.CreateICmpSLE(b_.CreateAdd(x0, f_.i64(v.step * (w_ - 1))),
                                                       b_.CreateSExt(hi.scalar, b_.getInt64Ty())));
         coords[0] = v.scalar;
-        if (v.step == 2)
-            return two_way(
-                inside, "clamp.interior", "clamp.edge",
-                [&] { return varying(f_.from_memory(view.type, every_other_element(view, coords))); },
-                [&] { return varying(to_vector(load_lanes(n, s, view))); });
         return two_way(
             inside, "clamp.interior", "clamp.edge",
             [&] {
+                if (v.step == 2) return varying(f_.from_memory(view.type, every_other_element(view, coords)));
                 Type t = view.type;
                 llvm::LoadInst *whole = b_.CreateAlignedLoad(llvm::FixedVectorType::get(f_.storage_type(t), unsigned(w_)),
                                                              f_.address(view, coords), llvm::Align(uint64_t(std::max(1, t.bytes()))));
