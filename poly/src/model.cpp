@@ -14,6 +14,7 @@
 
 #include <tessera/automatic_inlining.h>
 #include <tessera/bounds.h>
+#include <tessera/structural_equality.h>
 
 #include "tessera/poly/affine.h"
 #include "tessera/poly/dead_instances.h"
@@ -767,14 +768,23 @@ private:
         }
     }
 
+    // Calls fn once per distinct call of the statement (structurally: inlining builds one call
+    // per use, and harris's inlined Sxx, Syy and Sxy read 18 points of Ix and Iy through 144
+    // calls, each an access relation to build), each shared subexpression walked once.
     template <typename F>
     static void visit_calls(const Statement &s, F &&fn) {
         std::vector<Expr> exprs = s.store;
         exprs.push_back(s.value);
         for (const Expr &g : s.guards) exprs.push_back(g);
+        std::set<const ExprNode *> walked;
+        ir::ExprSet calls;
         for (const Expr &e : exprs)
             ir::visit(e, [&](const Expr &n) {
-                if (n->op == Op::FuncCall || n->op == Op::InputCall) fn(*n);
+                if (!walked.insert(n.get()).second) return false;
+                if (n->op == Op::FuncCall || n->op == Op::InputCall) {
+                    if (!calls.insert(n)) return false;
+                    fn(*n);
+                }
                 return true;
             });
     }

@@ -1,0 +1,55 @@
+#include "tessera/structural_equality.h"
+
+#include <cstring>
+#include <functional>
+
+namespace tessera::ir {
+namespace {
+
+bool same_node(const ExprNode &a, const ExprNode &b) {
+    return a.op == b.op && a.type == b.type && a.int_value == b.int_value && a.uint_value == b.uint_value &&
+           std::memcmp(&a.float_value, &b.float_value, sizeof(double)) == 0 && a.name == b.name && a.index == b.index &&
+           a.which == b.which && a.func_ptr == b.func_ptr && a.input == b.input && a.param == b.param && a.rdom == b.rdom &&
+           a.args.size() == b.args.size();
+}
+
+size_t combine(size_t seed, size_t v) { return seed ^ (v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2)); }
+
+} // namespace
+
+bool structurally_equal(const Expr &a, const Expr &b) {
+    if (a.same_as(b)) return true;
+    if (!a.defined() || !b.defined() || !same_node(*a, *b)) return false;
+    for (size_t i = 0; i < a->args.size(); ++i)
+        if (!structurally_equal(a->args[i], b->args[i])) return false;
+    return true;
+}
+
+size_t ExprSet::hash(const Expr &e) {
+    if (!e.defined()) return 0;
+    auto it = hashes_.find(e.get());
+    if (it != hashes_.end()) return it->second;
+    const ExprNode &n = *e;
+    size_t h = combine(size_t(n.op), size_t(n.type.code) * 131 + size_t(n.type.bits));
+    h = combine(h, std::hash<int64_t>()(n.int_value));
+    h = combine(h, std::hash<uint64_t>()(n.uint_value));
+    uint64_t bits;
+    std::memcpy(&bits, &n.float_value, sizeof bits);
+    h = combine(h, std::hash<uint64_t>()(bits));
+    h = combine(h, std::hash<std::string>()(n.name));
+    h = combine(h, size_t(n.index) * 7 + size_t(n.which));
+    h = combine(h, std::hash<const void *>()(n.func_ptr));
+    for (const Expr &a : n.args) h = combine(h, hash(a));
+    hashes_.emplace(e.get(), h);
+    return h;
+}
+
+bool ExprSet::insert(const Expr &e) {
+    std::vector<Expr> &bucket = buckets_[hash(e)];
+    for (const Expr &b : bucket)
+        if (structurally_equal(b, e)) return false;
+    bucket.push_back(e);
+    return true;
+}
+
+} // namespace tessera::ir
