@@ -6,6 +6,7 @@
 
 #include "tessera/error.h"
 #include "tessera/ir.h"
+#include "tessera/structural_equality.h"
 
 namespace tessera::ir {
 
@@ -71,11 +72,12 @@ uint64_t operation_count(const Expr &e) {
 }
 
 uint64_t distinct_reads(const Expr &e) {
-    std::unordered_set<std::string> reads;
+    ExprSet reads;
+    uint64_t distinct = 0;
     for_each_node_outside_calls(e, [&](const Expr &n) {
-        if (n->op == Op::FuncCall || n->op == Op::InputCall) reads.insert(to_string(n));
+        if ((n->op == Op::FuncCall || n->op == Op::InputCall) && reads.insert(n)) ++distinct;
     });
-    return reads.size();
+    return distinct;
 }
 
 uint64_t expression_depth(const Expr &e) {
