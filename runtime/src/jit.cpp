@@ -28,6 +28,11 @@ void __kmpc_push_num_threads(void *location, int32_t thread, int32_t threads);
 void __kmpc_for_static_init_8(void *location, int32_t thread, int32_t schedule, int32_t *last, int64_t *lower,
                               int64_t *upper, int64_t *stride, int64_t increment, int64_t chunk);
 void __kmpc_for_static_fini(void *location, int32_t thread);
+void __kmpc_dispatch_init_8(void *location, int32_t thread, int32_t schedule, int64_t lower, int64_t upper, int64_t stride,
+                            int64_t chunk);
+int32_t __kmpc_dispatch_next_8(void *location, int32_t thread, int32_t *last, int64_t *lower, int64_t *upper, int64_t *stride);
+void __kmpc_serialized_parallel(void *location, int32_t thread);
+void __kmpc_end_serialized_parallel(void *location, int32_t thread);
 }
 
 namespace tessera::runtime {
@@ -57,6 +62,10 @@ public:
             {"__kmpc_push_num_threads", reinterpret_cast<void *>(&__kmpc_push_num_threads)},
             {"__kmpc_for_static_init_8", reinterpret_cast<void *>(&__kmpc_for_static_init_8)},
             {"__kmpc_for_static_fini", reinterpret_cast<void *>(&__kmpc_for_static_fini)},
+            {"__kmpc_dispatch_init_8", reinterpret_cast<void *>(&__kmpc_dispatch_init_8)},
+            {"__kmpc_dispatch_next_8", reinterpret_cast<void *>(&__kmpc_dispatch_next_8)},
+            {"__kmpc_serialized_parallel", reinterpret_cast<void *>(&__kmpc_serialized_parallel)},
+            {"__kmpc_end_serialized_parallel", reinterpret_cast<void *>(&__kmpc_end_serialized_parallel)},
         };
         for (const auto &[n, p] : linked)
             if (name == n) return exported(p);

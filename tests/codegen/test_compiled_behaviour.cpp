@@ -8,6 +8,9 @@
 #include <regex>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <tessera/codegen/cpu_target.h>
 #include <tessera/runtime/aot.h>
 #include <tessera/runtime/buffer_pool.h>
@@ -601,4 +604,57 @@ TEST_CASE("every tile of a collapsed parallel loop runs, however many threads sh
             CHECK(c.ok);
         }
     }
+}
+
+namespace {
+// The threads of this process (its entries in /proc/self/task).
+int threads_of_this_process() {
+    int n = 0;
+    for ([[maybe_unused]] const auto &entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+}
+} // namespace
+
+TEST_CASE("a parallel loop of one iteration runs on the calling thread, without starting the team", "[codegen][openmp]") {
+    // Rows in parallel; an output of one row has one iteration. In a child process forked after
+    // compiling (libomp starts afresh after fork; no other thread runs there), one-row outputs
+    // must leave the process with its one thread, and a tall output must start the team (which
+    // shows that the count would see it).
+    Var x("x"), y("y");
+    InputBuffer<float> in("in", 2);
+    Func f("f");
+    f(x, y) = in(x, y) * 2.0f + 1.0f;
+    CompileOptions o;
+    o.threads = 2;
+    o.keep_assembly = true;
+    Callable c = Pipeline(f).compile(Target::host(), o);
+    CHECK(c.report().assembly.find("__kmpc_serialized_parallel") != std::string::npos);
+    CHECK(c.report().assembly.find("__kmpc_fork_call") != std::string::npos);
+    Buffer<float> input(300, 300);
+    for (int j = 0; j < 300; ++j)
+        for (int i = 0; i < 300; ++i) input(i, j) = float(i - j);
+    in.set(input);
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        int code = 0;
+        for (int row : {0, 1, 299}) {
+            Buffer<float> one(300, 1);
+            one.set_min({0, row});
+            c.run(Bindings().set(in, input), {one});
+            for (int i = 0; i < 300; ++i)
+                if (one(i, row) != float(i - row) * 2.0f + 1.0f) code |= 1;
+        }
+        if (threads_of_this_process() != 1) code |= 2;
+        Buffer<float> tall(300, 300);
+        c.run(Bindings().set(in, input), {tall});
+        if (tall(7, 250) != float(7 - 250) * 2.0f + 1.0f) code |= 1;
+        if (threads_of_this_process() < 2) code |= 4;
+        _exit(code);
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    INFO("1: a wrong value; 2: a one-row output started threads; 4: a tall one did not");
+    CHECK(WEXITSTATUS(status) == 0);
 }

@@ -74,6 +74,9 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     llvm::Function *outlined = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage,
                                                       f.function->getName() + ".par." + n.var, f.module);
     outlined->addFnAttr(llvm::Attribute::NoUnwind);
+    // Called directly where the loop has one iteration (below): never inlined there, which would
+    // compile the body twice.
+    outlined->addFnAttr(llvm::Attribute::NoInline);
 
     // Emit into the outlined function.
     OutlinedBody body(f, outlined);
@@ -143,15 +146,44 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     // Back in the parent: store what the body reads, and fork the team.
     body.finish();
     Value *context = store_context(f, live, "omp.context");
+    llvm::FunctionCallee num = f.module.getOrInsertFunction("__kmpc_global_thread_num", f.b.getInt32Ty(), ptr);
+    Value *parent_gtid = f.b.CreateCall(num, {loc}, "parent.gtid");
+    // One iteration or none (a small tensor, a one-element pipeline): the body runs on this
+    // thread in a serialized parallel region, as OpenMP's `if` clause does, instead of waking
+    // the team: a one-element pipeline's run() took 8-9 us with two threads while another
+    // process kept the second core busy, 1.2 us on one thread.
+    llvm::Function *parent = f.b.GetInsertBlock()->getParent();
+    llvm::BasicBlock *serial = llvm::BasicBlock::Create(f.ctx, "omp.serial", parent);
+    llvm::BasicBlock *team = llvm::BasicBlock::Create(f.ctx, "omp.team", parent);
+    llvm::BasicBlock *joined = llvm::BasicBlock::Create(f.ctx, "omp.joined", parent);
+    f.b.CreateCondBr(f.b.CreateICmpSLT(f.b.CreateSub(hi, lo), f.i64(n.step)), serial, team);
+    f.b.SetInsertPoint(serial);
+    {
+        llvm::IRBuilder<> pb(&parent->getEntryBlock(), parent->getEntryBlock().begin());
+        Value *gtid_slot = pb.CreateAlloca(f.b.getInt32Ty(), nullptr, "serial.gtid");
+        Value *btid_slot = pb.CreateAlloca(f.b.getInt32Ty(), nullptr, "serial.btid");
+        f.b.CreateStore(parent_gtid, gtid_slot);
+        f.b.CreateStore(f.b.getInt32(0), btid_slot);
+        llvm::FunctionCallee enter =
+            f.module.getOrInsertFunction("__kmpc_serialized_parallel", f.b.getVoidTy(), ptr, f.b.getInt32Ty());
+        llvm::FunctionCallee leave =
+            f.module.getOrInsertFunction("__kmpc_end_serialized_parallel", f.b.getVoidTy(), ptr, f.b.getInt32Ty());
+        f.b.CreateCall(enter, {loc, parent_gtid});
+        f.b.CreateCall(outlined, {gtid_slot, btid_slot, context});
+        f.b.CreateCall(leave, {loc, parent_gtid});
+        f.b.CreateBr(joined);
+    }
+    f.b.SetInsertPoint(team);
     if (f.options.threads > 0) {
-        llvm::FunctionCallee num = f.module.getOrInsertFunction("__kmpc_global_thread_num", f.b.getInt32Ty(), ptr);
         llvm::FunctionCallee push =
             f.module.getOrInsertFunction("__kmpc_push_num_threads", f.b.getVoidTy(), ptr, f.b.getInt32Ty(), f.b.getInt32Ty());
-        f.b.CreateCall(push, {loc, f.b.CreateCall(num, {loc}), f.b.getInt32(uint32_t(f.options.threads))});
+        f.b.CreateCall(push, {loc, parent_gtid, f.b.getInt32(uint32_t(f.options.threads))});
     }
     llvm::FunctionType *fork_ty = llvm::FunctionType::get(f.b.getVoidTy(), {ptr, f.b.getInt32Ty(), ptr}, true);
     llvm::FunctionCallee fork = f.module.getOrInsertFunction("__kmpc_fork_call", fork_ty);
     f.b.CreateCall(fork, {loc, f.b.getInt32(1), outlined, context});
+    f.b.CreateBr(joined);
+    f.b.SetInsertPoint(joined);
 }
 
 } // namespace tessera::codegen

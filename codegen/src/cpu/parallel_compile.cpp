@@ -31,8 +31,10 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Function clusters that must share a partition: a function and every function it calls
-// directly (so that inlining sees the same callees as in the whole module). Taking a function's
-// address (the entry handing a body to the OpenMP runtime) does not tie them.
+// directly (so that inlining sees the same callees as in the whole module), unless the callee
+// is never inlined. Taking a function's address (the entry handing a body to the OpenMP runtime)
+// does not tie them, nor does the entry's direct call of a body (noinline) where the loop has one
+// iteration.
 class Clusters {
 public:
     explicit Clusters(const std::vector<const llvm::Function *> &functions) : parent_(functions.size()) {
@@ -41,7 +43,8 @@ public:
         for (size_t i = 0; i < functions.size(); ++i)
             for (const llvm::Instruction &inst : llvm::instructions(*functions[i]))
                 if (const auto *call = llvm::dyn_cast<llvm::CallBase>(&inst))
-                    if (const llvm::Function *callee = call->getCalledFunction(); callee && index_.count(callee))
+                    if (const llvm::Function *callee = call->getCalledFunction();
+                        callee && index_.count(callee) && !callee->hasFnAttribute(llvm::Attribute::NoInline))
                         unite(i, index_.at(callee));
     }
     size_t root(size_t i) {
