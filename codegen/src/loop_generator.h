@@ -17,7 +17,8 @@ public:
     virtual void emit(FunctionLowering &f, const poly::LoopNode &loop, Scope &s) = 0;
 };
 
-// OpenMP (libomp's __kmpc_fork_call, static worksharing), the way Polly's LoopGeneratorsKMP does.
+// OpenMP (libomp's __kmpc_fork_call, guided worksharing; a loop of one iteration serialized on
+// the calling thread), the way Polly's LoopGeneratorsKMP does.
 std::unique_ptr<ParallelLoopGenerator> make_openmp_loop_generator();
 
 } // namespace tessera::codegen
