@@ -9,7 +9,7 @@
 
 using namespace tessera;
 
-TEST_CASE("calls built separately are structurally equal; calls of another Func or at another point are not", "[dsl][equality]") {
+TEST_CASE("calls built separately are structurally equal, and calls of another Func or at another point are not", "[dsl][equality]") {
     Var x("x"), y("y");
     Func f("f"), g("f");  // two Funcs, one name
     f(x, y) = x + y;
