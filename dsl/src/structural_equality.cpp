@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <functional>
+#include <set>
+#include <utility>
 
 namespace tessera::ir {
 namespace {
@@ -17,12 +19,26 @@ size_t combine(size_t seed, size_t v) { return seed ^ (v + 0x9e3779b97f4a7c15ULL
 
 } // namespace
 
-bool structurally_equal(const Expr &a, const Expr &b) {
+namespace {
+
+// `equal` holds the pairs of nodes found equal so far: two DAGs built apart, each sharing its
+// subexpressions (`e = select(c, e * 3, e - 1)` ten times), compare in time linear in their
+// distinct nodes rather than in their size as trees.
+bool equal_nodes(const Expr &a, const Expr &b, std::set<std::pair<const ExprNode *, const ExprNode *>> &equal) {
     if (a.same_as(b)) return true;
     if (!a.defined() || !b.defined() || !same_node(*a, *b)) return false;
+    if (equal.count({a.get(), b.get()})) return true;
     for (size_t i = 0; i < a->args.size(); ++i)
-        if (!structurally_equal(a->args[i], b->args[i])) return false;
+        if (!equal_nodes(a->args[i], b->args[i], equal)) return false;
+    equal.insert({a.get(), b.get()});
     return true;
+}
+
+} // namespace
+
+bool structurally_equal(const Expr &a, const Expr &b) {
+    std::set<std::pair<const ExprNode *, const ExprNode *>> equal;
+    return equal_nodes(a, b, equal);
 }
 
 size_t ExprSet::hash(const Expr &e) {

@@ -31,6 +31,22 @@ TEST_CASE("structural equality tells apart a Var and a Param of one name, consta
     CHECK(ir::structurally_equal(Expr(0.5f) * x, Expr(0.5f) * x));
 }
 
+TEST_CASE("structural equality of two DAGs built apart takes time linear in their distinct nodes", "[dsl][equality]") {
+    // Each 2^60 nodes as a tree: compared as trees, this would not finish.
+    Var x("x");
+    auto build = [&] {
+        Expr e = x;
+        for (int i = 0; i < 60; ++i) e = select(e > 3, e * 3, e - 1);
+        return e;
+    };
+    Expr a = build(), b = build();
+    CHECK_FALSE(a.same_as(b));
+    CHECK(ir::structurally_equal(a, b));
+    ir::ExprSet set;
+    CHECK(set.insert(a));
+    CHECK_FALSE(set.insert(b));
+}
+
 TEST_CASE("an ExprSet keeps one of each structurally equal expression", "[dsl][equality]") {
     Var x("x");
     Func f("f");
