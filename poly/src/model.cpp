@@ -14,7 +14,6 @@
 
 #include <tessera/automatic_inlining.h>
 #include <tessera/bounds.h>
-#include <tessera/structural_equality.h>
 
 #include "tessera/poly/affine.h"
 #include "tessera/poly/dead_instances.h"
@@ -26,6 +25,7 @@
 #include "opaque_parameters.h"
 #include "region_bounds.h"
 #include "select_cases.h"
+#include "statement_calls.h"
 
 namespace tessera::poly {
 
@@ -584,7 +584,7 @@ private:
                 if (s.domain.is_empty()) continue;
                 AffineSpace sp = m_.instance_space(s.name, s.dims);
                 realized_parts.push_back(written);
-                visit_calls(s, [&](const ExprNode &call) {
+                for_each_distinct_call(s, [&](const ExprNode &call) {
                     if (call.op != Op::FuncCall || call.func_ptr != f) return;
                     RegionPart read;
                     access(s, sp, call.args, ai, f->name, &read);
@@ -623,7 +623,7 @@ private:
             stmts = std::move(cases);
             for (Statement &s : stmts) {
                 AffineSpace sp = m_.instance_space(s.name, s.dims);
-                visit_calls(s, [&](const ExprNode &call) {
+                for_each_distinct_call(s, [&](const ExprNode &call) {
                     int target = call.op == Op::FuncCall ? m_.array_of(call.func_ptr) : m_.array_of(call.input.get());
                     TESSERA_INTERNAL_ASSERT(target >= 0, "no array for ", call.name);
                     RegionPart read;
@@ -766,27 +766,6 @@ private:
             c.write = access(c, m_.instance_space(c.name, c.dims), c.store, array, s.func->name);
             out.push_back(std::move(c));
         }
-    }
-
-    // Calls fn once per distinct call of the statement (structurally: inlining builds one call
-    // per use, and harris's inlined Sxx, Syy and Sxy read 18 points of Ix and Iy through 144
-    // calls, each an access relation to build), each shared subexpression walked once.
-    template <typename F>
-    static void visit_calls(const Statement &s, F &&fn) {
-        std::vector<Expr> exprs = s.store;
-        exprs.push_back(s.value);
-        for (const Expr &g : s.guards) exprs.push_back(g);
-        std::set<const ExprNode *> walked;
-        ir::ExprSet calls;
-        for (const Expr &e : exprs)
-            ir::visit(e, [&](const Expr &n) {
-                if (!walked.insert(n.get()).second) return false;
-                if (n->op == Op::FuncCall || n->op == Op::InputCall) {
-                    if (!calls.insert(n)) return false;
-                    fn(*n);
-                }
-                return true;
-            });
     }
 
     void order_statements() {
