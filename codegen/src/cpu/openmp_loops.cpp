@@ -103,12 +103,24 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     llvm::FunctionCallee init = f.module.getOrInsertFunction("__kmpc_dispatch_init_8", f.b.getVoidTy(), ptr,
                                                              f.b.getInt32Ty(), f.b.getInt32Ty(), f.b.getInt64Ty(),
                                                              f.b.getInt64Ty(), f.b.getInt64Ty(), f.b.getInt64Ty());
-    f.b.CreateCall(init, {loc, gtid, f.b.getInt32(36 /* kmp_sch_guided_chunked */), my_lo, my_hi, f.i64(n.step), f.i64(1)});
-    llvm::FunctionCallee next = f.module.getOrInsertFunction(
-        "__kmpc_dispatch_next_8", f.b.getInt32Ty(), ptr, f.b.getInt32Ty(), ptr, ptr, ptr, ptr);
+    llvm::BasicBlock *shared = llvm::BasicBlock::Create(f.ctx, "omp.shared", outlined);
+    llvm::BasicBlock *whole = llvm::BasicBlock::Create(f.ctx, "omp.whole", outlined);
     llvm::BasicBlock *dispatch = llvm::BasicBlock::Create(f.ctx, "omp.dispatch", outlined);
     llvm::BasicBlock *chunk = llvm::BasicBlock::Create(f.ctx, "omp.chunk", outlined);
     llvm::BasicBlock *done = llvm::BasicBlock::Create(f.ctx, "omp.done", outlined);
+    // Called by the serialized region below (a null bound thread id), the body runs [lo, hi] as
+    // one chunk without the worksharing calls: Debian's libomp formats a debug trace string in
+    // every __kmpc_dispatch_init_8, about 1 us, a third of a small pipeline's run().
+    Value *alone = f.b.CreateICmpEQ(outlined->getArg(1), llvm::ConstantPointerNull::get(ptr), "alone");
+    f.b.CreateCondBr(alone, whole, shared);
+    f.b.SetInsertPoint(whole);
+    f.b.CreateStore(my_lo, plo);
+    f.b.CreateStore(my_hi, phi);
+    f.b.CreateCondBr(f.b.CreateICmpSLE(my_lo, my_hi), chunk, done);  // a chunk is never empty
+    f.b.SetInsertPoint(shared);
+    f.b.CreateCall(init, {loc, gtid, f.b.getInt32(36 /* kmp_sch_guided_chunked */), my_lo, my_hi, f.i64(n.step), f.i64(1)});
+    llvm::FunctionCallee next = f.module.getOrInsertFunction(
+        "__kmpc_dispatch_next_8", f.b.getInt32Ty(), ptr, f.b.getInt32Ty(), ptr, ptr, ptr, ptr);
     f.b.CreateBr(dispatch);
     f.b.SetInsertPoint(dispatch);
     Value *more = f.b.CreateCall(next, {loc, gtid, plast, plo, phi, pstride});
@@ -136,7 +148,7 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
         f.serial_for(n, scope, first, last, n.vectorize);
     }
     --f.parallel_depth;
-    f.b.CreateBr(dispatch);
+    f.b.CreateCondBr(alone, done, dispatch);
     f.b.SetInsertPoint(done);
     f.fence_streaming_stores();
     llvm::FunctionCallee free_fn = f.module.getOrInsertFunction("free", f.b.getVoidTy(), ptr);
@@ -161,15 +173,13 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     {
         llvm::IRBuilder<> pb(&parent->getEntryBlock(), parent->getEntryBlock().begin());
         Value *gtid_slot = pb.CreateAlloca(f.b.getInt32Ty(), nullptr, "serial.gtid");
-        Value *btid_slot = pb.CreateAlloca(f.b.getInt32Ty(), nullptr, "serial.btid");
         f.b.CreateStore(parent_gtid, gtid_slot);
-        f.b.CreateStore(f.b.getInt32(0), btid_slot);
         llvm::FunctionCallee enter =
             f.module.getOrInsertFunction("__kmpc_serialized_parallel", f.b.getVoidTy(), ptr, f.b.getInt32Ty());
         llvm::FunctionCallee leave =
             f.module.getOrInsertFunction("__kmpc_end_serialized_parallel", f.b.getVoidTy(), ptr, f.b.getInt32Ty());
         f.b.CreateCall(enter, {loc, parent_gtid});
-        f.b.CreateCall(outlined, {gtid_slot, btid_slot, context});
+        f.b.CreateCall(outlined, {gtid_slot, llvm::ConstantPointerNull::get(ptr), context});
         f.b.CreateCall(leave, {loc, parent_gtid});
         f.b.CreateBr(joined);
     }
