@@ -7,6 +7,8 @@ Models (each written as a torch user would):
   mlp              Linear 512→1024, ReLU, Linear 1024→1024, ReLU, Linear 1024→10; batch 128
   transformer      nn.TransformerEncoderLayer(256, 8, 1024, batch_first) in eval; 8×128 tokens
   resnet_block     ResNet basic block (conv-bn-relu, conv-bn, +x, relu), 64 channels, 1×64×56×56
+  small_call       x * 2 + 1 on 4 elements: the overhead of a call (each timed run is the mean of
+                   2000 calls)
 
 Variants, each in its own process (two OpenMP runtimes in one process, torch's and Tessera's,
 slow each other down while their idle threads spin), processes interleaved --repeats times:
@@ -68,7 +70,13 @@ MODELS = {
     "transformer": lambda g: (nn.TransformerEncoderLayer(256, 8, 1024, dropout=0.0, batch_first=True).eval(),
                               (torch.randn(8, 128, 256, generator=g),)),
     "resnet_block": resnet_block,
+    "small_call": lambda g: (small_call, (torch.randn(4, generator=g),)),
 }
+CALLS_PER_RUN = {"small_call": 2000}
+
+
+def small_call(x):
+    return x * 2 + 1
 
 
 def build(name):
@@ -76,10 +84,12 @@ def build(name):
     return MODELS[name](torch.Generator().manual_seed(0))
 
 
-def timed(fn, args):
+def timed(fn, args, calls=1):
+    """The mean time of `calls` calls of fn(*args), and the output of the last."""
     start = time.perf_counter()
-    out = fn(*args)
-    return time.perf_counter() - start, out
+    for _ in range(calls):
+        out = fn(*args)
+    return (time.perf_counter() - start) / calls, out
 
 
 def worker(name, variant, runs):
@@ -96,7 +106,7 @@ def worker(name, variant, runs):
         reference = fn(*inputs)
         first, out = timed(f, inputs)
         err = float((out - reference).abs().max())
-        times = [timed(f, inputs)[0] for _ in range(runs)]
+        times = [timed(f, inputs, CALLS_PER_RUN.get(name, 1))[0] for _ in range(runs)]
     print(json.dumps({"first_s": first, "ms": [t * 1e3 for t in times], "max_abs_err": err}))
 
 
@@ -141,9 +151,12 @@ def main():
     print("| model | eager | Inductor | Tessera | Tessera / best torch | compile: Inductor | compile: Tessera | "
           "max abs error vs eager (Inductor, Tessera) |")
     print("|---|---|---|---|---|---|---|---|")
+    def shown(ms):
+        return f"{ms * 1e3:.1f} µs" if ms < 0.1 else f"{ms:.2f} ms"
+
     for r in results:
         m, c, e = r["median_ms"], r["compile_s"], r["max_abs_err"]
-        print(f"| {r['model']} | {m['eager']:.2f} ms | {m['inductor']:.2f} ms | {m['tessera']:.2f} ms | "
+        print(f"| {r['model']} | {shown(m['eager'])} | {shown(m['inductor'])} | {shown(m['tessera'])} | "
               f"{r['speedup_over_best_torch']:.2f}× | {c['inductor']:.1f} s | {c['tessera']:.2f} s | "
               f"{e['inductor']:.1e}, {e['tessera']:.1e} |")
     if args.plot:

@@ -64,8 +64,11 @@ nb::dlpack::dtype dlpack_of_type(Type t) {
 
 // Whether Python says the memory of `value` may not be written: a read-only NumPy array or
 // buffer-protocol object, or a JAX array (immutable: XLA may share its memory between arrays,
-// and DLPack before version 1.0 has no read-only flag to say so).
+// and DLPack before version 1.0 has no read-only flag to say so). A bare DLPack capsule (what
+// torch.utils.dlpack.to_dlpack gives; the PyTorch frontend passes its tensors so) says nothing:
+// writable, and asked no further, which keeps a call on small tensors cheap.
 bool python_says_read_only(nb::handle value) {
+    if (PyCapsule_CheckExact(value.ptr())) return false;
     std::string module = nb::cast<std::string>(nb::getattr(value.type(), "__module__", nb::str("")));
     if (module.rfind("jax", 0) == 0) return true;
     if (nb::hasattr(value, "flags")) {

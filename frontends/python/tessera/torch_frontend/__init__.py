@@ -20,7 +20,6 @@ import torch
 import torch.nn.functional as F
 from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
-from torch._functorch.aot_autograd import make_boxed_func
 
 from .. import _tessera as _ts
 from .compiler import GraphReport, CompiledGraph, Options, count, reset_stats, stats  # noqa: F401
@@ -88,7 +87,7 @@ def make_backend(compile_options=None, fallback=True, reports=None):
             reports.append(report)
         count("graphs")
         # aot_autograd calls it with one list of arguments ("boxed"), which it may then free.
-        return make_boxed_func(CompiledGraph(gm, options, report))
+        return CompiledGraph(gm, options, report)
 
     return aot_autograd(fw_compiler=compile_graph, bw_compiler=compile_graph, decompositions=_decompositions())
 

@@ -13,6 +13,7 @@ with those sizes and compiled again, counted in ``stats()["recompiles"]`` and lo
 reason.
 """
 import logging
+import math
 import operator
 import re
 import sys
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.fx
+import torch.utils.dlpack
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
@@ -183,11 +185,13 @@ class GraphReport:
     compiles: int = 0
     compile_seconds: float = 0.0
     shapes: list = field(default_factory=list)          # input sizes of each compile
+    one_kernel: bool = False   # the graph is one compiled partition, called as its kernel (KernelCall)
 
 
 # -- output memory ---------------------------------------------------------------------------------
 
 _HUGE_PAGE = 1 << 21
+_HUGE_OUTPUT_BYTES = 4 * _HUGE_PAGE   # outputs from this size on are advised (advise_huge_pages)
 _MADV_HUGEPAGE = 14
 
 
@@ -213,7 +217,7 @@ def advise_huge_pages(t):
     costs about 40 ms of page faults on 2 cores, in 2 MiB pages about 5 ms. Only the 2 MiB-aligned
     interior is advised; a kernel without THP (or with it off) ignores the advice."""
     n = t.numel() * t.element_size()
-    if _madvise is None or n < 4 * _HUGE_PAGE:
+    if _madvise is None or n < _HUGE_OUTPUT_BYTES:
         return
     start = (t.data_ptr() + _HUGE_PAGE - 1) & ~(_HUGE_PAGE - 1)
     end = (t.data_ptr() + n) & ~(_HUGE_PAGE - 1)
@@ -288,6 +292,7 @@ class TesseraKernel(torch.nn.Module):
         env = {}
         self.inputs = []      # InputBuffer per placeholder
         self.prepare = []     # per placeholder: None, or a TransposeCache giving what the buffer reads
+        self.scalar = []      # per placeholder: whether it is 0-dimensional (read as shape [1])
         for i, p in enumerate(placeholders):
             v = L.node_val(p)
             dims = transposed_matmul_operand(p)
@@ -301,6 +306,7 @@ class TesseraKernel(torch.nn.Module):
                 env[u] = env[p]
             self.inputs.append(buf)
             self.prepare.append(TransposeCache(dims) if dims else None)
+            self.scalar.append(v.dim() == 0)
         for n in gm.graph.nodes:
             if n.op != "call_function" or n in env:
                 continue
@@ -330,30 +336,106 @@ class TesseraKernel(torch.nn.Module):
             funcs.append(f)
             self.out_shapes.append(list(L.node_val(r).shape))   # a 0-dimensional one is computed as [1]
             self.out_dtypes.append(L.dtype_of(t))
+        # torch.empty's arguments per output (sizes as separate ints, its fastest form), and the
+        # outputs large enough for huge pages.
+        self.allocations = [(tuple(s) or (1,), d) for s, d in zip(self.out_shapes, self.out_dtypes)]
+        self.any_scalar_output = any(not s for s in self.out_shapes)
+        self.huge = [i for i, (s, d) in enumerate(zip(self.out_shapes, self.out_dtypes))
+                     if math.prod(s) * d.itemsize >= _HUGE_OUTPUT_BYTES]
         self.callable = _ts.Pipeline(funcs).compile(_ts.Target.host(), **options.pipeline_options) if funcs else None
 
     def forward(self, *args):
+        results = self.outputs(args)
+        return results[0] if self.single else tuple(results)
+
+    def outputs(self, args):
+        """The partition's outputs, as a list, for its inputs in order (any sequence)."""
         values = {}
-        for buf, prepare, a in zip(self.inputs, self.prepare, args):
+        for buf, prepare, scalar, a in zip(self.inputs, self.prepare, self.scalar, args):
             if prepare is not None:
                 a = prepare(a)
-            if a.dim() == 0:
+            if scalar:
                 a = a.reshape(1)
             elif 0 in a.stride() and a.numel() > 1:
                 a = a.contiguous()   # a broadcast view: Tessera buffers need distinct elements
-            values[buf] = a
-        outs = [torch.empty(s, dtype=d) for s, d in zip(self.out_shapes, self.out_dtypes)]
-        for o in outs:
-            advise_huge_pages(o)
+            # A DLPack capsule of the tensor (it holds the tensor): what Tensor.__dlpack__ makes
+            # too, without its Python-level checks, which cost microseconds inside a compiled
+            # graph.
+            values[buf] = _to_dlpack(a)
+        # A 0-dimensional output is computed as shape [1] and returned as a view of shape [].
+        outs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self.allocations]
+        for i in self.huge:
+            advise_huge_pages(outs[i])
         if self.callable is not None:
-            self.callable.run(values, [o.reshape(1) if o.dim() == 0 else o for o in outs])
-        results = [args[i] if kind == "input" else outs[i] for kind, i in self.plan]
-        return results[0] if self.single else tuple(results)
+            self.callable.run(values, [_to_dlpack(o) for o in outs])
+        outs = [o.reshape(s) if not s else o for o, s in zip(outs, self.out_shapes)] if self.any_scalar_output else outs
+        return [args[i] if kind == "input" else outs[i] for kind, i in self.plan]
+
+
+_to_dlpack = torch.utils.dlpack.to_dlpack
+
+
+class KernelCall:
+    """A graph that is one compiled partition and nothing else, called as that partition's kernel:
+    the GraphModule around it (and the nn.Module call of the kernel) cost about 7 µs a call, more
+    than the kernel's own overhead on small tensors. Called boxed, as aot_autograd calls a
+    compiled graph: with the list of the graph's inputs."""
+
+    def __init__(self, kernel, arg_index, picks, container):
+        self.kernel = kernel
+        self.arg_index = arg_index   # the graph input of each kernel input; None: all, in order
+        self.picks = picks           # per graph output: (True, graph input) or (False, kernel output)
+        self.container = container   # tuple or list, as the graph returns them
+
+    @staticmethod
+    def of(gm):
+        """The KernelCall of `gm` (after partitioning), or None where it is anything else than
+        inputs → one TesseraKernel → its outputs (and inputs passed through)."""
+        placeholders, calls, getitems, output = [], [], [], None
+        for n in gm.graph.nodes:
+            if n.op == "placeholder":
+                placeholders.append(n)
+            elif n.op == "call_module":
+                calls.append(n)
+            elif n.op == "call_function" and n.target is operator.getitem:
+                getitems.append(n)
+            elif n.op == "output":
+                output = n
+            else:
+                return None
+        if len(calls) != 1 or calls[0].kwargs or any(a not in placeholders for a in calls[0].args):
+            return None
+        (call,) = calls
+        kernel = gm.get_submodule(call.target)
+        results = output.args[0]
+        if not isinstance(kernel, TesseraKernel) or not isinstance(results, (tuple, list)):
+            return None
+        if any(g.args[0] is not call or not isinstance(g.args[1], int) or kernel.single for g in getitems):
+            return None
+        picks = []
+        for r in results:
+            if r is call and kernel.single:
+                picks.append((False, 0))
+            elif r in getitems:
+                picks.append((False, r.args[1]))
+            elif r in placeholders:
+                picks.append((True, placeholders.index(r)))
+            else:
+                return None
+        arg_index = [placeholders.index(a) for a in call.args]
+        if arg_index == list(range(len(placeholders))):
+            arg_index = None
+        return KernelCall(kernel, arg_index, picks, type(results))
+
+    def __call__(self, args):
+        outs = self.kernel.outputs(args if self.arg_index is None else [args[i] for i in self.arg_index])
+        return self.container([args[i] if from_input else outs[i] for from_input, i in self.picks])
 
 
 def compile_static(gm, options, report):
-    """Partitions a graph with static sizes and compiles its supported parts; returns the
-    GraphModule to call (its submodules are TesseraKernels) and fills `report`."""
+    """Partitions a graph with static sizes and compiles its supported parts; returns what to
+    call with the list of the graph's inputs (the partitioned GraphModule, whose submodules are
+    TesseraKernels, or the one kernel that is the whole graph) and fills `report`."""
     reasons = {}
     gm = torch.fx.GraphModule(gm, gm.graph)  # partitioning edits the graph: keep the caller's
     partitioner = CapabilityBasedPartitioner(gm, _Support(reasons), allows_single_node_partition=True)
@@ -391,7 +473,14 @@ def compile_static(gm, options, report):
             if o != "getitem":
                 report.compiled_ops[o] = report.compiled_ops.get(o, 0) + 1
     fused.recompile()
-    return fused
+    direct = KernelCall.of(fused)
+    report.one_kernel = direct is not None
+    return direct if direct is not None else _boxed(fused)
+
+
+def _boxed(fn):
+    """`fn` called with a list of its arguments."""
+    return lambda args: fn(*args)
 
 
 def _is_symbolic(v):
@@ -406,9 +495,13 @@ def _signature(args):
 
 class CompiledGraph:
     """What the backend returns for one ATen graph: static graphs are compiled once; graphs with
-    symbolic sizes are specialized per signature of the actual arguments."""
+    symbolic sizes are specialized per signature of the actual arguments. Called boxed, as
+    aot_autograd calls a compiled graph: with the list of its arguments."""
 
     def __init__(self, gm, options, report):
+        # What says so to aot_autograd; on the instance, where functools.wraps (torch's wrappers
+        # of the backward graph) copies it from.
+        self._boxed_call = True
         self.gm, self.options, self.report = gm, options, report
         self.lock = threading.Lock()
         self.specialized = {}
@@ -426,9 +519,9 @@ class CompiledGraph:
         count("compiles")
         return compiled
 
-    def __call__(self, *args):
+    def __call__(self, args):
         if not self.dynamic:
-            return self.static(*args)
+            return self.static(args)
         key = _signature(args)
         fn = self.specialized.get(key)
         if fn is None:
@@ -436,7 +529,7 @@ class CompiledGraph:
                 fn = self.specialized.get(key)
                 if fn is None:
                     fn = self._specialize(args, key)
-        return fn(*args)
+        return fn(args)
 
     def _specialize(self, args, key):
         from torch.fx.experimental.proxy_tensor import make_fx

@@ -170,6 +170,32 @@ def test_training_graphs_give_eager_gradients(gen):
     assert stats()["partitions"] >= 2   # forward and backward graphs both compiled
 
 
+def test_a_graph_of_one_partition_is_called_as_its_kernel_with_scalars_and_inputs_returned(gen):
+    def f(x, s):
+        y = x * s + 1
+        return y, y.sum(), x    # a 0-dimensional result, and an input returned as it is
+    x = torch.randn(5, 3, generator=gen)
+    s = torch.tensor(2.5)       # a 0-dimensional operand
+    report = assert_all_compiled(f, x, s)
+    assert [g.one_kernel for g in report.graphs] == [True], str(report)
+    compiled = torch.compile(f, backend="tessera")
+    for _ in range(2):           # the second call runs what the first compiled
+        got = compiled(x, s)
+        expected = f(x, s)
+        assert len(got) == 3 and got[1].dim() == 0 and got[2] is x
+        for g, e in zip(got, expected):
+            torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_a_graph_with_eager_nodes_between_partitions_is_not_one_kernel(gen):
+    def f(x):
+        return torch.cumsum(torch.relu(x) * 2, 0) + 1   # cumsum has no lowering: two partitions
+    x = torch.randn(9, generator=gen)
+    report = ts.explain(f, x)
+    assert report.fallbacks and [g.one_kernel for g in report.graphs] == [False], str(report)
+    torch.testing.assert_close(torch.compile(f, backend="tessera")(x), f(x))
+
+
 def test_torch_tensors_go_in_and_come_out_without_copies():
     x = ts.Var("x")
     t = torch.arange(12, dtype=torch.float32)
