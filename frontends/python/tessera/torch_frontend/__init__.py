@@ -12,6 +12,7 @@ compiler.py compiles every supported partition with Tessera; the rest runs in ea
 Training graphs go through the same path: aot_autograd's forward and backward graphs are both
 compiled, backward ops without a lowering run in eager.
 """
+import atexit
 import functools
 import math
 from dataclasses import dataclass, field
@@ -93,6 +94,15 @@ def make_backend(compile_options=None, fallback=True, reports=None):
 
 
 _default_backend = None
+
+
+@atexit.register
+def _release_compiled_graphs():
+    """Drops dynamo's compiled graphs, and the Tessera kernels they hold, when the interpreter
+    exits: kept in dynamo's caches, they outlived the extension module, and nanobind reported
+    them as leaked ("nanobind: leaked 2 instances!") at the exit of every program that used the
+    backend. A compiled function called later still works: it compiles again."""
+    torch._dynamo.reset()
 
 
 def backend(gm, example_inputs):
