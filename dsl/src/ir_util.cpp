@@ -155,6 +155,19 @@ bool is_int_const(const Expr &e, int64_t v) {
     return c && *c == v && e.type().is_int_or_uint() && !e.type().is_bool();
 }
 
+// Whether p + q is (x / c) * c + x % c for a non-zero constant c: x itself, by the definition of
+// Euclidean division (exact in wrapping arithmetic too). Reshapes write it where one splits an
+// axis that another merged: [8, 128] -> [1024] -> [8, 128] reads (i / 128) * 128 + i % 128.
+bool is_quotient_and_remainder(const Expr &p, const Expr &q) {
+    if (p->op != Op::Mul || q->op != Op::Mod || p->args[0]->op != Op::Div) return false;
+    const Expr &c = q->args[1];
+    auto value = as_const_int(c);
+    if (!value || *value == 0) return false;
+    const Expr &quotient = p->args[0];
+    return as_const_int(p->args[1]) == value && as_const_int(quotient->args[1]) == value &&
+           structurally_equal(quotient->args[0], q->args[0]);
+}
+
 } // namespace
 
 Expr fold_constants(const Expr &e) {
@@ -187,6 +200,8 @@ Expr fold_constants(const Expr &e) {
         case Op::Add:
             if (is_int_const(b, 0)) return a;
             if (is_int_const(a, 0)) return b;
+            if (is_quotient_and_remainder(a, b)) return b->args[0];
+            if (is_quotient_and_remainder(b, a)) return a->args[0];
             // (x + c1) + c2 → x + (c1 + c2)
             if (is_const(b) && a->op == Op::Add && is_const(a->args[1]))
                 return fold_constants(make_binary(Op::Add, a->args[0], fold_constants(make_binary(Op::Add, a->args[1], b))));

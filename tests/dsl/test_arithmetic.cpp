@@ -61,6 +61,28 @@ TEST_CASE("integer division rounds toward negative infinity for positive divisor
     }
 }
 
+TEST_CASE("a quotient times its divisor plus the remainder folds to the dividend, except for divisor 0",
+          "[dsl][arithmetic]") {
+    Var x("x");
+    Expr i = x;
+    CHECK(((i / 128) * 128 + i % 128).same_as(i));   // what a reshape's merge and split compose to
+    CHECK((i % 8 + (i / 8) * 8).same_as(i));
+    CHECK_FALSE(((i / 8) * 4 + i % 8).same_as(i));  // another multiple: kept
+    CHECK_FALSE(((i / 0) * 0 + i % 0).same_as(i));  // x / 0 and x % 0 are 0
+    // The same values as the expression evaluated as written, negative dividends and divisors too.
+    std::vector<int32_t> a;
+    for (int v = -9; v <= 9; ++v) a.push_back(v);
+    a.push_back(std::numeric_limits<int32_t>::min());
+    for (int d : {3, -3, 1, 0}) {
+        auto folded = run_unary<int32_t, int32_t>(a, [d](Expr e) { return (e / d) * d + e % d; });
+        for (size_t k = 0; k < a.size(); ++k) {
+            INFO(a[k] << " with divisor " << d);
+            int64_t written = d == 0 ? 0 : int64_t(int32_t(uint32_t(euclid_div(a[k], d) * d + euclid_mod(a[k], d))));
+            CHECK(folded[k] == written);
+        }
+    }
+}
+
 TEST_CASE("division of the most negative integer by -1 wraps instead of trapping", "[dsl][arithmetic]") {
     auto q = run_unary<int32_t, int32_t>({std::numeric_limits<int32_t>::min()}, [](Expr e) { return e / -1; });
     CHECK(q[0] == std::numeric_limits<int32_t>::min());
