@@ -102,6 +102,42 @@ TEST_CASE("elementwise ops and slices are inlined into one stage, and materializ
     }
 }
 
+TEST_CASE("a reshape of a reshape is one stage reading the first one's operand, and a merge undone by a split is "
+          "the operand itself",
+          "[ops]") {
+    const int a = 4, b = 5, c = 6;  // x is [a, c, b], outermost first
+    Buffer<float> xb(b, c, a);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    xb.for_each_coordinate([&](const std::vector<int64_t> &i) { xb(i[0], i[1], i[2]) = uniform(rng); });
+    InputBuffer<float> xi("x", 3);
+    xi.set(xb);
+    ops::Tensor x = ops::input(xi, {a, c, b});
+    ops::Tensor p = ops::permute(x, {0, 2, 1});            // [a, b, c], an index map
+    ops::Tensor merged = ops::reshape(p, {a, b * c});       // merges b and c: a stage copying p
+    ops::Tensor again = ops::reshape(merged, {a * b, c});   // read from p: one stage, not two
+    CHECK(stages_of(merged) == 1);
+    CHECK(stages_of(again) == 1);
+    Buffer<float> out = again.func().realize(again.realize_sizes());
+    for (int i = 0; i < a * b; ++i)
+        for (int k = 0; k < c; ++k) {
+            INFO(i << ", " << k);
+            CHECK(out(k, i) == xb(i % b, k, i / b));
+        }
+    // [a, c, b] -> [a * c, b] -> [a, c, b] reads x as it is.
+    ops::Tensor round_trip = ops::reshape(ops::reshape(x, {a * c, b}), {a, c, b});
+    CHECK(round_trip.name() == x.name());
+    // A reshape of a computed inline tensor is not composed through (its values would be
+    // computed twice): the merge copies the sum, and the split reads that copy.
+    ops::Tensor sum = ops::add(p, p);
+    ops::Tensor sum_merged = ops::reshape(sum, {a, b * c});
+    CHECK(sum_merged.reshape_source() == nullptr);
+    ops::Tensor sum_again = ops::reshape(sum_merged, {a * b, c});
+    Buffer<float> twice = sum_again.func().realize(sum_again.realize_sizes());
+    for (int i = 0; i < a * b; ++i)
+        for (int k = 0; k < c; ++k) CHECK(twice(k, i) == 2 * xb(i % b, k, i / b));
+}
+
 TEST_CASE("an inline expression that would grow past the cap becomes a Func", "[ops]") {
     Buffer<float> xb(8);
     for (int i = 0; i < 8; ++i) xb(i) = float(i) - 3.5f;

@@ -73,6 +73,11 @@ Tensor reshape(const Tensor &a, std::vector<int64_t> shape) {
         user_error("ops::reshape of ", a.name(), ": ", n, " elements do not fill the new shape (", elements(shape), ").");
     if (n > INT32_MAX) user_error("ops::reshape of ", a.name(), ": more than 2^31 elements.");
     if (shape == a.shape()) return a;
+    // Row-major reshapes compose: a reshape of a reshape of b is a reshape of b, one stage where
+    // two copied the values ([8, 128, 8, 32] -> [8, 128, 256] -> [1024, 256], a transformer's
+    // attention output going into its projection), and the index maps of a split undone by a
+    // merge vanish.
+    if (a.reshape_source()) return reshape(*a.reshape_source(), shape);
     // Split both shapes into the shortest runs of axes with equal products, size-1 axes joining
     // the run before them: [8, 128, 768] -> [8, 128, 8, 96] is 8 | 128 | 768 -> 8 x 96. Within a
     // run, the row-major position over the run's output axes gives a's coordinates. A run with
@@ -106,7 +111,7 @@ Tensor reshape(const Tensor &a, std::vector<int64_t> shape) {
     for (const Run &r : runs)
         merges = merges || std::count_if(in.begin() + long(r.in_begin), in.begin() + long(r.in_end),
                                          [](int64_t d) { return d != 1; }) > 1;
-    return index_map("reshape", shape, [&](const std::vector<Expr> &out) {
+    Tensor reshaped = index_map("reshape", shape, [&](const std::vector<Expr> &out) {
         std::vector<Expr> src(in.size(), Expr(0));
         for (const Run &r : runs) {
             Expr flat = Expr(0);
@@ -124,6 +129,10 @@ Tensor reshape(const Tensor &a, std::vector<int64_t> shape) {
         }
         return a(src);
     }, merges ? Inline::No : Inline::Yes);
+    // Only a source that computes nothing: reading a computed inline tensor again would compute
+    // its values a second time beside this reshape's copy of them.
+    if (!a.is_inline() || a.is_index_map()) reshaped.reshape_source_ = std::make_shared<const Tensor>(a);
+    return reshaped;
 }
 
 Tensor flatten(const Tensor &a, int start, int end) {

@@ -59,8 +59,14 @@ public:
     Expr operator()(const std::vector<Expr> &index) const;
     // The sizes to realize the Func over (the shape reversed).
     std::vector<int> realize_sizes() const;
+    // The tensor this one is a row-major reshape of (reshape()), when that one computes nothing
+    // (a Func's or input's values, or an index map of them); null otherwise. A reshape of this
+    // tensor reshapes that one instead.
+    const std::shared_ptr<const Tensor> &reshape_source() const { return reshape_source_; }
 
 private:
+    friend Tensor reshape(const Tensor &a, std::vector<int64_t> shape);
+    std::shared_ptr<const Tensor> reshape_source_;
     Func func_;                // the values, or
     InputBuffer<void> input_;  // an input read in place, or
     std::vector<Var> axes_;    // an inline tensor: `value_` over `axes_`
