@@ -6,6 +6,7 @@
 #include <random>
 
 #include <tessera/ops/tensor.h>
+#include <tessera/structural_equality.h>
 #include <tessera/tessera.h>
 
 #include "../test_util.h"
@@ -136,6 +137,16 @@ TEST_CASE("a reshape of a reshape is one stage reading the first one's operand, 
     Buffer<float> twice = sum_again.func().realize(sum_again.realize_sizes());
     for (int i = 0; i < a * b; ++i)
         for (int k = 0; k < c; ++k) CHECK(twice(k, i) == 2 * xb(i % b, k, i / b));
+}
+
+TEST_CASE("an inline tensor read at a quotient and remainder of its split folds the index back", "[ops]") {
+    InputBuffer<float> xi("x", 1);
+    ops::Tensor flat = ops::materialize(ops::add(ops::input(xi, {128}), ops::full({1}, 1.0, Float(32))));
+    ops::Tensor split = ops::reshape(flat, {8, 16});  // an inline index map: flat(8 * i + j)
+    REQUIRE(split.is_inline());
+    Var i("i");
+    Expr read = split({Expr(i) / 16, Expr(i) % 16});
+    CHECK(ir::structurally_equal(read, flat({Expr(i)})));
 }
 
 TEST_CASE("an inline expression that would grow past the cap becomes a Func", "[ops]") {
