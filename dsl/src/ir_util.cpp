@@ -110,14 +110,26 @@ Expr transform(const Expr &e, const std::function<Expr(const Expr &)> &fn) {
     return fn(changed ? rebuild(e, std::move(args)) : e);
 }
 
-Expr substitute(const Expr &e, const std::map<std::string, Expr> &replacements) {
+namespace {
+
+Expr substitute_folding(const Expr &e, const std::map<std::string, Expr> &replacements, bool fold) {
     return transform(e, [&](const Expr &n) {
         if (n->op == Op::Var) {
             auto it = replacements.find(n->name);
-            if (it != replacements.end()) return it->second;
+            return it != replacements.end() ? it->second : n;
         }
-        return n;
+        return fold ? fold_constants(n) : n;
     });
+}
+
+} // namespace
+
+Expr substitute(const Expr &e, const std::map<std::string, Expr> &replacements) {
+    return substitute_folding(e, replacements, false);
+}
+
+Expr substitute_and_fold(const Expr &e, const std::map<std::string, Expr> &replacements) {
+    return substitute_folding(e, replacements, true);
 }
 
 std::vector<std::string> free_vars(const Expr &e) {

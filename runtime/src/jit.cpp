@@ -25,9 +25,6 @@ extern "C" {
 void __kmpc_fork_call(void *location, int32_t argc, void *microtask, ...);
 int32_t __kmpc_global_thread_num(void *location);
 void __kmpc_push_num_threads(void *location, int32_t thread, int32_t threads);
-void __kmpc_for_static_init_8(void *location, int32_t thread, int32_t schedule, int32_t *last, int64_t *lower,
-                              int64_t *upper, int64_t *stride, int64_t increment, int64_t chunk);
-void __kmpc_for_static_fini(void *location, int32_t thread);
 void __kmpc_dispatch_init_8(void *location, int32_t thread, int32_t schedule, int64_t lower, int64_t upper, int64_t stride,
                             int64_t chunk);
 int32_t __kmpc_dispatch_next_8(void *location, int32_t thread, int32_t *last, int64_t *lower, int64_t *upper, int64_t *stride);
@@ -60,8 +57,6 @@ public:
             {"__kmpc_fork_call", reinterpret_cast<void *>(&__kmpc_fork_call)},
             {"__kmpc_global_thread_num", reinterpret_cast<void *>(&__kmpc_global_thread_num)},
             {"__kmpc_push_num_threads", reinterpret_cast<void *>(&__kmpc_push_num_threads)},
-            {"__kmpc_for_static_init_8", reinterpret_cast<void *>(&__kmpc_for_static_init_8)},
-            {"__kmpc_for_static_fini", reinterpret_cast<void *>(&__kmpc_for_static_fini)},
             {"__kmpc_dispatch_init_8", reinterpret_cast<void *>(&__kmpc_dispatch_init_8)},
             {"__kmpc_dispatch_next_8", reinterpret_cast<void *>(&__kmpc_dispatch_next_8)},
             {"__kmpc_serialized_parallel", reinterpret_cast<void *>(&__kmpc_serialized_parallel)},

@@ -181,6 +181,9 @@ void visit(const Expr &e, const std::function<bool(const Expr &)> &fn);
 Expr transform(const Expr &e, const std::function<Expr(const Expr &)> &fn);
 // Replaces Vars by name.
 Expr substitute(const Expr &e, const std::map<std::string, Expr> &replacements);
+// The same, each rebuilt node folded (fold_constants) as the operators fold what they build:
+// (i / 8) * 8 + i % 8 with i substituted is i again.
+Expr substitute_and_fold(const Expr &e, const std::map<std::string, Expr> &replacements);
 
 // Names of the pure Vars in e, in order of first appearance.
 std::vector<std::string> free_vars(const Expr &e);

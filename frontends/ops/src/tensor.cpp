@@ -88,15 +88,8 @@ Expr Tensor::operator()(const std::vector<Expr> &index) const {
     if (is_inline()) {
         std::map<std::string, Expr> at;
         for (size_t i = 0; i < axes_.size(); ++i) at[axes_[i].name()] = index[i];
-        // Folded as it is rebuilt, as the operators fold what they build: a split read at a
-        // merge's coordinates, (i / 8) * 8 + i % 8, is i again.
-        return ir::transform(value_, [&](const Expr &n) {
-            if (n->op == Op::Var) {
-                auto it = at.find(n->name);
-                return it != at.end() ? it->second : n;
-            }
-            return ir::fold_constants(n);
-        });
+        // Folded: a split read at a merge's coordinates, (i / 8) * 8 + i % 8, is i again.
+        return ir::substitute_and_fold(value_, at);
     }
     std::vector<Expr> args(index.rbegin(), index.rend());
     if (input_.contents()) return input_(args);
