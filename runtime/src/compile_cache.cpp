@@ -13,14 +13,16 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Config/llvm-config.h>
-#include <llvm/Support/BLAKE3.h>
 #include <llvm/Support/SHA256.h>
+#include <llvm/Support/xxhash.h>
 #include <nlohmann/json.hpp>
 
 #include <tessera/codegen/cpu_target.h>
@@ -31,7 +33,7 @@
 namespace tessera::runtime {
 namespace {
 
-constexpr const char *kMagic = "TESSERA-CACHE-ENTRY 3";
+constexpr const char *kMagic = "TESSERA-CACHE-ENTRY 4";
 constexpr const char *kSuffix = ".tobj";
 constexpr const char *kTempPrefix = ".tmp.";
 // A temporary file this old is a writer's that died: eviction removes it.
@@ -49,14 +51,17 @@ std::string sha256_hex(std::string_view a) {
     return llvm::toHex(d, /*LowerCase=*/true);
 }
 
-// An entry's digest: BLAKE3 (LLVM's, with its SIMD code), several times as fast as SHA-256 over
-// the tens of kilobytes of an object, which a new process's hit verifies before loading.
-std::string blake3_hex(std::string_view a, std::string_view b) {
-    llvm::BLAKE3 h;
-    h.update(llvm::StringRef(a.data(), a.size()));
-    h.update(llvm::StringRef(b.data(), b.size()));
-    llvm::BLAKE3Result<> d = h.final();
-    return llvm::toHex(d, /*LowerCase=*/true);
+// An entry's digest: XXH3-128 (LLVM's) of its body. With the key line the header also holds
+// (which must be the key looked up), it detects a corrupt, truncated or renamed entry. It is no
+// defence against someone who can write the directory, who could rewrite the digest as well:
+// the directory's checks are that defence (only its owner may write it). A cryptographic hash
+// would add nothing here and costs a new process's first hit dearly: BLAKE3 took 70-80 us on
+// its first 10 KB in a process (its CPU dispatch and cold SIMD code), XXH3 3 us.
+std::string entry_digest_hex(std::string_view body) {
+    llvm::XXH128_hash_t d = llvm::xxh3_128bits(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(body.data()), body.size()));
+    char hex[33];
+    std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(d.high64), static_cast<unsigned long long>(d.low64));
+    return hex;
 }
 
 bool is_key(const std::string &s) {
@@ -151,17 +156,67 @@ std::optional<EntryFile> split_entry(const std::string &bytes) {
     return f;
 }
 
-// The identity of the code that compiles: the file this function was linked into (its size and
-// modification time), so that a rebuilt Tessera never loads what an older build compiled.
+// The GNU build id of the loaded file that holds `address`: the note the linker writes
+// (--build-id, on by default in Debian's toolchain), a digest of the linked file's contents.
+// Read from the mapped program headers, with no system call. Empty when the file has none.
+std::string build_id_of(const void *address) {
+    struct Search {
+        uintptr_t address;
+        std::string id;
+    } search{reinterpret_cast<uintptr_t>(address), {}};
+    dl_iterate_phdr(
+        [](dl_phdr_info *info, size_t, void *data) -> int {
+            auto *s = static_cast<Search *>(data);
+            bool holds = false;
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+                uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+                holds |= ph.p_type == PT_LOAD && s->address >= start && s->address < start + ph.p_memsz;
+            }
+            if (!holds) return 0;
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+                if (ph.p_type != PT_NOTE) continue;
+                // Notes: a header, the name and the description, each padded to the segment's
+                // alignment (4, or 8 for some 64-bit notes).
+                size_t align = ph.p_align == 8 ? 8 : 4;
+                auto pad = [align](size_t n) { return (n + align - 1) & ~(align - 1); };
+                const char *p = reinterpret_cast<const char *>(info->dlpi_addr + ph.p_vaddr);
+                const char *end = p + ph.p_memsz;
+                while (p + sizeof(ElfW(Nhdr)) <= end) {
+                    const auto *note = reinterpret_cast<const ElfW(Nhdr) *>(p);
+                    const char *name = p + sizeof(ElfW(Nhdr));
+                    const char *desc = name + pad(note->n_namesz);
+                    if (desc + note->n_descsz > end) break;
+                    if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+                        s->id = llvm::toHex(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(desc), note->n_descsz),
+                                            /*LowerCase=*/true);
+                        return 1;
+                    }
+                    p = desc + pad(note->n_descsz);
+                }
+            }
+            return 1;
+        },
+        &search);
+    return search.id;
+}
+
+// The identity of the code that compiles, so that a rebuilt Tessera never loads what an older
+// build compiled: the build id of the file this function was linked into (the executable or
+// the Python module), else that file's size and modification time. Not its path: one build
+// run by another path (a relative one from another directory) is the same build.
 const std::string &build_identity() {
     static const std::string id = [] {
+        if (std::string build_id = build_id_of(reinterpret_cast<void *>(&build_identity)); !build_id.empty())
+            return "build-id " + build_id;
         Dl_info info{};
         std::string s = "unknown build";
         if (dladdr(reinterpret_cast<void *>(&build_identity), &info) && info.dli_fname) {
             struct stat st;
             if (stat(info.dli_fname, &st) == 0)
-                s = std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " +
-                    std::to_string(int64_t(st.st_mtim.tv_sec)) + "." + std::to_string(int64_t(st.st_mtim.tv_nsec));
+                s = "file of " + std::to_string(st.st_size) + " bytes modified " + std::to_string(int64_t(st.st_mtim.tv_sec)) + "." +
+                    std::to_string(int64_t(st.st_mtim.tv_nsec));
         }
         return s;
     }();
@@ -224,11 +279,14 @@ CompileCache::CompileCache(CacheSettings settings) : settings_(std::move(setting
     }
     const std::string &dir = settings_.directory;
     std::string error;
-    if (!make_directories(dir, error)) {
+    struct stat st;
+    // Created (with any missing parents) only when it does not exist yet: a new process's first
+    // compile otherwise pays a failing mkdir for every component of the path.
+    bool exists = stat(dir.c_str(), &st) == 0;
+    if (!exists && !make_directories(dir, error)) {
         refused_ = error;
     } else {
-        struct stat st;
-        if (stat(dir.c_str(), &st) != 0) refused_ = "cannot read " + dir + ": " + std::strerror(errno);
+        if (!exists && stat(dir.c_str(), &st) != 0) refused_ = "cannot read " + dir + ": " + std::strerror(errno);
         else if (!S_ISDIR(st.st_mode)) refused_ = dir + " is not a directory";
         else if (st.st_uid != geteuid())
             refused_ = dir + " belongs to another user (uid " + std::to_string(st.st_uid) + ")";
@@ -270,7 +328,7 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
         else if (f->key != key) problem = "holds another key";
         else if (std::to_string(f->body.size()) != f->length)
             problem = "is truncated (" + std::to_string(f->body.size()) + " of " + f->length + " bytes)";
-        else if (blake3_hex(key + "\n", f->body) != f->digest) problem = "does not match its digest";
+        else if (entry_digest_hex(f->body) != f->digest) problem = "does not match its digest";
         else {
             size_t nl = f->body.find('\n');
             try {
@@ -330,7 +388,7 @@ void CompileCache::store(const std::string &key, const CacheEntry &e) {
     meta["object_sizes"] = sizes;
     std::string body = meta.dump() + "\n";
     for (const std::string &o : e.objects) body += o;
-    std::string data = std::string(kMagic) + "\n" + key + "\n" + blake3_hex(key + "\n", body) + "\n" +
+    std::string data = std::string(kMagic) + "\n" + key + "\n" + entry_digest_hex(body) + "\n" +
                        std::to_string(body.size()) + "\n" + body;
     // A temporary file of this writer's own, renamed over the entry when complete: rename is
     // atomic, so a reader sees the old entry, the new one or none, never a part.

@@ -654,6 +654,7 @@ std::optional<std::pair<CacheEntry, std::unique_ptr<JitCode>>> load_cached(const
 }
 
 void log_hit(const CacheUse &use, const CacheEntry &e, const CompileReport &report) {
+    if (!log_enabled(LogTopic::Cache)) return;  // the line costs a new process's hit 20 us to format
     log_line(LogTopic::Cache, "hit " + use.key.substr(0, 16) + " (" + joined(e.outputs) + "): loaded in " + phases_text(report) +
                                   ", where compiling took " + std::to_string(int64_t(e.compile_ms)) + " ms");
 }

@@ -268,35 +268,42 @@ TEST_CASE("the cache is off by option and by environment variable", "[cache]") {
     CHECK(compile_and_check().cache == "miss");
 }
 
+namespace {
+
+// Runs `n` processes of the cache's worker (cache_race_worker.cpp) by the path `program`, each
+// compiling the test blur at `start` (ns since the epoch; 0: at once); their cache statuses.
+std::vector<std::string> run_cache_workers(const std::string &program, int n, int64_t start) {
+    std::string start_arg = std::to_string(start);
+    std::vector<std::pair<pid_t, fs::path>> workers;
+    for (int i = 0; i < n; ++i) {
+        fs::path out = fs::temp_directory_path() / ("tessera-cache-race-" + std::to_string(getpid()) + "-" + std::to_string(i));
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        pid_t pid;
+        char *argv[] = {const_cast<char *>(program.c_str()), start_arg.data(), nullptr};
+        REQUIRE(posix_spawn(&pid, program.c_str(), &actions, nullptr, argv, environ) == 0);
+        posix_spawn_file_actions_destroy(&actions);
+        workers.emplace_back(pid, out);
+    }
+    std::vector<std::string> statuses;
+    for (auto &[pid, out] : workers) {
+        int status = 0;
+        REQUIRE(waitpid(pid, &status, 0) == pid);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);  // the worker's result matched plain loops
+        std::string text = read_file(out);
+        fs::remove(out);
+        statuses.push_back(text.substr(0, text.find(' ')));
+    }
+    return statuses;
+}
+
+} // namespace
+
 TEST_CASE("eight processes compiling the same pipeline at once all get correct code and one entry", "[cache]") {
     ScopedCache cache("race");
-    // Each worker's cache status on its standard output, in a file of its own.
-    auto run_workers = [&](int n, int64_t start) {
-        std::string start_arg = std::to_string(start);
-        std::vector<std::pair<pid_t, fs::path>> workers;
-        for (int i = 0; i < n; ++i) {
-            fs::path out = fs::temp_directory_path() / ("tessera-cache-race-" + std::to_string(getpid()) + "-" + std::to_string(i));
-            posix_spawn_file_actions_t actions;
-            posix_spawn_file_actions_init(&actions);
-            posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-            pid_t pid;
-            char *argv[] = {const_cast<char *>(TESSERA_CACHE_RACE_WORKER), start_arg.data(), nullptr};
-            REQUIRE(posix_spawn(&pid, TESSERA_CACHE_RACE_WORKER, &actions, nullptr, argv, environ) == 0);
-            posix_spawn_file_actions_destroy(&actions);
-            workers.emplace_back(pid, out);
-        }
-        std::vector<std::string> statuses;
-        for (auto &[pid, out] : workers) {
-            int status = 0;
-            REQUIRE(waitpid(pid, &status, 0) == pid);
-            CHECK(WIFEXITED(status));
-            CHECK(WEXITSTATUS(status) == 0);  // the worker's result matched plain loops
-            std::string text = read_file(out);
-            fs::remove(out);
-            statuses.push_back(text.substr(0, text.find(' ')));
-        }
-        return statuses;
-    };
+    auto run_workers = [](int n, int64_t start) { return run_cache_workers(TESSERA_CACHE_RACE_WORKER, n, start); };
     auto start = std::chrono::duration_cast<std::chrono::nanoseconds>(
                      (std::chrono::system_clock::now() + std::chrono::milliseconds(500)).time_since_epoch())
                      .count();
@@ -307,6 +314,23 @@ TEST_CASE("eight processes compiling the same pipeline at once all get correct c
     std::vector<std::string> after = run_workers(1, 0);
     REQUIRE(after.size() == 1);
     CHECK(after[0] == "hit");
+}
+
+TEST_CASE("one build run by another path loads the entries it stored", "[cache]") {
+    ScopedCache cache("path");
+    // The build's identity in the key is its build id, not the path it was run by (once, a
+    // program run by a relative path from another directory missed every entry).
+    fs::path link = fs::temp_directory_path() / ("tessera-cache-worker-link-" + std::to_string(getpid()));
+    fs::remove(link);
+    fs::create_symlink(TESSERA_CACHE_RACE_WORKER, link);
+    std::vector<std::string> first = run_cache_workers(TESSERA_CACHE_RACE_WORKER, 1, 0);
+    std::vector<std::string> again = run_cache_workers(link.string(), 1, 0);
+    fs::remove(link);
+    REQUIRE(first.size() == 1);
+    REQUIRE(again.size() == 1);
+    CHECK(first[0] == "miss");
+    CHECK(again[0] == "hit");
+    CHECK(cache.entries().size() == 1);
 }
 
 TEST_CASE("a Callable loaded from the cache shows the schedule it was compiled with", "[cache][inspection]") {

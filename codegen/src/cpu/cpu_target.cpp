@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstdio>
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 #include <mutex>
 #include <thread>
@@ -22,6 +24,10 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
+
+#if defined(__x86_64__) && defined(__GLIBC__)
+#include <sys/platform/x86.h>
+#endif
 
 #include <tessera/error.h>
 
@@ -55,8 +61,7 @@ CpuTarget host_cpu() {
 }
 
 namespace {
-// A small file's first line (sysfs), read with plain system calls: a new process's cache hit
-// reads a few of them. Empty when it cannot be read.
+// A small file's first line (sysfs), read with plain system calls. Empty when it cannot be read.
 std::string first_line(const char *path) {
     int fd = ::open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return {};
@@ -80,6 +85,22 @@ int64_t sysfs_cache_bytes(int index, int64_t fallback) {
     return v > 0 ? v : fallback;
 }
 
+// A cache size as the C library knows it (glibc computes them from cpuid when the process
+// starts: no system call), else from sysfs (index0 is the L1 data cache, index1 the L1
+// instruction cache), else `fallback`.
+int64_t cache_bytes(int level, int64_t fallback) {
+    long v = sysconf(level == 1 ? _SC_LEVEL1_DCACHE_SIZE : level == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE);
+    return v > 0 ? int64_t(v) : sysfs_cache_bytes(level == 1 ? 0 : level, fallback);
+}
+
+// The cores this process may run on (its affinity mask, which libomp's default team follows
+// too); the online CPUs where the mask cannot be read.
+int usable_cores() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    return std::max(1, int(std::thread::hardware_concurrency()));
+}
+
 // The facts host_target_info reads from the operating system rather than from LLVM.
 struct MemoryFacts {
     int64_t l1, l2, l3;
@@ -89,11 +110,35 @@ struct MemoryFacts {
 const MemoryFacts &memory_facts() {
     static const MemoryFacts facts = [] {
         TargetInfo defaults;
-        // index0 is the L1 data cache, index1 the L1 instruction cache.
-        return MemoryFacts{sysfs_cache_bytes(0, defaults.l1_bytes), sysfs_cache_bytes(2, defaults.l2_bytes),
-                           sysfs_cache_bytes(3, 0), std::max(1, int(std::thread::hardware_concurrency()))};
+        return MemoryFacts{cache_bytes(1, defaults.l1_bytes), cache_bytes(2, defaults.l2_bytes), cache_bytes(3, 0), usable_cores()};
     }();
     return facts;
+}
+
+// The CPU's identification and feature flags as cpuid reports them, read from what glibc
+// queried when the process started (<sys/platform/x86.h>; no cpuid instruction, which traps to
+// the hypervisor in a virtual machine): every leaf glibc keeps (1, 7, 0x80000001, 0xd, ...),
+// whose leaf 1 holds the family, model and stepping, each with the features glibc found usable
+// (those the operating system enables too, as LLVM's feature query checks). The bits of leaf 1
+// that differ between the cores of one CPU (the APIC id, EBX bits 24-31) are masked. Empty
+// elsewhere.
+std::string cpuid_identity() {
+#if defined(__x86_64__) && defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
+    std::string s = __builtin_cpu_is("intel") ? "intel" : __builtin_cpu_is("amd") ? "amd" : "x86";
+    char word[12];
+    for (unsigned leaf = CPUID_INDEX_1; leaf <= CPUID_INDEX_14_ECX_0; ++leaf) {
+        const cpuid_feature *f = __x86_get_cpuid_feature_leaf(leaf);
+        for (unsigned r = 0; r < 8; ++r) {
+            unsigned v = r < 4 ? f->cpuid_array[r] : f->active_array[r - 4];
+            if (leaf == CPUID_INDEX_1 && r % 4 == 1) v &= 0x00ffffffu;
+            std::snprintf(word, sizeof word, " %08x", v);
+            s += word;
+        }
+    }
+    return s;
+#else
+    return std::string();
+#endif
 }
 } // namespace
 
@@ -118,10 +163,14 @@ const TargetInfo &host_target_info() {
 
 const std::string &host_cpu_identity() {
     static const std::string id = [] {
-        std::string modalias = first_line("/sys/devices/system/cpu/modalias");
-        if (modalias.empty()) return std::string();
+        std::string cpu = cpuid_identity();
+        if (cpu.empty()) {
+            std::string modalias = first_line("/sys/devices/system/cpu/modalias");
+            if (modalias.empty()) return std::string();
+            cpu = "modalias " + modalias;
+        } else cpu = "cpuid " + cpu;
         const MemoryFacts &m = memory_facts();
-        return std::string(LLVM_HOST_TRIPLE) + " " + modalias + " l1 " + std::to_string(m.l1) + " l2 " + std::to_string(m.l2) +
+        return std::string(LLVM_HOST_TRIPLE) + " " + cpu + " l1 " + std::to_string(m.l1) + " l2 " + std::to_string(m.l2) +
                " l3 " + std::to_string(m.l3) + " cores " + std::to_string(m.cores);
     }();
     return id;

@@ -19,7 +19,7 @@ struct TargetInfo {
     int64_t l1_bytes = 32 * 1024;         // data cache per core
     int64_t l2_bytes = 512 * 1024;        // per core: the tile-size model sizes tiles for it
     int64_t l3_bytes = 0;                 // shared; 0 when unknown
-    int cores = 1;
+    int cores = 1;                        // CPUs the process may run on (its affinity mask)
 
     // GPUs (0 on CPUs).
     int warp_size = 0;                    // threads that execute together: 32 (NVIDIA), 64 (AMD wavefront)

@@ -24,15 +24,17 @@ struct CpuTarget {
 // The machine this process runs on.
 CpuTarget host_cpu();
 
-// The host's hardware facts: its vector width (from its CPU features) and cache sizes (from
-// sysfs; the defaults of TargetInfo where it says nothing), computed once.
+// The host's hardware facts: its vector width (from its CPU features), cache sizes (the C
+// library's, else sysfs; the defaults of TargetInfo where neither says) and the cores of the
+// process's affinity mask, computed once.
 const TargetInfo &host_target_info();
 
 // What identifies the host's CPU for the compile cache without asking LLVM (whose cpuid
-// queries take about 0.2 ms of a new process): the triple, the kernel's CPU modalias (vendor,
-// family, model and every feature flag, from which LLVM's CPU name and features follow), and
-// the facts host_target_info reads from sysfs (cache sizes, cores). Empty where the kernel
-// gives no modalias; the caller then identifies the CPU by host_cpu().
+// queries take about 0.2 ms of a new process): the triple, the cpuid leaves glibc read at the
+// process's start (vendor, family, model and every feature flag, from which LLVM's CPU name and
+// features follow; the kernel's CPU modalias where glibc does not keep them), and the facts
+// host_target_info reads from the system (cache sizes, cores). Empty where neither cpuid leaves
+// nor a modalias can be read; the caller then identifies the CPU by host_cpu().
 const std::string &host_cpu_identity();
 
 // A TargetMachine whose code generation (instruction selection, scheduling, register allocation)
