@@ -498,8 +498,10 @@ std::optional<Footprints> footprints_by_stage(const Model &m, const std::vector<
     auto root = [&] {
         if (!r.spread.back()) r.spread.back() = tile_map(m, root_statement, tile_sizes).reverse();
         if (!r.offsets.back()) {
-            // t -> tile_sizes · t, the first element of tile t (tile_map's floor(x / size)).
-            isl_space *space = isl_map_get_space(r.spread.back()->get());
+            // t -> tile_sizes · t, the first element of tile t (tile_map's floor(x / size)). Over
+            // no parameters: the boxes derived from it then carry only those their reads involve,
+            // not the model's dozens, which every step on them would align.
+            isl_space *space = isl_space_drop_all_params(isl_map_get_space(r.spread.back()->get()));
             isl_local_space *tiles = isl_local_space_from_space(isl_space_domain(isl_space_copy(space)));
             isl_multi_aff *offset = isl_multi_aff_zero(space);
             for (size_t j = 0; j < tile_sizes.size(); ++j) {
