@@ -113,9 +113,9 @@ namespace {
 
 // { [t] -> S[i] : off(t) <= i < off(t) + size } for a fixed box: the graph of the offset,
 // composed with one relation { [o] -> [v] : o <= v <= o + size - 1 } built from constraints.
-// (Built dimension by dimension from parsed strings, each composed and joined in turn, it cost
-// local_laplacian's grouping a fifth of its time, mostly in aligning the parameters of each
-// piece with the offset's.)
+// (Built dimension by dimension from parsed strings, each composed and joined in turn, it took
+// about a third of local_laplacian's grouping in a profile, mostly parsing and aligning the
+// parameters of each piece with the offset's.)
 isl_map *box_map(isl_multi_aff *off, isl_multi_val *size, const std::string &tuple) {
     isl_ctx *ctx = isl_multi_aff_get_ctx(off);
     unsigned n = unsigned(isl_multi_aff_dim(off, isl_dim_out));
@@ -329,7 +329,7 @@ std::optional<long> constant_of(isl_pw_aff *pa) {
 std::optional<FixedBox> affine_image(const isl::map &access, const FixedBox &consumer) {
     // Over the parameters the read involves (usually none): each is a column of every step
     // below, and aligning the model's dozens of them with the consumer's box at every corner of
-    // every read cost local_laplacian's grouping a sixth of its time.
+    // every read took over a quarter of local_laplacian's grouping in a profile.
     isl::map read = isl::manage(drop_unused_params(access.copy()));
     if (isl_map_n_basic_map(read.get()) != 1) return std::nullopt;
     if (isl_map_is_single_valued(read.get()) == isl_bool_true) return single_valued_image(read, consumer);
