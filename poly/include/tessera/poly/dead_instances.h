@@ -16,7 +16,9 @@
 // covers simply. Only Funcs that are not outputs (their final values are not observed) and have
 // update definitions (the only way an element of a Func is written twice) are looked at; a
 // statement with a data-dependent (may-) write or a run-time guard is never dead, and never
-// counts as overwriting. Over the isl operation quota a Func has no dead instances.
+// counts as overwriting. Over the isl operation quota a Func has no dead instances. A Func whose
+// every update reads the element it writes (a reduction: f(x) = f(x) + g(x, r)) is not
+// analysed: each later write reads the value it replaces, so none is dead.
 #pragma once
 
 #include "tessera/poly/model.h"

@@ -5,7 +5,7 @@
 //   key    SHA-256 of the pipeline's text (pipeline_text.h: every definition, and an imported
 //          schedule), the target, the host CPU and its features, the compile options, and the
 //          Tessera, LLVM and build identities (cache_key).
-//   entry  `<directory>/<key>.tobj`: a header with the key and the SHA-256 of the rest, the
+//   entry  `<directory>/<key>.tobj`: a header with the key and the XXH3-128 digest of the rest, the
 //          entry function's name and metadata, and the relocatable objects. Written to a
 //          temporary file and renamed into place, so that readers see a whole entry or none and
 //          a writer killed mid-write leaves nothing that loads. Verified against its digest
