@@ -18,7 +18,9 @@ slow each other down while their idle threads spin), processes interleaved --rep
 Each process times --runs calls after a first call; medians pool all runs of a variant. The
 first call of a compiled variant is its compile time (median over processes; it includes one
 run). Every variant's output is checked against eager. Writes bench/results/torch_frontend.json,
-a Markdown table to stdout, and an SVG plot (--plot, default docs/img/torch_frontend.svg).
+a Markdown table to stdout, and an SVG plot (--plot, default docs/img/torch_frontend.svg); a run
+of some models only writes build/bench/torch_frontend_partial.json and no plot, unless --json
+or --plot name files.
 
     build/python-venv/bin/python bench/run_torch_benchmark.py [--runs 7] [--repeats 3] [--models mlp blur ...]
 """
@@ -115,10 +117,20 @@ def main():
     ap.add_argument("--runs", type=int, default=7, help="timed calls per process (at least 7)")
     ap.add_argument("--repeats", type=int, default=3, help="processes per variant, interleaved")
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
-    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results", "torch_frontend.json"))
-    ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "torch_frontend.svg"))
+    ap.add_argument("--json", default=None,
+                    help="the JSON's file (default: bench/results/torch_frontend.json when every model runs, else "
+                         "build/bench/torch_frontend_partial.json)")
+    ap.add_argument("--plot", default=None,
+                    help="the plot's file (default: docs/img/torch_frontend.svg when every model runs, else none)")
     ap.add_argument("--worker", nargs=2, metavar=("MODEL", "VARIANT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    # A run of some models only does not replace the documented results of the whole suite.
+    every_model = set(args.models) == set(MODELS)
+    if args.json is None:
+        args.json = (os.path.join(ROOT, "bench", "results", "torch_frontend.json") if every_model else
+                     os.path.join(ROOT, "build", "bench", "torch_frontend_partial.json"))
+    if args.plot is None and every_model:
+        args.plot = os.path.join(ROOT, "docs", "img", "torch_frontend.svg")
     runs = max(7, args.runs)
     if args.worker:
         worker(args.worker[0], args.worker[1], runs)
