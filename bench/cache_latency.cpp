@@ -42,9 +42,7 @@ std::string report_json(const CompileReport &r, double wall_ms) {
     return s + "}}";
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
     std::string mode = argc > 1 ? argv[1] : "";
     if ((mode == "hit" || mode == "cold") && argc == 3) {
         CompileOptions o;
@@ -107,6 +105,17 @@ int main(int argc, char **argv) {
         std::printf("{\"run_us\": %.4f, \"min_us\": %.4f}\n", per_call_us[per_call_us.size() / 2], per_call_us[0]);
         return 0;
     }
-    std::fprintf(stderr, "usage: cache_latency hit <app> | cold <app> | run_overhead\n");
+    std::fprintf(stderr, "usage: cache_latency hit <app> | cold <app> | setup <app> | run_overhead\n");
     return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &e) {  // an unknown app, a compile error: said, not a crash
+        std::fprintf(stderr, "cache_latency: %s\n", e.what());
+        return 1;
+    }
 }
