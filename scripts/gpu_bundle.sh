@@ -4,7 +4,8 @@
 # binaries, the shared libraries they load (but the C and C++ runtimes, which the GPU machine
 # has, newer), CUDA's libdevice, gpu_check.sh and the GPU benchmark script. Each binary is
 # reached through a small wrapper that points the loader at the bundled libraries, so nothing
-# else on that machine (its Python and torch) sees them.
+# else on that machine (its Python and torch) sees them. The hand-written CUDA blur
+# (bench/gpu_blur_reference.cu) travels as source: gpu_check.sh builds it with that machine's nvcc.
 #
 #   scripts/gpu_bundle.sh [BUILD_DIR] [OUT.tar.xz]          (defaults: build, tessera-gpu.tar.xz)
 #   # on the GPU machine:
@@ -49,6 +50,6 @@ if [ -n "$libdevice" ]; then cp "$libdevice" "$b/cuda/nvvm/libdevice/"
 else echo "gpu_bundle: no CUDA libdevice found; kernels with exp, log, pow, sin or cos need the GPU machine's toolkit" >&2; fi
 
 cp "$root/scripts/gpu_check.sh" "$b/scripts/"
-cp "$root/bench/run_gpu_benchmark.py" "$b/bench/"
+cp "$root/bench/run_gpu_benchmark.py" "$root/bench/gpu_blur_reference.cu" "$b/bench/"
 tar cJf "$out" -C "$stage" tessera-gpu
 echo "gpu_bundle: $out ($(du -h "$out" | cut -f1))"

@@ -7,7 +7,9 @@
 #   4. the GPU benchmark (bench/run_gpu_benchmark.py: blur against a device-to-device copy and
 #      torch, when torch with CUDA is there);
 #   5. a sweep of blur's rows per thread step, tiles, aligned warps and staged inputs
-#      (bench_gpu_blur sweep).
+#      (bench_gpu_blur sweep);
+#   6. the hand-written CUDA blur variants, the ceiling for Tessera's kernel
+#      (bench/gpu_blur_reference.cu), when nvcc is there.
 # Each step has a time limit; the script goes on after a failure and exits non-zero if any failed.
 # Without a usable GPU it prints "no GPU" and exits 0. For a GPU machine without this project's
 # dependencies, scripts/gpu_bundle.sh packs all of it with its libraries.
@@ -49,4 +51,11 @@ step "GPU benchmark" 70 python3 "$root/bench/run_gpu_benchmark.py" --build "$bui
 sm=$(python3 -c "import sys; sys.path.insert(0, '$root/bench'); import run_gpu_benchmark as b; print(b.gpu_compute_capability() or 0)")
 step "blur sweep (rows per thread step, tiles, alignment, staging)" 90 "$build/bench/bench_gpu_blur" "$sm" 4096 4096 30 sweep 2 \
     0x0:0 0x0:2 0x0:8 256x32:0 512x16:0 0x0:0:rows 0x0:0:jammed 0x0:8:staged
+if command -v nvcc >/dev/null; then
+    reference=$(mktemp -d)/gpu_blur_reference
+    arch=$([ "$sm" != 0 ] && echo "sm_$sm" || echo native)
+    step "hand-written CUDA blur (the ceiling)" 90 sh -c "nvcc -O3 -arch=$arch -std=c++17 '$root/bench/gpu_blur_reference.cu' -o '$reference' && '$reference'"
+else
+    echo "==== hand-written CUDA blur: skipped (no nvcc)"
+fi
 exit $failed

@@ -1,0 +1,203 @@
+// Hand-written CUDA blur_x -> blur_y, the ceiling for Tessera's fused GPU kernel
+// (bench/gpu_blur.cpp): the same pipeline (3 x 4096 x 4096 float input, 5-tap [1 4 6 4 1] / 16
+// along x then y, output 4092 x 4092 x 3), in the shapes a CUDA programmer would try, each
+// checked against host loops and timed with CUDA events (median of 60 launches, two rounds),
+// beside a float4 copy and cudaMemcpy of the input. One JSON line per variant and round.
+//   - shared scalar TY x 256: Tessera's shape (a thread a column, blur_x's TY + 4 rows into
+//     shared memory, a barrier, blur_y's TY rows);
+//   - regs scalar R: a thread a column walks R rows down, blur_x's last five rows in registers
+//     (a sliding window: no shared memory, no barrier);
+//   - regs vec4 R: the same with four columns a thread, loaded and stored as float4;
+//   - shared vec4 TY x 1024: Tessera's shape with four columns a thread.
+// The sizes are fixed at the benchmark's (bench/run_gpu_benchmark.py --size 4096 4096).
+// scripts/gpu_check.sh builds it with nvcc and runs it on a machine with a GPU:
+//   nvcc -O3 -arch=sm_90 -std=c++17 bench/gpu_blur_reference.cu -o gpu_blur_reference
+#include <cstdio>
+#include <cstdlib>
+#include <cmath>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); exit(1); } } while (0)
+
+constexpr int W = 4096, H = 4096, C = 3, OW = W - 4, OH = H - 4;
+
+__host__ __device__ __forceinline__ float bx(const float *row, int x) {
+    return (row[x] + 4.f * row[x + 1] + 6.f * row[x + 2] + 4.f * row[x + 3] + row[x + 4]) / 16.f;
+}
+
+__global__ void copy4(const float4 *__restrict__ in, float4 *__restrict__ out, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) out[i] = in[i];
+}
+
+// Tessera's structure: tile TY x 256, 256 threads, blur_x to shared (TY+4 rows), barrier, blur_y.
+template <int TY>
+__global__ void shared_scalar(const float *__restrict__ in, float *__restrict__ out) {
+    extern __shared__ float s[];
+    int x0 = blockIdx.x * 256, y0 = blockIdx.y * TY, c = blockIdx.z, t = threadIdx.x;
+    const float *img = in + (size_t)c * W * H;
+    int x = x0 + t;
+    for (int r = 0; r < TY + 4 && y0 + r < H; r++)
+        if (x < OW) s[r * 256 + t] = bx(img + (size_t)(y0 + r) * W, x);
+    __syncthreads();
+    for (int r = 0; r < TY && y0 + r < OH; r++)
+        if (x < OW)
+            out[(size_t)c * OW * OH + (size_t)(y0 + r) * OW + x] =
+                (s[r * 256 + t] + 4.f * s[(r + 1) * 256 + t] + 6.f * s[(r + 2) * 256 + t] + 4.f * s[(r + 3) * 256 + t] + s[(r + 4) * 256 + t]) / 16.f;
+}
+
+// One column per thread, sliding 5-row window of blur_x in registers, scalar loads. Rows chunk R.
+template <int R>
+__global__ void regs_scalar(const float *__restrict__ in, float *__restrict__ out) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y0 = blockIdx.y * R, c = blockIdx.z;
+    if (x >= OW) return;
+    const float *img = in + (size_t)c * W * H;
+    float *o = out + (size_t)c * OW * OH;
+    float w0 = bx(img + (size_t)y0 * W, x), w1 = bx(img + (size_t)(y0 + 1) * W, x), w2 = bx(img + (size_t)(y0 + 2) * W, x),
+          w3 = bx(img + (size_t)(y0 + 3) * W, x);
+#pragma unroll 4
+    for (int r = 0; r < R; r++) {
+        int y = y0 + r;
+        if (y >= OH) break;
+        float w4 = bx(img + (size_t)(y + 4) * W, x);
+        o[(size_t)y * OW + x] = (w0 + 4.f * w1 + 6.f * w2 + 4.f * w3 + w4) / 16.f;
+        w0 = w1; w1 = w2; w2 = w3; w3 = w4;
+    }
+}
+
+__device__ __forceinline__ float4 bx4(const float *row, int x) {
+    float4 a = *reinterpret_cast<const float4 *>(row + x), b = *reinterpret_cast<const float4 *>(row + x + 4);
+    float4 r;
+    r.x = (a.x + 4.f * a.y + 6.f * a.z + 4.f * a.w + b.x) / 16.f;
+    r.y = (a.y + 4.f * a.z + 6.f * a.w + 4.f * b.x + b.y) / 16.f;
+    r.z = (a.z + 4.f * a.w + 6.f * b.x + 4.f * b.y + b.z) / 16.f;
+    r.w = (a.w + 4.f * b.x + 6.f * b.y + 4.f * b.z + b.w) / 16.f;
+    return r;
+}
+__device__ __forceinline__ float4 by4(float4 a, float4 b, float4 c, float4 d, float4 e) {
+    return make_float4((a.x + 4.f * b.x + 6.f * c.x + 4.f * d.x + e.x) / 16.f, (a.y + 4.f * b.y + 6.f * c.y + 4.f * d.y + e.y) / 16.f,
+                       (a.z + 4.f * b.z + 6.f * c.z + 4.f * d.z + e.z) / 16.f, (a.w + 4.f * b.w + 6.f * c.w + 4.f * d.w + e.w) / 16.f);
+}
+
+// Four columns per thread (float4), sliding window in registers.
+template <int R>
+__global__ void regs_vec4(const float *__restrict__ in, float *__restrict__ out) {
+    int x = 4 * (blockIdx.x * blockDim.x + threadIdx.x), y0 = blockIdx.y * R, c = blockIdx.z;
+    if (x >= OW) return;
+    const float *img = in + (size_t)c * W * H;
+    float *o = out + (size_t)c * OW * OH;
+    float4 w0 = bx4(img + (size_t)y0 * W, x), w1 = bx4(img + (size_t)(y0 + 1) * W, x), w2 = bx4(img + (size_t)(y0 + 2) * W, x),
+           w3 = bx4(img + (size_t)(y0 + 3) * W, x);
+#pragma unroll 4
+    for (int r = 0; r < R; r++) {
+        int y = y0 + r;
+        if (y >= OH) break;
+        float4 w4 = bx4(img + (size_t)(y + 4) * W, x);
+        *reinterpret_cast<float4 *>(o + (size_t)y * OW + x) = by4(w0, w1, w2, w3, w4);
+        w0 = w1; w1 = w2; w2 = w3; w3 = w4;
+    }
+}
+
+// Tessera's structure with float4 per thread: tile TY x 1024, 256 threads.
+template <int TY>
+__global__ void shared_vec4(const float *__restrict__ in, float *__restrict__ out) {
+    extern __shared__ float4 s4[];
+    int t = threadIdx.x, x = blockIdx.x * 1024 + 4 * t, y0 = blockIdx.y * TY, c = blockIdx.z;
+    const float *img = in + (size_t)c * W * H;
+    for (int r = 0; r < TY + 4 && y0 + r < H; r++)
+        if (x < OW) s4[r * 256 + t] = bx4(img + (size_t)(y0 + r) * W, x);
+    __syncthreads();
+    for (int r = 0; r < TY && y0 + r < OH; r++)
+        if (x < OW)
+            *reinterpret_cast<float4 *>(out + (size_t)c * OW * OH + (size_t)(y0 + r) * OW + x) =
+                by4(s4[r * 256 + t], s4[(r + 1) * 256 + t], s4[(r + 2) * 256 + t], s4[(r + 3) * 256 + t], s4[(r + 4) * 256 + t]);
+}
+
+static std::vector<float> ref_out;
+static bool check(const float *d_out, const char *name) {
+    std::vector<float> got((size_t)C * OW * OH);
+    CK(cudaMemcpy(got.data(), d_out, got.size() * 4, cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (size_t i = 0; i < got.size(); i++)
+        if (std::fabs(got[i] - ref_out[i]) > 1e-5f * std::max(1.f, std::fabs(ref_out[i]))) bad++;
+    if (bad) printf("%s: %zu wrong\n", name, bad);
+    return bad == 0;
+}
+
+template <class F>
+static double time_ms(F launch, int reps) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> v;
+    launch();
+    CK(cudaDeviceSynchronize());
+    for (int i = 0; i < reps; i++) {
+        CK(cudaEventRecord(a));
+        launch();
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        v.push_back(ms);
+    }
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+int main() {
+    size_t nin = (size_t)C * W * H, nout = (size_t)C * OW * OH;
+    std::vector<float> h(nin);
+    srand(1);
+    for (auto &v : h) v = rand() / (float)RAND_MAX;
+    ref_out.resize(nout);
+    std::vector<float> tx((size_t)W * H);
+    for (int c = 0; c < C; c++) {
+        const float *img = h.data() + (size_t)c * W * H;
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < OW; x++) tx[(size_t)y * W + x] = bx(img + (size_t)y * W, x);
+        for (int y = 0; y < OH; y++)
+            for (int x = 0; x < OW; x++) {
+                const float *p = tx.data() + (size_t)y * W + x;
+                ref_out[(size_t)c * OW * OH + (size_t)y * OW + x] = (p[0] + 4.f * p[W] + 6.f * p[2 * W] + 4.f * p[3 * W] + p[4 * W]) / 16.f;
+            }
+    }
+    float *din, *dout, *dcopy;
+    CK(cudaMalloc(&din, nin * 4));
+    CK(cudaMalloc(&dout, nout * 4));
+    CK(cudaMalloc(&dcopy, nin * 4));
+    CK(cudaMemcpy(din, h.data(), nin * 4, cudaMemcpyHostToDevice));
+    double bytes = (nin + nout) * 4.0;
+    const int reps = 60;
+    for (int round = 0; round < 2; round++) {
+        // ok: 1 checked and right, 0 wrong, -1 not a blur (the copies), printed as null.
+        auto report = [&](const char *name, double ms, int ok) {
+            printf("{\"variant\": \"%s\", \"round\": %d, \"median_ms\": %.4f, \"TBps\": %.2f, \"correct\": %s}\n", name, round, ms,
+                   bytes / ms / 1e9, ok < 0 ? "null" : ok ? "true" : "false");
+        };
+        double ms = time_ms([&] { copy4<<<132 * 16, 256>>>((const float4 *)din, (float4 *)dcopy, nin / 4); }, reps);
+        report("copy float4 (in -> same-size out)", ms, -1);
+        ms = time_ms([&] { CK(cudaMemcpyAsync(dcopy, din, nin * 4, cudaMemcpyDeviceToDevice)); }, reps);
+        report("cudaMemcpy device to device", ms, -1);
+#define RUN(NAME, GRID, BLOCK, SHM, KERNEL)                                                                  \
+    {                                                                                                        \
+        CK(cudaMemset(dout, 0, nout * 4));                                                                   \
+        if (SHM > 48 * 1024) CK(cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, SHM)); \
+        ms = time_ms([&] { KERNEL<<<GRID, BLOCK, SHM>>>(din, dout); }, reps);                                \
+        CK(cudaGetLastError());                                                                              \
+        report(NAME, ms, check(dout, NAME) ? 1 : 0);                                                                 \
+    }
+        RUN("shared scalar 40x256 (Tessera's shape)", dim3((OW + 255) / 256, (OH + 39) / 40, C), 256, 44 * 256 * 4, shared_scalar<40>);
+        RUN("shared scalar 32x256", dim3((OW + 255) / 256, (OH + 31) / 32, C), 256, 36 * 256 * 4, shared_scalar<32>);
+        RUN("regs scalar R=32", dim3((OW + 255) / 256, (OH + 31) / 32, C), 256, 0, regs_scalar<32>);
+        RUN("regs scalar R=64", dim3((OW + 255) / 256, (OH + 63) / 64, C), 256, 0, regs_scalar<64>);
+        RUN("regs vec4 R=16", dim3((OW / 4 + 127) / 128, (OH + 15) / 16, C), 128, 0, regs_vec4<16>);
+        RUN("regs vec4 R=32", dim3((OW / 4 + 127) / 128, (OH + 31) / 32, C), 128, 0, regs_vec4<32>);
+        RUN("regs vec4 R=64", dim3((OW / 4 + 127) / 128, (OH + 63) / 64, C), 128, 0, regs_vec4<64>);
+        RUN("regs vec4 R=64 b256", dim3((OW / 4 + 255) / 256, (OH + 63) / 64, C), 256, 0, regs_vec4<64>);
+        RUN("shared vec4 8x1024", dim3((OW + 1023) / 1024, (OH + 7) / 8, C), 256, 12 * 256 * 16, shared_vec4<8>);
+        RUN("shared vec4 16x1024", dim3((OW + 1023) / 1024, (OH + 15) / 16, C), 256, 20 * 256 * 16, shared_vec4<16>);
+    }
+    return 0;
+}
