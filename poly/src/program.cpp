@@ -5,6 +5,7 @@
 #include <isl/options.h>
 
 #include <map>
+#include <set>
 
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/isl_util.h"
@@ -115,8 +116,11 @@ public:
             isl_id_free(id);
             isl_ast_node *c = isl_ast_node_mark_get_node(n);
             // The mark applies to the loop of the schedule dimension just below it, which isl
-            // names c<depth> (with_marked_depth). A band that isl drops because it runs
-            // once has no loop: the mark then applies to nothing, never to another loop below.
+            // names c<depth> (with_marked_depth). A band member that isl drops because it runs
+            // once has no loop. Then a parallel mark applies to the next member it collapses,
+            // c<depth + 1> (a parallel:2 tile band whose outer tile loop runs once, as at
+            // constant sizes of one tile: the inner tile loop runs on threads, not serially),
+            // and with none left to nothing, never to a loop of a deeper dimension.
             std::string marked;
             if (mark && mark->loop_depth >= 0) marked = "$c" + std::to_string(mark->loop_depth);
             // A kernel's block loops are marked parallel in the loop nest, its thread loop
@@ -126,6 +130,14 @@ public:
             if (blocks && !marked.empty()) {
                 collapse_[marked] = mark->collapse;
                 collapsed_with_[marked] = "$c" + std::to_string(mark->loop_depth + 1);
+                // (A kernel's grid is its block loops as marked: only CPU threads take the next.)
+                if (mark->kind == Mark::Kind::Parallel)
+                    for (int k = 1; k < mark->collapse; ++k) {
+                        std::string member = "$c" + std::to_string(mark->loop_depth + k);
+                        parallel_instead_[marked].insert(member);
+                        collapse_[member] = mark->collapse - k;
+                        collapsed_with_[member] = "$c" + std::to_string(mark->loop_depth + k + 1);
+                    }
             }
             bool vector_mark = mark && (mark->kind == Mark::Kind::Thread || (mark->kind == Mark::Kind::Vector && !plain_));
             std::string vec = vector_mark ? marked : vectorize;
@@ -170,12 +182,15 @@ private:
         isl_val_free(v);
         isl_ast_expr_free(inc);
         r->max = upper_bound(expr(isl_ast_node_for_get_cond(n)), r->var);
-        r->parallel = r->var == parallel;
+        // The marked loop, or (where isl dropped it) a later member of the band it collapses;
+        // iterator depths grow inward, so the first loop below the mark is the only candidate.
+        auto instead = parallel_instead_.find(parallel);
+        r->parallel = r->var == parallel || (instead != parallel_instead_.end() && instead->second.count(r->var));
         if (r->parallel && collapse_.count(r->var)) r->collapse = collapse_.at(r->var);
         r->vectorize = r->var == vectorize;
         r->plain = plain_;
         isl_ast_node *body = isl_ast_node_for_get_body(n);
-        r->body = convert(body, parallel, vectorize);
+        r->body = convert(body, r->parallel ? std::string() : parallel, vectorize);
         isl_ast_node_free(body);
         // The loop collapsed with this one is the next schedule dimension's, c<depth + 1>. isl
         // drops a loop that runs once: the loop directly inside is then a deeper dimension's
@@ -214,6 +229,9 @@ private:
     bool plain_;
     std::map<std::string, int> collapse_;  // loops collapsed from a parallel loop (by its iterator)
     std::map<std::string, std::string> collapsed_with_;  // the iterator of the loop it collapses with
+    // By a parallel mark's loop: the later members of its band that run on threads in its place
+    // where isl dropped it (each collapsing with the members after it).
+    std::map<std::string, std::set<std::string>> parallel_instead_;
 };
 
 // Gives each parallel and vector mark of a copy of the schedule the schedule depth below it

@@ -244,6 +244,41 @@ TEST_CASE("a parametric schedule built once runs correctly at many sizes and ori
     CHECK(apps::compare(got, want, 0).ok);
 }
 
+TEST_CASE("a parallel tile band whose outer tile loop runs once runs its next tile loop on threads", "[poly][structure]") {
+    // Constant sizes (bound()) that fit one tile along y: isl drops the y tile loop, which runs
+    // once, and the x tile loop collapsed with it under the parallel:2 mark ran serially (a
+    // torch transformer's bounded partition: a third of its groups on one thread).
+    Var x("x"), y("y");
+    InputBuffer<int> in("in", 2);
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * 2 - y;
+    g(x, y) = f(x, y) + f(x + 1, y);
+    g.bound(x, 0, 200).bound(y, 0, 3);
+    poly::ScheduleOptions o;
+    o.verify = true;
+    o.tile_sizes = {8, 64};
+    poly::Program p = poly::schedule_pipeline(Pipeline(g), o);
+    std::string nest = poly::to_string(p.nest);
+    INFO(p.ast_c);
+    INFO(nest);
+    REQUIRE(p.ast_c.find("parallel:2") != std::string::npos);
+    CHECK(p.ast_c.find("for (int c0") == std::string::npos);  // the y tile loop is gone
+    size_t parallel = nest.find("parallel for");
+    REQUIRE(parallel != std::string::npos);
+    CHECK(nest.find("$c1", parallel) < nest.find('\n', parallel));  // the x tile loop, alone
+    CHECK(nest.find("collapse", parallel) > nest.find('\n', parallel));
+    Buffer<int> data(201, 3);
+    for (int yy = 0; yy < 3; ++yy)
+        for (int xx = 0; xx < 201; ++xx) data(xx, yy) = xx * 7 - yy * 3 + (xx * xx) % 11;
+    in.set(data);
+    Buffer<int> got(200, 3), want(200, 3);
+    interpret(Pipeline(g), {want});
+    poly::ExecuteOptions eo;
+    eo.reverse_parallel_loops = true;
+    poly::execute(p, {got}, eo);
+    CHECK(apps::compare(got, want, 0).ok);
+}
+
 TEST_CASE("tiles with no parallel loop inside a sequential loop run in order, not as wavefronts", "[poly][structure]") {
     // A step k that runs in order around a tiled (i, j) band in which both loops carry a
     // dependence: Floyd-Warshall's update (row k and column k change during step k) that also
