@@ -116,29 +116,25 @@ public:
             isl_id_free(id);
             isl_ast_node *c = isl_ast_node_mark_get_node(n);
             // The mark applies to the loop of the schedule dimension just below it, which isl
-            // names c<depth> (with_marked_depth). A band member that isl drops because it runs
-            // once has no loop. Then a parallel mark applies to the next member it collapses,
-            // c<depth + 1> (a parallel:2 tile band whose outer tile loop runs once, as at
-            // constant sizes of one tile: the inner tile loop runs on threads, not serially),
-            // and with none left to nothing, never to a loop of a deeper dimension.
+            // names c<depth> (with_marked_depth), and collapses the members of its band after it.
+            // A band member that isl drops because it runs once has no loop. Then the mark
+            // applies to the next member it collapses, c<depth + 1> and so on (a parallel:2 tile
+            // band whose outer tile loop runs once, as at constant sizes of one tile: the inner
+            // tile loop runs on threads, not serially; a kernel's grid is that loop, not one
+            // block), and with none left to nothing, never to a loop of a deeper dimension.
             std::string marked;
             if (mark && mark->loop_depth >= 0) marked = "$c" + std::to_string(mark->loop_depth);
             // A kernel's block loops are marked parallel in the loop nest, its thread loop
             // vectorized: inside a kernel mark, the GPU code generator reads them so.
             bool blocks = mark && mark->marks_loop() && (mark->kind == Mark::Kind::Parallel || mark->kind == Mark::Kind::Kernel);
             std::string par = blocks ? marked : parallel;
-            if (blocks && !marked.empty()) {
-                collapse_[marked] = mark->collapse;
-                collapsed_with_[marked] = "$c" + std::to_string(mark->loop_depth + 1);
-                // (A kernel's grid is its block loops as marked: only CPU threads take the next.)
-                if (mark->kind == Mark::Kind::Parallel)
-                    for (int k = 1; k < mark->collapse; ++k) {
-                        std::string member = "$c" + std::to_string(mark->loop_depth + k);
-                        parallel_instead_[marked].insert(member);
-                        collapse_[member] = mark->collapse - k;
-                        collapsed_with_[member] = "$c" + std::to_string(mark->loop_depth + k + 1);
-                    }
-            }
+            if (blocks && !marked.empty())
+                for (int k = 0; k < mark->collapse; ++k) {
+                    std::string member = "$c" + std::to_string(mark->loop_depth + k);
+                    if (k > 0) parallel_instead_[marked].insert(member);
+                    collapse_[member] = mark->collapse - k;
+                    band_end_[member] = mark->loop_depth + mark->collapse;
+                }
             bool vector_mark = mark && (mark->kind == Mark::Kind::Thread || (mark->kind == Mark::Kind::Vector && !plain_));
             std::string vec = vector_mark ? marked : vectorize;
             r->body = convert(c, par, vec);
@@ -192,15 +188,30 @@ private:
         isl_ast_node *body = isl_ast_node_for_get_body(n);
         r->body = convert(body, r->parallel ? std::string() : parallel, vectorize);
         isl_ast_node_free(body);
-        // The loop collapsed with this one is the next schedule dimension's, c<depth + 1>. isl
-        // drops a loop that runs once: the loop directly inside is then a deeper dimension's
-        // (a reduction, say), which the mark never made parallel (fuzzer seed 2442233: a
-        // reduction's loop ran on threads, a race).
+        // The loops collapsed with this one are those directly inside it that are later members
+        // of the marked band (c<depth + 1>, ..., up to the band's end). isl drops a loop that
+        // runs once: the loop directly inside may then be a deeper dimension's (a reduction,
+        // say), which the mark never made parallel (fuzzer seed 2442233: a reduction's loop ran
+        // on threads, a race).
         if (r->collapse > 1) {
-            const LoopNodePtr &inner = r->body;
-            if (!inner || inner->kind != LoopNode::Kind::For || inner->var != collapsed_with_.at(r->var)) r->collapse = 1;
+            int chained = 1;
+            int end = band_end_.at(r->var);
+            for (const LoopNode *at = r.get(); chained < r->collapse; ++chained) {
+                const LoopNodePtr &inner = at->body;
+                if (!inner || inner->kind != LoopNode::Kind::For || iterator_depth(inner->var) >= end) break;
+                at = inner.get();
+            }
+            r->collapse = chained;
         }
         return r;
+    }
+
+    // The depth of an AST iterator $c<depth>; -1 for another name.
+    static int iterator_depth(const std::string &var) {
+        if (var.size() < 3 || var.compare(0, 2, "$c") != 0) return -1;
+        for (size_t i = 2; i < var.size(); ++i)
+            if (var[i] < '0' || var[i] > '9') return -1;
+        return std::stoi(var.substr(2));
     }
 
     static Expr upper_bound(const Expr &cond, const std::string &var) {
@@ -228,9 +239,9 @@ private:
     const Program &p_;
     bool plain_;
     std::map<std::string, int> collapse_;  // loops collapsed from a parallel loop (by its iterator)
-    std::map<std::string, std::string> collapsed_with_;  // the iterator of the loop it collapses with
-    // By a parallel mark's loop: the later members of its band that run on threads in its place
-    // where isl dropped it (each collapsing with the members after it).
+    std::map<std::string, int> band_end_;  // by a marked band member's iterator: the depth past the band
+    // By a parallel or kernel mark's loop: the later members of its band that run on threads
+    // (or blocks) in its place where isl dropped it (each collapsing with the members after it).
     std::map<std::string, std::set<std::string>> parallel_instead_;
 };
 

@@ -9,6 +9,7 @@
 //                                                              blockDim, ...
 //   barrier ─ body                                             every thread waits, then body
 //   a subtree with neither (a scan, a reduction's init)        only thread 0 runs it
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <set>
@@ -111,11 +112,12 @@ std::string groups_named(const FunctionLowering &f, const poly::LoopNodePtr &n) 
 void emit_kernel(FunctionLowering &f, const poly::LoopNode &mark, Scope &s) {
     std::optional<poly::Mark> mk = poly::parse_mark(mark.mark);
     // The block loops, outermost first: the mark's loops, as far as each one's bounds do not
-    // depend on the others (a rectangular grid); loops past them run inside each block.
+    // depend on the others (a rectangular grid); loops past them run inside each block. The
+    // first one's collapse counts those of the marked band that isl did not drop (program.cpp).
     std::vector<const poly::LoopNode *> loops;
     if (mk->collapse > 0 && mark.body && mark.body->kind == poly::LoopNode::Kind::For && mark.body->parallel) {
         loops.push_back(mark.body.get());
-        while (int(loops.size()) < mk->collapse) {
+        while (int(loops.size()) < std::min(mk->collapse, std::max(1, mark.body->collapse))) {
             const poly::LoopNodePtr &next = loops.back()->body;
             if (!next || next->kind != poly::LoopNode::Kind::For || next->vectorize) break;
             bool depends = false;
