@@ -128,13 +128,17 @@ public:
             // vectorized: inside a kernel mark, the GPU code generator reads them so.
             bool blocks = mark && mark->marks_loop() && (mark->kind == Mark::Kind::Parallel || mark->kind == Mark::Kind::Kernel);
             std::string par = blocks ? marked : parallel;
-            if (blocks && !marked.empty())
+            if (blocks && !marked.empty()) {
+                // (Reset: an earlier mark at this depth, a sibling group's, may collapse more.)
+                std::set<std::string> &instead = parallel_instead_[marked];
+                instead.clear();
                 for (int k = 0; k < mark->collapse; ++k) {
                     std::string member = "$c" + std::to_string(mark->loop_depth + k);
-                    if (k > 0) parallel_instead_[marked].insert(member);
+                    if (k > 0) instead.insert(member);
                     collapse_[member] = mark->collapse - k;
                     band_end_[member] = mark->loop_depth + mark->collapse;
                 }
+            }
             bool vector_mark = mark && (mark->kind == Mark::Kind::Thread || (mark->kind == Mark::Kind::Vector && !plain_));
             std::string vec = vector_mark ? marked : vectorize;
             r->body = convert(c, par, vec);
