@@ -47,25 +47,6 @@ __global__ void shared_scalar(const float *__restrict__ in, float *__restrict__ 
                 (s[r * 256 + t] + 4.f * s[(r + 1) * 256 + t] + 6.f * s[(r + 2) * 256 + t] + 4.f * s[(r + 3) * 256 + t] + s[(r + 4) * 256 + t]) / 16.f;
 }
 
-// One column per thread, sliding 5-row window of blur_x in registers, scalar loads. Rows chunk R.
-template <int R>
-__global__ void regs_scalar(const float *__restrict__ in, float *__restrict__ out) {
-    int x = blockIdx.x * blockDim.x + threadIdx.x, y0 = blockIdx.y * R, c = blockIdx.z;
-    if (x >= OW) return;
-    const float *img = in + (size_t)c * W * H;
-    float *o = out + (size_t)c * OW * OH;
-    float w0 = bx(img + (size_t)y0 * W, x), w1 = bx(img + (size_t)(y0 + 1) * W, x), w2 = bx(img + (size_t)(y0 + 2) * W, x),
-          w3 = bx(img + (size_t)(y0 + 3) * W, x);
-#pragma unroll 4
-    for (int r = 0; r < R; r++) {
-        int y = y0 + r;
-        if (y >= OH) break;
-        float w4 = bx(img + (size_t)(y + 4) * W, x);
-        o[(size_t)y * OW + x] = (w0 + 4.f * w1 + 6.f * w2 + 4.f * w3 + w4) / 16.f;
-        w0 = w1; w1 = w2; w2 = w3; w3 = w4;
-    }
-}
-
 __device__ __forceinline__ float4 bx4(const float *row, int x) {
     float4 a = *reinterpret_cast<const float4 *>(row + x), b = *reinterpret_cast<const float4 *>(row + x + 4);
     float4 r;
@@ -75,26 +56,41 @@ __device__ __forceinline__ float4 bx4(const float *row, int x) {
     r.w = (a.w + 4.f * b.x + 6.f * b.y + 4.f * b.z + b.w) / 16.f;
     return r;
 }
+__device__ __forceinline__ float by(float a, float b, float c, float d, float e) { return (a + 4.f * b + 6.f * c + 4.f * d + e) / 16.f; }
 __device__ __forceinline__ float4 by4(float4 a, float4 b, float4 c, float4 d, float4 e) {
-    return make_float4((a.x + 4.f * b.x + 6.f * c.x + 4.f * d.x + e.x) / 16.f, (a.y + 4.f * b.y + 6.f * c.y + 4.f * d.y + e.y) / 16.f,
-                       (a.z + 4.f * b.z + 6.f * c.z + 4.f * d.z + e.z) / 16.f, (a.w + 4.f * b.w + 6.f * c.w + 4.f * d.w + e.w) / 16.f);
+    return make_float4(by(a.x, b.x, c.x, d.x, e.x), by(a.y, b.y, c.y, d.y, e.y), by(a.z, b.z, c.z, d.z, e.z), by(a.w, b.w, c.w, d.w, e.w));
 }
 
-// Four columns per thread (float4), sliding window in registers.
-template <int R>
-__global__ void regs_vec4(const float *__restrict__ in, float *__restrict__ out) {
-    int x = 4 * (blockIdx.x * blockDim.x + threadIdx.x), y0 = blockIdx.y * R, c = blockIdx.z;
+// The columns a thread computes: one (float, scalar loads) or four (float4 loads and stores).
+template <class V> struct Columns;
+template <> struct Columns<float> {
+    static constexpr int n = 1;
+    __device__ static float blur_x(const float *row, int x) { return bx(row, x); }
+    __device__ static float blur_y(float a, float b, float c, float d, float e) { return by(a, b, c, d, e); }
+};
+template <> struct Columns<float4> {
+    static constexpr int n = 4;
+    __device__ static float4 blur_x(const float *row, int x) { return bx4(row, x); }
+    __device__ static float4 blur_y(float4 a, float4 b, float4 c, float4 d, float4 e) { return by4(a, b, c, d, e); }
+};
+
+// Columns<V>::n columns per thread walking R rows down, blur_x's last five rows in registers (a
+// sliding window: no shared memory, no barrier).
+template <int R, class V>
+__global__ void regs(const float *__restrict__ in, float *__restrict__ out) {
+    using C = Columns<V>;
+    int x = C::n * (blockIdx.x * blockDim.x + threadIdx.x), y0 = blockIdx.y * R, c = blockIdx.z;
     if (x >= OW) return;
     const float *img = in + (size_t)c * W * H;
     float *o = out + (size_t)c * OW * OH;
-    float4 w0 = bx4(img + (size_t)y0 * W, x), w1 = bx4(img + (size_t)(y0 + 1) * W, x), w2 = bx4(img + (size_t)(y0 + 2) * W, x),
-           w3 = bx4(img + (size_t)(y0 + 3) * W, x);
+    V w0 = C::blur_x(img + (size_t)y0 * W, x), w1 = C::blur_x(img + (size_t)(y0 + 1) * W, x),
+      w2 = C::blur_x(img + (size_t)(y0 + 2) * W, x), w3 = C::blur_x(img + (size_t)(y0 + 3) * W, x);
 #pragma unroll 4
     for (int r = 0; r < R; r++) {
         int y = y0 + r;
         if (y >= OH) break;
-        float4 w4 = bx4(img + (size_t)(y + 4) * W, x);
-        *reinterpret_cast<float4 *>(o + (size_t)y * OW + x) = by4(w0, w1, w2, w3, w4);
+        V w4 = C::blur_x(img + (size_t)(y + 4) * W, x);
+        *reinterpret_cast<V *>(o + (size_t)y * OW + x) = C::blur_y(w0, w1, w2, w3, w4);
         w0 = w1; w1 = w2; w2 = w3; w3 = w4;
     }
 }
@@ -180,22 +176,22 @@ int main() {
         report("copy float4 (in -> same-size out)", ms, -1);
         ms = time_ms([&] { CK(cudaMemcpyAsync(dcopy, din, nin * 4, cudaMemcpyDeviceToDevice)); }, reps);
         report("cudaMemcpy device to device", ms, -1);
-#define RUN(NAME, GRID, BLOCK, SHM, KERNEL)                                                                  \
+#define RUN(NAME, GRID, BLOCK, SHM, ...)                                                                  \
     {                                                                                                        \
         CK(cudaMemset(dout, 0, nout * 4));                                                                   \
-        if (SHM > 48 * 1024) CK(cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, SHM)); \
-        ms = time_ms([&] { KERNEL<<<GRID, BLOCK, SHM>>>(din, dout); }, reps);                                \
+        if (SHM > 48 * 1024) CK(cudaFuncSetAttribute(__VA_ARGS__, cudaFuncAttributeMaxDynamicSharedMemorySize, SHM)); \
+        ms = time_ms([&] { __VA_ARGS__<<<GRID, BLOCK, SHM>>>(din, dout); }, reps);                           \
         CK(cudaGetLastError());                                                                              \
         report(NAME, ms, check(dout, NAME) ? 1 : 0);                                                                 \
     }
         RUN("shared scalar 40x256 (Tessera's shape)", dim3((OW + 255) / 256, (OH + 39) / 40, C), 256, 44 * 256 * 4, shared_scalar<40>);
         RUN("shared scalar 32x256", dim3((OW + 255) / 256, (OH + 31) / 32, C), 256, 36 * 256 * 4, shared_scalar<32>);
-        RUN("regs scalar R=32", dim3((OW + 255) / 256, (OH + 31) / 32, C), 256, 0, regs_scalar<32>);
-        RUN("regs scalar R=64", dim3((OW + 255) / 256, (OH + 63) / 64, C), 256, 0, regs_scalar<64>);
-        RUN("regs vec4 R=16", dim3((OW / 4 + 127) / 128, (OH + 15) / 16, C), 128, 0, regs_vec4<16>);
-        RUN("regs vec4 R=32", dim3((OW / 4 + 127) / 128, (OH + 31) / 32, C), 128, 0, regs_vec4<32>);
-        RUN("regs vec4 R=64", dim3((OW / 4 + 127) / 128, (OH + 63) / 64, C), 128, 0, regs_vec4<64>);
-        RUN("regs vec4 R=64 b256", dim3((OW / 4 + 255) / 256, (OH + 63) / 64, C), 256, 0, regs_vec4<64>);
+        RUN("regs scalar R=32", dim3((OW + 255) / 256, (OH + 31) / 32, C), 256, 0, regs<32, float>);
+        RUN("regs scalar R=64", dim3((OW + 255) / 256, (OH + 63) / 64, C), 256, 0, regs<64, float>);
+        RUN("regs vec4 R=16", dim3((OW / 4 + 127) / 128, (OH + 15) / 16, C), 128, 0, regs<16, float4>);
+        RUN("regs vec4 R=32", dim3((OW / 4 + 127) / 128, (OH + 31) / 32, C), 128, 0, regs<32, float4>);
+        RUN("regs vec4 R=64", dim3((OW / 4 + 127) / 128, (OH + 63) / 64, C), 128, 0, regs<64, float4>);
+        RUN("regs vec4 R=64 b256", dim3((OW / 4 + 255) / 256, (OH + 63) / 64, C), 256, 0, regs<64, float4>);
         RUN("shared vec4 8x1024", dim3((OW + 1023) / 1024, (OH + 7) / 8, C), 256, 12 * 256 * 16, shared_vec4<8>);
         RUN("shared vec4 16x1024", dim3((OW + 1023) / 1024, (OH + 15) / 16, C), 256, 20 * 256 * 16, shared_vec4<16>);
     }

@@ -35,6 +35,24 @@ inline void run_as(const std::string &way, const tessera::Func &f, const std::ve
     else tessera::interpret(f, sizes);
 }
 
+// A two-stage stencil bounded to `width` x `height` (g(x, y) = f(x, y) + f(x + 1, y), f from
+// the input), its input set to (width + 1) x `height` integers: at small heights a bounded
+// pipeline of one tile along y, whose outer tile loop isl drops.
+struct BoundedStencil {
+    tessera::InputBuffer<int> in{"in", 2};
+    tessera::Func f{"f"}, g{"g"};
+    BoundedStencil(int width, int height) {
+        tessera::Var x("x"), y("y");
+        f(x, y) = in(x, y) * 2 - y;
+        g(x, y) = f(x, y) + f(x + 1, y);
+        g.bound(x, 0, width).bound(y, 0, height);
+        tessera::Buffer<int> data(width + 1, height);
+        for (int yy = 0; yy < height; ++yy)
+            for (int xx = 0; xx <= width; ++xx) data(xx, yy) = (xx * 7 + yy * 5 + (xx * xx) % 11) % 97;
+        in.set(data);
+    }
+};
+
 } // namespace test_util
 
 // A test case variable naming the way it runs pipelines, for test_util::run_as.

@@ -109,17 +109,8 @@ TEST_CASE("a kernel whose outer block loop runs once at bounded sizes launches t
           "[gpu][model]") {
     // bound() to 3 rows, one tile along y: isl drops the y tile loop, and the x tile loop
     // collapsed with it under the kernel:2 mark ran inside one block, all 8 x tiles in turn.
-    Var x("x"), y("y");
-    InputBuffer<int> in("in", 2);
-    Func f("f"), g("g");
-    f(x, y) = in(x, y) * 2 - y;
-    g(x, y) = f(x, y) + f(x + 1, y);
-    g.bound(x, 0, 2000).bound(y, 0, 3);
-    Buffer<int> data(2001, 3);
-    for (int yy = 0; yy < 3; ++yy)
-        for (int xx = 0; xx < 2001; ++xx) data(xx, yy) = (xx * 7 + yy * 5) % 97;
-    in.set(data);
-    Callable c = Pipeline(g).compile(emulated_gpu());
+    test_util::BoundedStencil stencil(2000, 3);
+    Callable c = Pipeline(stencil.g).compile(emulated_gpu());
     INFO(c.compiler_ir("loop_nest"));
     Buffer<int> got(2000, 3), want(2000, 3);
     runtime::set_emulator_profiling(true);
@@ -128,7 +119,7 @@ TEST_CASE("a kernel whose outer block loop runs once at bounded sizes launches t
     std::vector<runtime::GpuKernelProfile> kernels = runtime::take_emulator_profile();
     REQUIRE(kernels.size() == 1);
     CHECK(kernels[0].blocks == 8);  // 2000 columns in tiles of 256
-    interpret(Pipeline(g), {want});
+    interpret(Pipeline(stencil.g), {want});
     CHECK(apps::compare(got, want, 0).ok);
 }
 TEST_CASE("inputs not staged: blur's stages read the input from global memory, and one barrier separates them", "[gpu][model]") {

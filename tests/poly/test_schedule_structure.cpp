@@ -248,16 +248,11 @@ TEST_CASE("a parallel tile band whose outer tile loop runs once runs its next ti
     // Constant sizes (bound()) that fit one tile along y: isl drops the y tile loop, which runs
     // once, and the x tile loop collapsed with it under the parallel:2 mark ran serially (a
     // torch transformer's bounded partition: 10 of its 38 parallel loop nests on one thread).
-    Var x("x"), y("y");
-    InputBuffer<int> in("in", 2);
-    Func f("f"), g("g");
-    f(x, y) = in(x, y) * 2 - y;
-    g(x, y) = f(x, y) + f(x + 1, y);
-    g.bound(x, 0, 200).bound(y, 0, 3);
+    test_util::BoundedStencil stencil(200, 3);
     poly::ScheduleOptions o;
     o.verify = true;
     o.tile_sizes = {8, 64};
-    poly::Program p = poly::schedule_pipeline(Pipeline(g), o);
+    poly::Program p = poly::schedule_pipeline(Pipeline(stencil.g), o);
     std::string nest = poly::to_string(p.nest);
     INFO(p.ast_c);
     INFO(nest);
@@ -267,12 +262,8 @@ TEST_CASE("a parallel tile band whose outer tile loop runs once runs its next ti
     REQUIRE(parallel != std::string::npos);
     CHECK(nest.find("$c1", parallel) < nest.find('\n', parallel));  // the x tile loop, alone
     CHECK(nest.find("collapse", parallel) > nest.find('\n', parallel));
-    Buffer<int> data(201, 3);
-    for (int yy = 0; yy < 3; ++yy)
-        for (int xx = 0; xx < 201; ++xx) data(xx, yy) = xx * 7 - yy * 3 + (xx * xx) % 11;
-    in.set(data);
     Buffer<int> got(200, 3), want(200, 3);
-    interpret(Pipeline(g), {want});
+    interpret(Pipeline(stencil.g), {want});
     poly::ExecuteOptions eo;
     eo.reverse_parallel_loops = true;
     poly::execute(p, {got}, eo);
