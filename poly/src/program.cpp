@@ -5,7 +5,6 @@
 #include <isl/options.h>
 
 #include <map>
-#include <set>
 
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/isl_util.h"
@@ -128,17 +127,7 @@ public:
             // vectorized: inside a kernel mark, the GPU code generator reads them so.
             bool blocks = mark && mark->marks_loop() && (mark->kind == Mark::Kind::Parallel || mark->kind == Mark::Kind::Kernel);
             std::string par = blocks ? marked : parallel;
-            if (blocks && !marked.empty()) {
-                // (Reset: an earlier mark at this depth, a sibling group's, may collapse more.)
-                std::set<std::string> &instead = parallel_instead_[marked];
-                instead.clear();
-                for (int k = 0; k < mark->collapse; ++k) {
-                    std::string member = "$c" + std::to_string(mark->loop_depth + k);
-                    if (k > 0) instead.insert(member);
-                    collapse_[member] = mark->collapse - k;
-                    band_end_[member] = mark->loop_depth + mark->collapse;
-                }
-            }
+            if (blocks && !marked.empty()) band_end_[marked] = mark->loop_depth + mark->collapse;
             bool vector_mark = mark && (mark->kind == Mark::Kind::Thread || (mark->kind == Mark::Kind::Vector && !plain_));
             std::string vec = vector_mark ? marked : vectorize;
             r->body = convert(c, par, vec);
@@ -184,9 +173,11 @@ private:
         r->max = upper_bound(expr(isl_ast_node_for_get_cond(n)), r->var);
         // The marked loop, or (where isl dropped it) a later member of the band it collapses;
         // iterator depths grow inward, so the first loop below the mark is the only candidate.
-        auto instead = parallel_instead_.find(parallel);
-        r->parallel = r->var == parallel || (instead != parallel_instead_.end() && instead->second.count(r->var));
-        if (r->parallel && collapse_.count(r->var)) r->collapse = collapse_.at(r->var);
+        // It collapses with the members after it, as far as the band's end.
+        auto band = band_end_.find(parallel);
+        int depth = iterator_depth(r->var);
+        r->parallel = band != band_end_.end() && depth >= iterator_depth(parallel) && depth < band->second;
+        if (r->parallel) r->collapse = band->second - depth;
         r->vectorize = r->var == vectorize;
         r->plain = plain_;
         isl_ast_node *body = isl_ast_node_for_get_body(n);
@@ -199,10 +190,9 @@ private:
         // on threads, a race).
         if (r->collapse > 1) {
             int chained = 1;
-            int end = band_end_.at(r->var);
             for (const LoopNode *at = r.get(); chained < r->collapse; ++chained) {
                 const LoopNodePtr &inner = at->body;
-                if (!inner || inner->kind != LoopNode::Kind::For || iterator_depth(inner->var) >= end) break;
+                if (!inner || inner->kind != LoopNode::Kind::For || iterator_depth(inner->var) >= band->second) break;
                 at = inner.get();
             }
             r->collapse = chained;
@@ -242,11 +232,9 @@ private:
 
     const Program &p_;
     bool plain_;
-    std::map<std::string, int> collapse_;  // loops collapsed from a parallel loop (by its iterator)
-    std::map<std::string, int> band_end_;  // by a marked band member's iterator: the depth past the band
-    // By a parallel or kernel mark's loop: the later members of its band that run on threads
-    // (or blocks) in its place where isl dropped it (each collapsing with the members after it).
-    std::map<std::string, std::set<std::string>> parallel_instead_;
+    // By the iterator a parallel or kernel mark applies to: the depth past the members it
+    // collapses (set again by each mark, so a sibling group's at the same depth lends nothing).
+    std::map<std::string, int> band_end_;
 };
 
 // Gives each parallel and vector mark of a copy of the schedule the schedule depth below it
