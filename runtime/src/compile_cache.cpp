@@ -33,7 +33,7 @@
 namespace tessera::runtime {
 namespace {
 
-constexpr const char *kMagic = "TESSERA-CACHE-ENTRY 4";
+constexpr const char *kMagic = "TESSERA-CACHE-ENTRY 5";
 constexpr const char *kSuffix = ".tobj";
 constexpr const char *kTempPrefix = ".tmp.";
 // A temporary file this old is a writer's that died: eviction removes it.
@@ -131,9 +131,9 @@ bool write_all(int fd, std::string_view data) {
     return true;
 }
 
-// An entry file's parts: a header of four lines (the magic line, the key, the SHA-256 of the key
-// and the body, the body's length), then the body: one line of metadata JSON and the objects,
-// one after another (their sizes are in the metadata).
+// An entry file's parts: a header of four lines (the magic line, the key, the body's digest,
+// the body's length), then the body: one line of metadata JSON and the shared object
+// (runtime/jit.h).
 // Nullopt when the header is not there; nothing is checked beyond the magic line.
 struct EntryFile {
     std::string key, digest, length;
@@ -342,14 +342,8 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
                 e.kernels = meta.at("kernels");
                 e.ptx = meta.at("ptx");
                 e.kernel_names = meta.at("kernel_names").get<std::vector<std::pair<std::string, std::string>>>();
-                std::string_view objects = f->body.substr(nl + 1);
-                size_t at = 0;
-                for (size_t size : meta.at("object_sizes").get<std::vector<size_t>>()) {
-                    if (size > objects.size() - at) throw std::runtime_error("object sizes beyond the entry");
-                    e.objects.emplace_back(objects.substr(at, size));
-                    at += size;
-                }
-                if (at != objects.size()) throw std::runtime_error("bytes after the objects");
+                e.partitions = meta.at("partitions");
+                e.shared_object = f->body.substr(nl + 1);
             } catch (const std::exception &x) {
                 problem = std::string("has unreadable metadata (") + x.what() + ")";
             }
@@ -383,11 +377,8 @@ void CompileCache::store(const std::string &key, const CacheEntry &e) {
                         {"kernels", e.kernels},
                         {"ptx", e.ptx},
                         {"kernel_names", e.kernel_names}};
-    std::vector<size_t> sizes;
-    for (const std::string &o : e.objects) sizes.push_back(o.size());
-    meta["object_sizes"] = sizes;
-    std::string body = meta.dump() + "\n";
-    for (const std::string &o : e.objects) body += o;
+    meta["partitions"] = e.partitions;
+    std::string body = meta.dump() + "\n" + e.shared_object;
     std::string data = std::string(kMagic) + "\n" + key + "\n" + entry_digest_hex(body) + "\n" +
                        std::to_string(body.size()) + "\n" + body;
     // A temporary file of this writer's own, renamed over the entry when complete: rename is

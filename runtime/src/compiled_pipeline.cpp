@@ -521,6 +521,7 @@ void lower_and_optimize(const poly::Program &program, const codegen::CodegenOpti
 codegen::MachineCode optimize_and_generate(std::unique_ptr<llvm::Module> module, llvm::TargetMachine &tm, const CompileOptions &o,
                                           CompileReport &report, poly::Stopwatch &w, std::map<std::string, std::string> *kept) {
     int threads = o.compile_threads > 0 ? o.compile_threads : codegen::compile_threads();
+    jit_route_imports(*module);
     codegen::MachineCode code = codegen::compile_module(std::move(module), tm, jit_target_machine, threads, kept != nullptr);
     w.lap();
     report.llvm_optimization_level = code.optimization_level;
@@ -534,9 +535,6 @@ codegen::MachineCode optimize_and_generate(std::unique_ptr<llvm::Module> module,
     return code;
 }
 
-std::unique_ptr<JitCode> load_objects(const std::vector<std::string> &objects, const std::string &symbol) {
-    return jit_load_objects(std::vector<std::string_view>(objects.begin(), objects.end()), symbol);
-}
 
 int compilation_count() { return g_counter.load(); }
 
@@ -544,11 +542,12 @@ namespace {
 
 // What every cache entry holds of a compile: its entry symbol and object, the outputs, the
 // arrays' names for run-time errors, and the report's LLVM figures and total time.
-CacheEntry cache_entry(const Pipeline &p, const std::string &symbol, std::vector<std::string> objects,
+CacheEntry cache_entry(const Pipeline &p, const std::string &symbol, std::string shared_object,
                        const std::vector<std::string> &arrays, const CompileReport &report) {
     CacheEntry e;
     e.symbol = symbol;
-    e.objects = std::move(objects);
+    e.shared_object = std::move(shared_object);
+    e.partitions = report.llvm_partitions;
     e.outputs = output_names(p);
     e.array_names = arrays;
     e.llvm_instructions = report.llvm_instructions;
@@ -582,12 +581,12 @@ std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std
         report.llvm_ir = kept["llvm"];
         report.assembly = kept["asm"];
     }
-    // Linking is timed with machine code; nothing is serialized but the loader's own state.
-    std::unique_ptr<JitCode> code = load_objects(machine.objects, name);
-    report.phase_ms.back().second += w.lap();
+    std::string shared_object = jit_link_objects(machine.objects, name);
+    std::unique_ptr<JitCode> code = jit_load_shared_object(shared_object, name);
+    report.phase_ms.emplace_back("link", w.lap());
     report.total_ms += total.lap();  // after the scheduling time it may hold already
     std::vector<std::string> arrays = array_names(*program);
-    if (cache) store_compiled(*cache, key, cache_entry(p, name, std::move(machine.objects), arrays, report), report, w);
+    if (cache) store_compiled(*cache, key, cache_entry(p, name, std::move(shared_object), arrays, report), report, w);
     log_line(LogTopic::Compile, joined(output_names(p)) + " for the host: " + phases_text(report));
     auto compiled = std::make_shared<CompiledPipeline>(p, std::move(arrays), std::move(code), std::move(report), program,
                                                        Target::host(), o, std::move(kept));
@@ -635,12 +634,12 @@ std::optional<std::pair<CacheEntry, std::unique_ptr<JitCode>>> load_cached(const
     if (!use.cache) return std::nullopt;
     if (std::optional<CacheEntry> e = use.cache->load(use.key)) {
         try {
-            std::unique_ptr<JitCode> code = load_objects(e->objects, e->symbol);
+            std::unique_ptr<JitCode> code = jit_load_shared_object(e->shared_object, e->symbol);
             report.phase_ms.emplace_back("load", w.lap());
             report.cache = "hit";
             report.llvm_instructions = e->llvm_instructions;
             report.llvm_optimization_level = e->llvm_optimization_level;
-            report.llvm_partitions = int(e->objects.size());
+            report.llvm_partitions = e->partitions;
             report.kernels = e->kernels;
             return std::make_pair(std::move(*e), std::move(code));
         } catch (const InternalError &x) {
@@ -764,13 +763,14 @@ std::shared_ptr<const CallableImpl> compile_gpu_program(const Pipeline &p, std::
         if (o.keep_assembly) report.llvm_ir = kept["llvm"];
         else if (!cuda) report.ptx.clear();  // computed for the dump only
     }
-    std::unique_ptr<JitCode> code = load_objects(machine.objects, name);
+    std::string shared_object = jit_link_objects(machine.objects, name);
+    std::unique_ptr<JitCode> code = jit_load_shared_object(shared_object, name);
     set_gpu_runtime(*code, name, cuda.get());
-    report.phase_ms.back().second += w.lap();
+    report.phase_ms.emplace_back("link", w.lap());
     report.total_ms += total.lap();
     std::vector<std::string> arrays = array_names(*program);
     if (cache) {
-        CacheEntry e = cache_entry(p, name, std::move(machine.objects), arrays, report);
+        CacheEntry e = cache_entry(p, name, std::move(shared_object), arrays, report);
         e.kernels = report.kernels;
         e.ptx = std::move(ptx);
         for (const auto &k : kernels) e.kernel_names.emplace_back(k.function, k.groups);

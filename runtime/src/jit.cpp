@@ -1,14 +1,22 @@
 #include "tessera/runtime/jit.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
-#include <set>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <mutex>
 
+#include <lld/Common/Driver.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
-#include <llvm/ExecutionEngine/RuntimeDyld.h>
-#include <llvm/ExecutionEngine/SectionMemoryManager.h>
-#include <llvm/Object/ObjectFile.h>
-#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
 
@@ -17,6 +25,8 @@
 #include <tessera/error.h>
 
 #include "tessera/runtime/buffer_pool.h"
+
+LLD_HAS_DRIVER(elf)
 
 // The OpenMP runtime's entry points that generated parallel loops call (codegen/src/cpu), from
 // libomp, which the runtime links (their signatures as libomp defines them; only their
@@ -41,111 +51,56 @@ std::string message(llvm::Error e) {
     return s;
 }
 
-// The symbols generated code calls: the buffer pool's two functions (by the names codegen
-// calls them, CodegenOptions::pooled_buffers) and the OpenMP runtime's entry points, by the
-// addresses this library was linked with (so that a Python module loaded RTLD_LOCAL, whose
-// libomp the process does not see, serves them too); then anything the process has (libc,
-// libm).
-class ProcessSymbols : public llvm::LegacyJITSymbolResolver {
-public:
-    llvm::JITSymbol findSymbolInLogicalDylib(const std::string &) override { return nullptr; }
-
-    llvm::JITSymbol findSymbol(const std::string &name) override {
-        static const std::pair<const char *, void *> linked[] = {
-            {codegen::kBufferPoolAllocSymbol, reinterpret_cast<void *>(&buffer_pool_alloc)},
-            {codegen::kBufferPoolFreeSymbol, reinterpret_cast<void *>(&buffer_pool_free)},
-            {"__kmpc_fork_call", reinterpret_cast<void *>(&__kmpc_fork_call)},
-            {"__kmpc_global_thread_num", reinterpret_cast<void *>(&__kmpc_global_thread_num)},
-            {"__kmpc_push_num_threads", reinterpret_cast<void *>(&__kmpc_push_num_threads)},
-            {"__kmpc_dispatch_init_8", reinterpret_cast<void *>(&__kmpc_dispatch_init_8)},
-            {"__kmpc_dispatch_next_8", reinterpret_cast<void *>(&__kmpc_dispatch_next_8)},
-            {"__kmpc_serialized_parallel", reinterpret_cast<void *>(&__kmpc_serialized_parallel)},
-            {"__kmpc_end_serialized_parallel", reinterpret_cast<void *>(&__kmpc_end_serialized_parallel)},
-        };
-        for (const auto &[n, p] : linked)
-            if (name == n) return exported(p);
-        if (void *p = ::dlsym(RTLD_DEFAULT, name.c_str())) return exported(p);
-        return nullptr;  // unresolved: LinkedObject::link asks before linking
-    }
-
-private:
-    static llvm::JITSymbol exported(void *p) {
-        return llvm::JITSymbol(llvm::JITTargetAddress(reinterpret_cast<uintptr_t>(p)), llvm::JITSymbolFlags::Exported);
-    }
+// The functions generated code calls through the import table, in the table's order, with the
+// addresses this library was linked with. The order is part of the code: the compile cache's
+// key names the build, so an entry is only ever loaded by the build that wrote it.
+struct Import {
+    const char *name;
+    void *address;
 };
+const Import kImports[] = {
+    {codegen::kBufferPoolAllocSymbol, reinterpret_cast<void *>(&buffer_pool_alloc)},
+    {codegen::kBufferPoolFreeSymbol, reinterpret_cast<void *>(&buffer_pool_free)},
+    {"__kmpc_fork_call", reinterpret_cast<void *>(&__kmpc_fork_call)},
+    {"__kmpc_global_thread_num", reinterpret_cast<void *>(&__kmpc_global_thread_num)},
+    {"__kmpc_push_num_threads", reinterpret_cast<void *>(&__kmpc_push_num_threads)},
+    {"__kmpc_dispatch_init_8", reinterpret_cast<void *>(&__kmpc_dispatch_init_8)},
+    {"__kmpc_dispatch_next_8", reinterpret_cast<void *>(&__kmpc_dispatch_next_8)},
+    {"__kmpc_serialized_parallel", reinterpret_cast<void *>(&__kmpc_serialized_parallel)},
+    {"__kmpc_end_serialized_parallel", reinterpret_cast<void *>(&__kmpc_end_serialized_parallel)},
+};
+constexpr size_t kImportCount = std::size(kImports);
+constexpr const char *kImportTable = "tessera_jit_imports";
 
-ProcessSymbols &process_symbols() {
-    static ProcessSymbols symbols;
-    return symbols;
-}
-
-// An object linked into the process by LLVM's RuntimeDyld, in memory of its own (freed, with its
-// unwind tables deregistered, when the code is destroyed).
-class LinkedObject : public JitCode {
+// Code loaded by dlopen; dlclose'd when destroyed, and then the memory file it was loaded from
+// closed. That file stays open meanwhile because glibc takes a library whose path names one
+// already loaded for that one: /proc/self/fd/N must name no other live code.
+class SharedObject : public JitCode {
 public:
-    LinkedObject() : dyld_(memory_, process_symbols()) {}
-    ~LinkedObject() override { memory_.deregisterEHFrames(); }
+    SharedObject(void *handle, int fd) : handle_(handle), fd_(fd) {}
+    ~SharedObject() override {
+        dlclose(handle_);
+        if (fd_ >= 0) ::close(fd_);
+    }
 
     void *address() const override { return address_; }
     void *lookup(const std::string &symbol) const override {
-        llvm::JITEvaluatedSymbol s = dyld_.getSymbol(symbol);
-        if (!s) internal_error("the loaded object has no symbol ", symbol);
-        return reinterpret_cast<void *>(uintptr_t(s.getAddress()));
+        void *p = dlsym(handle_, symbol.c_str());
+        if (!p) internal_error("the loaded code has no symbol ", symbol);
+        return p;
     }
-
-    // Links the objects of one compile together (a symbol one defines resolves another's
-    // reference to it) and into the process.
-    void link(const std::vector<std::string_view> &objects, const std::string &symbol) {
-        std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;  // the files refer to them
-        std::vector<std::unique_ptr<llvm::object::ObjectFile>> files;
-        std::set<std::string> defined;
-        for (std::string_view object : objects) {
-            auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(object.data(), object.size()), symbol, false);
-            auto file = llvm::object::ObjectFile::createObjectFile(buffer->getMemBufferRef());
-            if (!file) internal_error("an object of ", symbol, " is not an object file: ", message(file.takeError()));
-            for (const llvm::object::SymbolRef &s : (*file)->symbols()) {
-                auto flags = s.getFlags();
-                auto name = s.getName();
-                if (flags && name && !(*flags & llvm::object::SymbolRef::SF_Undefined) && (*flags & llvm::object::SymbolRef::SF_Global))
-                    defined.insert(name->str());
-                if (!flags) llvm::consumeError(flags.takeError());
-                if (!name) llvm::consumeError(name.takeError());
-            }
-            files.push_back(std::move(*file));
-            buffers.push_back(std::move(buffer));
-        }
-        // RuntimeDyld aborts the process on a symbol it cannot resolve: ask first.
-        for (const auto &file : files)
-            for (const llvm::object::SymbolRef &s : file->symbols()) {
-                auto flags = s.getFlags();
-                auto name = s.getName();
-                if (!flags || !name || !(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty() ||
-                    defined.count(name->str())) {
-                    if (!flags) llvm::consumeError(flags.takeError());
-                    if (!name) llvm::consumeError(name.takeError());
-                    continue;
-                }
-                if (!process_symbols().findSymbol(name->str()))
-                    internal_error("the object of ", symbol, " calls ", name->str(), ", which the process does not have");
-            }
-        for (const auto &file : files) dyld_.loadObject(*file);
-        dyld_.resolveRelocations();
-        if (dyld_.hasError()) internal_error("the object of ", symbol, " could not be linked: ", dyld_.getErrorString().str());
-        dyld_.registerEHFrames();
-        std::string err;
-        if (memory_.finalizeMemory(&err)) internal_error("the code of ", symbol, " could not be made executable: ", err);
-        address_ = lookup(symbol);
-    }
+    void set_address(const std::string &symbol) { address_ = lookup(symbol); }
 
 private:
-    llvm::SectionMemoryManager memory_;
-    mutable llvm::RuntimeDyld dyld_;
+    void *handle_;
+    int fd_;
     void *address_ = nullptr;
 };
 
 // The host CPU as codegen sees it (codegen::host_cpu also initializes LLVM's native target).
-// Machine code at level Default (AOT objects use Aggressive): JIT compile time counts. The
-// large code model, since loaded code may lie anywhere relative to the libraries it calls.
+// Machine code at level Default (AOT objects use Aggressive): JIT compile time counts.
+// Position-independent code in the small code model, as in any shared library: calls into libc
+// and libm go through the procedure linkage table the linker makes, wherever those lie.
 llvm::orc::JITTargetMachineBuilder jit_machine_builder() {
     codegen::CpuTarget host = codegen::host_cpu();
     llvm::orc::JITTargetMachineBuilder b{llvm::Triple(host.triple)};
@@ -153,9 +108,92 @@ llvm::orc::JITTargetMachineBuilder jit_machine_builder() {
     llvm::SubtargetFeatures features(host.features);
     b.addFeatures(features.getFeatures());
     b.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-    b.setCodeModel(llvm::CodeModel::Large);
+    b.setRelocationModel(llvm::Reloc::PIC_);
+    b.setCodeModel(llvm::CodeModel::Small);
     b.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Standard;
     return b;
+}
+
+// A private directory for one link's files, removed with them.
+class LinkDirectory {
+public:
+    explicit LinkDirectory(const std::string &symbol) {
+        const char *tmp = std::getenv("TMPDIR");
+        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/tessera-link-XXXXXX";
+        if (!mkdtemp(pattern.data()))
+            internal_error("cannot create a directory to link ", symbol, " in (", pattern, "): ", std::strerror(errno),
+                           "; set TMPDIR to a writable directory");
+        path_ = pattern;
+    }
+    ~LinkDirectory() {
+        for (const std::string &f : files_) ::unlink(f.c_str());
+        ::rmdir(path_.c_str());
+    }
+    std::string file(const std::string &name) { return files_.emplace_back(path_ + "/" + name); }
+
+private:
+    std::string path_;
+    std::vector<std::string> files_;
+};
+
+void write_file(const std::string &path, std::string_view bytes, const std::string &symbol) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    bool ok = fd >= 0;
+    for (size_t at = 0; ok && at < bytes.size();) {
+        ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+        if (n < 0 && errno == EINTR) continue;
+        ok = n > 0;
+        at += ok ? size_t(n) : 0;
+    }
+    if (fd >= 0) ok = (::close(fd) == 0) && ok;
+    if (!ok) internal_error("cannot write ", path, " to link ", symbol, ": ", std::strerror(errno));
+}
+
+std::string read_file(const std::string &path, const std::string &symbol) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::string out;
+    char buffer[1 << 16];
+    for (ssize_t n; fd >= 0 && (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        out.append(buffer, size_t(n));
+    }
+    if (fd < 0) internal_error("lld wrote no shared object for ", symbol, " at ", path);
+    ::close(fd);
+    return out;
+}
+
+// The file of the libm this process uses, so that loaded code finds it where the process does
+// not make it global (a library loaded RTLD_LOCAL that alone links libm); empty if unknown.
+const std::string &libm_path() {
+    static const std::string path = [] {
+        Dl_info info{};
+        double (*cosine)(double) = &::cos;
+        return dladdr(reinterpret_cast<void *>(cosine), &info) && info.dli_fname ? std::string(info.dli_fname) : std::string();
+    }();
+    return path;
+}
+
+// A memory file holding `bytes`, sealed against any change, executable where the kernel asks
+// (MFD_EXEC, Linux 6.3); -1 where memory files are refused.
+int sealed_memory_file(std::string_view bytes) {
+    constexpr unsigned kExec = 0x10;  // MFD_EXEC, which older headers lack
+    int fd = memfd_create("tessera-jit", MFD_CLOEXEC | MFD_ALLOW_SEALING | kExec);
+    if (fd < 0 && errno == EINVAL) fd = memfd_create("tessera-jit", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    bool ok = true;
+    for (size_t at = 0; ok && at < bytes.size();) {
+        ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+        if (n < 0 && errno == EINTR) continue;
+        ok = n > 0;
+        at += ok ? size_t(n) : 0;
+    }
+    if (ok) ok = fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == 0;
+    if (!ok) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 } // namespace
@@ -167,9 +205,86 @@ std::unique_ptr<llvm::TargetMachine> jit_target_machine() {
     return std::move(*tm);
 }
 
-std::unique_ptr<JitCode> jit_load_objects(const std::vector<std::string_view> &objects, const std::string &symbol) {
-    auto code = std::make_unique<LinkedObject>();
-    code->link(objects, symbol);
+void jit_route_imports(llvm::Module &module) {
+    llvm::LLVMContext &context = module.getContext();
+    llvm::ArrayType *table_type = llvm::ArrayType::get(llvm::PointerType::get(context, 0), kImportCount);
+    llvm::GlobalVariable *table = nullptr;
+    for (size_t k = 0; k < kImportCount; ++k) {
+        llvm::Function *f = module.getFunction(kImports[k].name);
+        if (!f) continue;
+        if (!f->isDeclaration()) internal_error("the module defines ", kImports[k].name, ", which the runtime provides");
+        if (!table)
+            table = new llvm::GlobalVariable(module, table_type, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+                                             llvm::Constant::getNullValue(table_type), kImportTable);
+        std::vector<llvm::CallBase *> calls;
+        for (llvm::User *u : f->users()) {
+            auto *call = llvm::dyn_cast<llvm::CallBase>(u);
+            if (!call || call->getCalledOperand() != f)
+                internal_error("the module takes the address of ", kImports[k].name, " instead of calling it");
+            calls.push_back(call);
+        }
+        for (llvm::CallBase *call : calls) {
+            llvm::IRBuilder<> b(call);
+            llvm::Value *slot = b.CreateConstInBoundsGEP2_64(table_type, table, 0, k);
+            call->setCalledOperand(b.CreateLoad(b.getPtrTy(), slot, kImports[k].name));
+        }
+        f->eraseFromParent();
+    }
+}
+
+std::string jit_link_objects(const std::vector<std::string> &objects, const std::string &symbol) {
+    LinkDirectory dir(symbol);
+    std::vector<std::string> inputs;
+    for (size_t k = 0; k < objects.size(); ++k) {
+        inputs.push_back(dir.file("part" + std::to_string(k) + ".o"));
+        write_file(inputs.back(), objects[k], symbol);
+    }
+    std::string output = dir.file(symbol + ".so");
+    // -Bsymbolic: the code's references to its own functions and variables bind to them, never
+    // to a same-named symbol of the process. -z now: everything is resolved when it loads.
+    std::vector<const char *> args = {"ld.lld", "-shared", "-Bsymbolic", "-z", "now", "-z", "relro", "--eh-frame-hdr",
+                                      "--hash-style=gnu", "--build-id=none", "--threads=1", "-o", output.c_str()};
+    for (const std::string &in : inputs) args.push_back(in.c_str());
+    if (!libm_path().empty()) args.push_back(libm_path().c_str());
+    std::string errors;
+    llvm::raw_string_ostream out(errors), err(errors);
+    static std::mutex lld_mutex;  // lld keeps its state in globals
+    lld::Result r;
+    {
+        std::lock_guard<std::mutex> lock(lld_mutex);
+        r = lld::lldMain(args, out, err, {{lld::Gnu, &lld::elf::link}});
+    }
+    if (r.retCode != 0) internal_error("lld could not link the objects of ", symbol, ": ", errors);
+    return read_file(output, symbol);
+}
+
+std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, const std::string &symbol) {
+    // The memory file is sealed before it is mapped: what dlopen maps is the bytes linked or
+    // verified here, whatever happens to the cache's file meanwhile. Where the kernel refuses
+    // executable memory files (vm.memfd_noexec), a private temporary file serves instead.
+    void *handle = nullptr;
+    std::string why;
+    int fd = sealed_memory_file(shared_object);
+    if (fd >= 0) {
+        std::string path = "/proc/self/fd/" + std::to_string(fd);
+        handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
+            why = dlerror();
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    if (!handle) {
+        LinkDirectory dir(symbol);
+        std::string path = dir.file(symbol + ".so");
+        write_file(path, shared_object, symbol);
+        handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!handle) internal_error("the code of ", symbol, " could not be loaded: ", dlerror(), why.empty() ? "" : " (and from memory: " + why + ")");
+    }
+    auto code = std::make_unique<SharedObject>(handle, fd);
+    if (auto *table = static_cast<void **>(dlsym(handle, kImportTable)))
+        for (size_t k = 0; k < kImportCount; ++k) table[k] = kImports[k].address;
+    code->set_address(symbol);
     return code;
 }
 

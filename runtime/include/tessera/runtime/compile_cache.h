@@ -43,7 +43,8 @@ CacheSettings cache_settings_from_environment();
 // What an entry holds besides its key.
 struct CacheEntry {
     std::string symbol;                    // the entry function, in one of `objects`
-    std::vector<std::string> objects;      // ELF relocatable objects the JIT links together
+    std::string shared_object;             // what jit_link_objects made of the compile's objects
+    int partitions = 1;                    // how many objects (CompileReport::llvm_partitions)
     std::vector<std::string> outputs;      // the pipeline's output Funcs (for listing)
     std::vector<std::string> array_names;  // poly::Model::arrays' names, for run-time errors
     size_t llvm_instructions = 0;
