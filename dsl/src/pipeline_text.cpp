@@ -1,10 +1,10 @@
 #include "tessera/pipeline_text.h"
 
 #include "tessera/stage_loops.h"
+#include "tessera/text_builder.h"
 
-#include <cstdio>
+#include <charconv>
 #include <map>
-#include <sstream>
 
 #include "tessera/buffer.h"
 #include "tessera/func_graph.h"
@@ -37,7 +37,7 @@ private:
 };
 
 struct Printer {
-    std::ostringstream s;
+    TextBuilder s;
     Names<FuncContents> funcs;
     Names<InputContents> inputs;
     Names<ParamContents> params;
@@ -68,10 +68,12 @@ struct Printer {
             return;
         case Op::FloatConst: {
             // %.17g reads back as the same double; the value is already exact in its type.
+            // std::to_chars prints what printf's %.17g prints, without printf's machinery.
             char buf[40];
-            std::snprintf(buf, sizeof buf, "%.17g", n.float_value);
+            auto [end, error] = std::to_chars(buf, buf + sizeof buf, n.float_value, std::chars_format::general, 17);
+            (void)error;  // 40 characters hold any double at 17 digits
             if (n.type != Float(64)) type_prefix(n.type);
-            s << buf;
+            s << std::string_view(buf, size_t(end - buf));
             return;
         }
         case Op::Var:
@@ -174,7 +176,7 @@ std::string pipeline_text(const Pipeline &p) {
                 for (const auto &r : ir::rdoms_in(e)) out.rdoms.add(r.get(), r->name);
         }
 
-    std::ostringstream &s = out.s;
+    TextBuilder &s = out.s;
     for (const auto &in : g.inputs) {
         s << (in->is_parameter ? "input " : "buffer ") << out.inputs(in.get()) << " : " << in->type << ", "
           << in->dimensions << " dimensions";
@@ -203,7 +205,7 @@ std::string pipeline_text(const Pipeline &p) {
     }
     if (!automatic) s << "auto_schedule off\n";
     if (!schedule.empty()) s << "schedule (imported)\n" << schedule << "\n";
-    return s.str();
+    return s.take();
 }
 
 } // namespace tessera

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "tessera/error.h"
+#include "tessera/text_builder.h"
 
 namespace tessera {
 
@@ -228,14 +229,14 @@ std::vector<StageLoop> stage_loops(const FuncContents &f, int definition) {
 }
 
 std::string directive_text(const FuncContents &f, int definition, const LoopDirective &d) {
-    std::ostringstream s;
+    TextBuilder s;
     s << f.name;
     if (definition > 0) s << ".update(" << definition - 1 << ")";
     s << "." << kind_name(d.kind) << "(";
     for (size_t i = 0; i < d.vars.size(); ++i) s << (i ? ", " : "") << d.vars[i];
     if (d.factor != 0) s << ", " << d.factor;
     s << ")";
-    return s.str();
+    return s.take();
 }
 
 } // namespace tessera

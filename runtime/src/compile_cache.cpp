@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -23,10 +24,10 @@
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Support/SHA256.h>
 #include <llvm/Support/xxhash.h>
-#include <nlohmann/json.hpp>
 
 #include <tessera/codegen/cpu_target.h>
 #include <tessera/pipeline_text.h>
+#include <tessera/text_builder.h>
 
 #include "tessera/runtime/log.h"
 
@@ -132,13 +133,75 @@ bool write_all(int fd, std::string_view data) {
 }
 
 // An entry file's parts: a header of four lines (the magic line, the key, the body's digest,
-// the body's length), then the body: one line of metadata JSON and the shared object
-// (runtime/jit.h).
+// the body's length), then the body: records, each `name length\nvalue\n`, the shared object
+// (runtime/jit.h) last:
+//
+//   symbol 18\ntessera_pipeline_0\n  output 6\nblur_y\n  ...  shared_object 9152\n<ELF bytes>\n
+//
+// Lengths, not a JSON parser: a new process's first hit parsed its metadata in about 30 us of
+// cold code, these records in a few.
 // Nullopt when the header is not there; nothing is checked beyond the magic line.
 struct EntryFile {
     std::string key, digest, length;
     std::string_view body;
 };
+
+struct Record {
+    std::string_view name, value;
+};
+
+void put_record(std::string &out, std::string_view name, std::string_view value) {
+    out.append(name).append(" ").append(std::to_string(value.size())).append("\n").append(value).append("\n");
+}
+
+// The records of `body` in order; nullopt when they do not fill it exactly.
+std::optional<std::vector<Record>> records_of(std::string_view body) {
+    std::vector<Record> out;
+    while (!body.empty()) {
+        size_t space = body.find(' '), nl = body.find('\n');
+        if (space == std::string_view::npos || nl == std::string_view::npos || space > nl) return std::nullopt;
+        size_t length = 0;
+        auto [end, error] = std::from_chars(body.data() + space + 1, body.data() + nl, length);
+        if (error != std::errc() || end != body.data() + nl || length > body.size() - nl - 1 ||
+            body.size() - nl - 1 - length < 1 || body[nl + 1 + length] != '\n')
+            return std::nullopt;
+        out.push_back({body.substr(0, space), body.substr(nl + 1, length)});
+        body.remove_prefix(nl + 2 + length);
+    }
+    return out;
+}
+
+template <typename T>
+bool number(std::string_view text, T &out) {
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return error == std::errc() && end == text.data() + text.size();
+}
+
+// The entry `records` describe, or the name of the record that does not read.
+std::optional<std::string> read_records(const std::vector<Record> &records, CacheEntry &e) {
+    bool object = false, symbol = false;
+    for (size_t i = 0; i < records.size(); ++i) {
+        const auto &[name, value] = records[i];
+        bool ok = true;
+        if (name == "symbol") symbol = true, e.symbol = value;
+        else if (name == "output") e.outputs.emplace_back(value);
+        else if (name == "array") e.array_names.emplace_back(value);
+        else if (name == "llvm_instructions") ok = number(value, e.llvm_instructions);
+        else if (name == "llvm_optimization_level") ok = number(value, e.llvm_optimization_level);
+        else if (name == "compile_ms") ok = number(value, e.compile_ms);
+        else if (name == "partitions") ok = number(value, e.partitions);
+        else if (name == "kernels") ok = number(value, e.kernels);
+        else if (name == "ptx") e.ptx = value;
+        else if (name == "kernel_function" && i + 1 < records.size() && records[i + 1].name == "kernel_groups")
+            e.kernel_names.emplace_back(std::string(value), std::string(records[++i].value));
+        else if (name == "shared_object" && i + 1 == records.size()) object = true, e.shared_object = value;
+        else ok = false;
+        if (!ok) return std::string(name);
+    }
+    if (!symbol) return std::string("symbol");
+    if (!object) return std::string("shared_object");
+    return std::nullopt;
+}
 
 std::optional<EntryFile> split_entry(const std::string &bytes) {
     size_t pos = 0;
@@ -329,25 +392,10 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
         else if (std::to_string(f->body.size()) != f->length)
             problem = "is truncated (" + std::to_string(f->body.size()) + " of " + f->length + " bytes)";
         else if (entry_digest_hex(f->body) != f->digest) problem = "does not match its digest";
-        else {
-            size_t nl = f->body.find('\n');
-            try {
-                nlohmann::json meta = nlohmann::json::parse(f->body.substr(0, nl));
-                e.symbol = meta.at("symbol");
-                e.outputs = meta.at("outputs").get<std::vector<std::string>>();
-                e.array_names = meta.at("arrays").get<std::vector<std::string>>();
-                e.llvm_instructions = meta.at("llvm_instructions");
-                e.llvm_optimization_level = meta.at("llvm_optimization_level");
-                e.compile_ms = meta.at("compile_ms");
-                e.kernels = meta.at("kernels");
-                e.ptx = meta.at("ptx");
-                e.kernel_names = meta.at("kernel_names").get<std::vector<std::pair<std::string, std::string>>>();
-                e.partitions = meta.at("partitions");
-                e.shared_object = f->body.substr(nl + 1);
-            } catch (const std::exception &x) {
-                problem = std::string("has unreadable metadata (") + x.what() + ")";
-            }
-        }
+        else if (std::optional<std::vector<Record>> records = records_of(f->body); !records)
+            problem = "has unreadable metadata (malformed records)";
+        else if (std::optional<std::string> bad = read_records(*records, e))
+            problem = "has unreadable metadata (the record " + *bad + ")";
     }
     if (!problem.empty()) {
         // Removed only if it is still the file read: another process may have renamed a good
@@ -368,17 +416,23 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
 
 void CompileCache::store(const std::string &key, const CacheEntry &e) {
     if (!usable_) return;
-    nlohmann::json meta{{"symbol", e.symbol},
-                        {"outputs", e.outputs},
-                        {"arrays", e.array_names},
-                        {"llvm_instructions", e.llvm_instructions},
-                        {"llvm_optimization_level", e.llvm_optimization_level},
-                        {"compile_ms", e.compile_ms},
-                        {"kernels", e.kernels},
-                        {"ptx", e.ptx},
-                        {"kernel_names", e.kernel_names}};
-    meta["partitions"] = e.partitions;
-    std::string body = meta.dump() + "\n" + e.shared_object;
+    std::string body;
+    put_record(body, "symbol", e.symbol);
+    for (const std::string &o : e.outputs) put_record(body, "output", o);
+    for (const std::string &a : e.array_names) put_record(body, "array", a);
+    put_record(body, "llvm_instructions", std::to_string(e.llvm_instructions));
+    put_record(body, "llvm_optimization_level", std::to_string(e.llvm_optimization_level));
+    char ms[32];
+    auto [ms_end, ms_error] = std::to_chars(ms, ms + sizeof ms, e.compile_ms);
+    put_record(body, "compile_ms", ms_error == std::errc() ? std::string_view(ms, size_t(ms_end - ms)) : "0");
+    put_record(body, "partitions", std::to_string(e.partitions));
+    put_record(body, "kernels", std::to_string(e.kernels));
+    put_record(body, "ptx", e.ptx);
+    for (const auto &[function, groups] : e.kernel_names) {
+        put_record(body, "kernel_function", function);
+        put_record(body, "kernel_groups", groups);
+    }
+    put_record(body, "shared_object", e.shared_object);
     std::string data = std::string(kMagic) + "\n" + key + "\n" + entry_digest_hex(body) + "\n" +
                        std::to_string(body.size()) + "\n" + body;
     // A temporary file of this writer's own, renamed over the entry when complete: rename is
@@ -492,21 +546,17 @@ std::vector<CacheListing> CompileCache::list() const {
         l.key = e.name.substr(0, 64);
         l.bytes = e.bytes;
         l.last_used_unix_s = int64_t(e.mtime.tv_sec);
-        // The outputs, from the metadata line (the entry is not verified for listing).
+        // The outputs, from the records (the entry is not verified for listing).
         int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         std::string bytes;
         if (fd >= 0) {
             if (!read_all(fd, bytes)) bytes.clear();
             ::close(fd);
         }
-        std::optional<EntryFile> f = split_entry(bytes);
-        if (f) {
-            std::string_view metadata = f->body.substr(0, f->body.find('\n'));
-            nlohmann::json meta = nlohmann::json::parse(metadata, nullptr, /*allow_exceptions=*/false);
-            if (meta.is_object() && meta.contains("outputs") && meta["outputs"].is_array())
-                for (const auto &o : meta["outputs"])
-                    if (o.is_string()) l.outputs.push_back(o.get<std::string>());
-        }
+        CacheEntry entry;
+        if (std::optional<EntryFile> f = split_entry(bytes))
+            if (std::optional<std::vector<Record>> records = records_of(f->body); records && !read_records(*records, entry))
+                l.outputs = std::move(entry.outputs);
         out.push_back(l);
     }
     std::sort(out.begin(), out.end(), [](const CacheListing &a, const CacheListing &b) { return a.last_used_unix_s > b.last_used_unix_s; });
@@ -542,7 +592,7 @@ std::shared_ptr<CompileCache> process_compile_cache() {
 std::string cache_key(const Pipeline &p, const Target &t, const CompileOptions &o) { return cache_key(pipeline_text(p), t, o); }
 
 std::string cache_key(const std::string &text, const Target &t, const CompileOptions &o) {
-    std::ostringstream s;
+    TextBuilder s;
     s << "tessera " << TESSERA_VERSION_STRING << "\nllvm " << LLVM_VERSION_STRING << "\nbuild " << build_identity()
       << "\nhost " << host_identity() << "\n";
     s << "target " << int(t.arch) << " cpu " << t.cpu << " features " << t.features << " sm " << t.sm << " emulate "

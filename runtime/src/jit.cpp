@@ -242,8 +242,13 @@ std::string jit_link_objects(const std::vector<std::string> &objects, const std:
     std::string output = dir.file(symbol + ".so");
     // -Bsymbolic: the code's references to its own functions and variables bind to them, never
     // to a same-named symbol of the process. -z now: everything is resolved when it loads.
-    std::vector<const char *> args = {"ld.lld", "-shared", "-Bsymbolic", "-z", "now", "-z", "relro", "--eh-frame-hdr",
-                                      "--hash-style=gnu", "--build-id=none", "--threads=1", "-o", output.c_str()};
+    // --no-rosegment and -z norelro: two segments (code and constants; data), so that dlopen
+    // maps two ranges and protects none again: each system call counts in a new process's first
+    // hit. (Read-only relocations would protect nothing here: the import table is data the
+    // loader writes.)
+    std::vector<const char *> args = {"ld.lld", "-shared", "-Bsymbolic", "-z", "now", "-z", "norelro", "--no-rosegment",
+                                      "--eh-frame-hdr", "--hash-style=gnu", "--build-id=none", "--threads=1", "-o",
+                                      output.c_str()};
     for (const std::string &in : inputs) args.push_back(in.c_str());
     if (!libm_path().empty()) args.push_back(libm_path().c_str());
     std::string errors;
