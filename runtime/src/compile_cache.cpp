@@ -34,7 +34,7 @@
 namespace tessera::runtime {
 namespace {
 
-constexpr const char *kMagic = "TESSERA-CACHE-ENTRY 5";
+constexpr const char *kMagic = "TESSERA-CACHE-ENTRY 6";
 constexpr const char *kSuffix = ".tobj";
 constexpr const char *kTempPrefix = ".tmp.";
 // A temporary file this old is a writer's that died: eviction removes it.
@@ -132,18 +132,19 @@ bool write_all(int fd, std::string_view data) {
     return true;
 }
 
-// An entry file's parts: a header of four lines (the magic line, the key, the body's digest,
-// the body's length), then the body: records, each `name length\nvalue\n`, the shared object
-// (runtime/jit.h) last:
+// An entry file: the body, which is the shared object (runtime/jit.h) followed by records, each
+// `name length\nvalue\n`, then one line naming the format, the key, the body's digest, the shared
+// object's length and the body's:
 //
-//   symbol 18\ntessera_pipeline_0\n  output 6\nblur_y\n  ...  shared_object 9152\n<ELF bytes>\n
+//   <ELF bytes>symbol 18\ntessera_pipeline_0\noutput 6\nblur_y\n...
+//   TESSERA-CACHE-ENTRY 6 <key> <digest> 8872 9129\n
 //
-// Lengths, not a JSON parser: a new process's first hit parsed its metadata in about 30 us of
-// cold code, these records in a few.
-// Nullopt when the header is not there; nothing is checked beyond the magic line.
+// The shared object comes first so that the loader maps it from the entry's file itself, the
+// very file whose bytes were verified (jit_load_shared_object), with no copy. Lengths, not a
+// JSON parser: a new process's first hit parsed JSON metadata in about 30 us of cold code.
 struct EntryFile {
-    std::string key, digest, length;
-    std::string_view body;
+    std::string_view key, digest, object_length, body_length;
+    std::string_view body;  // what the file holds before its last line
 };
 
 struct Record {
@@ -179,7 +180,7 @@ bool number(std::string_view text, T &out) {
 
 // The entry `records` describe, or the name of the record that does not read.
 std::optional<std::string> read_records(const std::vector<Record> &records, CacheEntry &e) {
-    bool object = false, symbol = false;
+    bool symbol = false;
     for (size_t i = 0; i < records.size(); ++i) {
         const auto &[name, value] = records[i];
         bool ok = true;
@@ -194,28 +195,33 @@ std::optional<std::string> read_records(const std::vector<Record> &records, Cach
         else if (name == "ptx") e.ptx = value;
         else if (name == "kernel_function" && i + 1 < records.size() && records[i + 1].name == "kernel_groups")
             e.kernel_names.emplace_back(std::string(value), std::string(records[++i].value));
-        else if (name == "shared_object" && i + 1 == records.size()) object = true, e.shared_object = value;
         else ok = false;
         if (!ok) return std::string(name);
     }
     if (!symbol) return std::string("symbol");
-    if (!object) return std::string("shared_object");
     return std::nullopt;
 }
 
-std::optional<EntryFile> split_entry(const std::string &bytes) {
-    size_t pos = 0;
-    auto line = [&](std::string &out) {
-        size_t nl = bytes.find('\n', pos);
-        if (nl == std::string::npos) return false;
-        out = bytes.substr(pos, nl - pos);
-        pos = nl + 1;
-        return true;
-    };
+// The entry's parts, from its last line; nullopt when that line is not Tessera's (a truncated
+// entry has lost it). Nothing is checked beyond the format's name.
+std::optional<EntryFile> split_entry(std::string_view bytes) {
+    if (bytes.size() < 2 || bytes.back() != '\n') return std::nullopt;
+    size_t start = bytes.rfind('\n', bytes.size() - 2);
+    start = start == std::string_view::npos ? 0 : start + 1;
+    std::string_view line = bytes.substr(start, bytes.size() - 1 - start);
+    std::string_view magic = kMagic;
+    if (line.substr(0, magic.size()) != magic || line.size() == magic.size() || line[magic.size()] != ' ') return std::nullopt;
+    line.remove_prefix(magic.size() + 1);
+    std::string_view *fields[] = {nullptr, nullptr, nullptr, nullptr};
     EntryFile f;
-    std::string magic;
-    if (!line(magic) || magic != kMagic || !line(f.key) || !line(f.digest) || !line(f.length)) return std::nullopt;
-    f.body = std::string_view(bytes.data() + pos, bytes.size() - pos);
+    fields[0] = &f.key, fields[1] = &f.digest, fields[2] = &f.object_length, fields[3] = &f.body_length;
+    for (size_t k = 0; k < 4; ++k) {
+        size_t space = line.find(' ');
+        if ((space == std::string_view::npos) != (k == 3)) return std::nullopt;
+        *fields[k] = line.substr(0, space);
+        line.remove_prefix(k == 3 ? line.size() : space + 1);
+    }
+    f.body = bytes.substr(0, start);
     return f;
 }
 
@@ -369,6 +375,10 @@ CompileCache::CompileCache(CacheSettings settings) : settings_(std::move(setting
     usable_ = true;
 }
 
+OpenFile::~OpenFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
 std::string CompileCache::entry_path(const std::string &key) const { return settings_.directory + "/" + key + kSuffix; }
 
 std::optional<CacheEntry> CompileCache::load(const std::string &key) {
@@ -387,15 +397,22 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
     CacheEntry e;
     if (ok) {
         std::optional<EntryFile> f = split_entry(bytes);
-        if (!f) problem = "has no valid header";
+        size_t object_length = 0;
+        if (!f) problem = "has no valid last line (it is truncated, or not Tessera's)";
         else if (f->key != key) problem = "holds another key";
-        else if (std::to_string(f->body.size()) != f->length)
-            problem = "is truncated (" + std::to_string(f->body.size()) + " of " + f->length + " bytes)";
+        else if (std::to_string(f->body.size()) != f->body_length)
+            problem = "has the wrong length (" + std::to_string(f->body.size()) + " of " + std::string(f->body_length) + " bytes)";
         else if (entry_digest_hex(f->body) != f->digest) problem = "does not match its digest";
-        else if (std::optional<std::vector<Record>> records = records_of(f->body); !records)
+        else if (!number(f->object_length, object_length) || object_length > f->body.size())
+            problem = "has unreadable metadata (the shared object's length)";
+        else if (std::optional<std::vector<Record>> records = records_of(f->body.substr(object_length)); !records)
             problem = "has unreadable metadata (malformed records)";
         else if (std::optional<std::string> bad = read_records(*records, e))
             problem = "has unreadable metadata (the record " + *bad + ")";
+        else {
+            bytes.resize(object_length);  // the shared object, which the file begins with
+            e.shared_object = std::move(bytes);
+        }
     }
     if (!problem.empty()) {
         // Removed only if it is still the file read: another process may have renamed a good
@@ -409,7 +426,7 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
         return std::nullopt;
     }
     futimens(fd, nullptr);  // used now: least recently used entries are evicted first
-    ::close(fd);
+    e.file = std::make_shared<OpenFile>(fd);  // the loader maps the shared object from it
     g_counters.hits++;
     return e;
 }
@@ -432,9 +449,9 @@ void CompileCache::store(const std::string &key, const CacheEntry &e) {
         put_record(body, "kernel_function", function);
         put_record(body, "kernel_groups", groups);
     }
-    put_record(body, "shared_object", e.shared_object);
-    std::string data = std::string(kMagic) + "\n" + key + "\n" + entry_digest_hex(body) + "\n" +
-                       std::to_string(body.size()) + "\n" + body;
+    body.insert(0, e.shared_object);
+    std::string data = body + kMagic + " " + key + " " + entry_digest_hex(body) + " " + std::to_string(e.shared_object.size()) +
+                       " " + std::to_string(body.size()) + "\n";
     // A temporary file of this writer's own, renamed over the entry when complete: rename is
     // atomic, so a reader sees the old entry, the new one or none, never a part.
     static std::atomic<uint64_t> counter{0};
@@ -554,8 +571,10 @@ std::vector<CacheListing> CompileCache::list() const {
             ::close(fd);
         }
         CacheEntry entry;
-        if (std::optional<EntryFile> f = split_entry(bytes))
-            if (std::optional<std::vector<Record>> records = records_of(f->body); records && !read_records(*records, entry))
+        size_t object_length = 0;
+        if (std::optional<EntryFile> f = split_entry(bytes); f && number(f->object_length, object_length) && object_length <= f->body.size())
+            if (std::optional<std::vector<Record>> records = records_of(f->body.substr(object_length));
+                records && !read_records(*records, entry))
                 l.outputs = std::move(entry.outputs);
         out.push_back(l);
     }

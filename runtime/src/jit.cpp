@@ -1,6 +1,7 @@
 #include "tessera/runtime/jit.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -11,6 +12,8 @@
 #include <cstring>
 #include <iterator>
 #include <mutex>
+#include <optional>
+#include <set>
 
 #include <lld/Common/Driver.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -72,15 +75,33 @@ const Import kImports[] = {
 constexpr size_t kImportCount = std::size(kImports);
 constexpr const char *kImportTable = "tessera_jit_imports";
 
-// Code loaded by dlopen; dlclose'd when destroyed, and then the memory file it was loaded from
-// closed. That file stays open meanwhile because glibc takes a library whose path names one
-// already loaded for that one: /proc/self/fd/N must name no other live code.
+// The files (device and inode) that loaded code was mapped from and still lives in. glibc hands
+// a dlopen of a file it has loaded already the code loaded before, and adds the new path to that
+// code's names: /proc/self/fd/N would then name it after N is closed and reused by another load.
+// So a file is mapped by one live code at a time; a second load of it copies it to a memory file.
+struct LoadedFiles {
+    std::mutex mutex;
+    std::set<std::pair<dev_t, ino_t>> files;
+};
+LoadedFiles &loaded_files() {
+    static LoadedFiles *f = new LoadedFiles;  // never destroyed: code may outlive static destructors
+    return *f;
+}
+
+// Code loaded by dlopen; dlclose'd when destroyed, and then the file it was loaded from closed
+// (and forgotten by loaded_files). That file stays open meanwhile because glibc takes a library
+// whose path names one already loaded for that one: /proc/self/fd/N must name no other live code.
 class SharedObject : public JitCode {
 public:
-    SharedObject(void *handle, int fd) : handle_(handle), fd_(fd) {}
+    SharedObject(void *handle, int fd, std::optional<std::pair<dev_t, ino_t>> file_id)
+        : handle_(handle), fd_(fd), file_id_(file_id) {}
     ~SharedObject() override {
         dlclose(handle_);
         if (fd_ >= 0) ::close(fd_);
+        if (file_id_) {
+            std::lock_guard<std::mutex> lock(loaded_files().mutex);
+            loaded_files().files.erase(*file_id_);
+        }
     }
 
     void *address() const override { return address_; }
@@ -94,6 +115,7 @@ public:
 private:
     void *handle_;
     int fd_;
+    std::optional<std::pair<dev_t, ino_t>> file_id_;
     void *address_ = nullptr;
 };
 
@@ -263,14 +285,39 @@ std::string jit_link_objects(const std::vector<std::string> &objects, const std:
     return read_file(output, symbol);
 }
 
-std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, const std::string &symbol) {
-    // The memory file is sealed before it is mapped: what dlopen maps is the bytes linked or
-    // verified here, whatever happens to the cache's file meanwhile. Where the kernel refuses
-    // executable memory files (vm.memfd_noexec), a private temporary file serves instead.
+std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, const std::string &symbol, int file) {
     void *handle = nullptr;
     std::string why;
-    int fd = sealed_memory_file(shared_object);
-    if (fd >= 0) {
+    int fd = -1;
+    // From `file`, through a descriptor of the loaded code's own (the path it is loaded by must
+    // stay unique while it lives, as above), unless live code was loaded from that file already
+    // (the same entry twice in one process; sharing that code would share its globals, a GPU
+    // entry's runtime pointer). Its bytes were verified, and nothing writes a cache entry in
+    // place (a new one is renamed over it).
+    std::optional<std::pair<dev_t, ino_t>> file_id;
+    if (struct stat st; file >= 0 && fstat(file, &st) == 0) {
+        std::lock_guard<std::mutex> lock(loaded_files().mutex);
+        if (loaded_files().files.insert({st.st_dev, st.st_ino}).second) file_id = std::pair(st.st_dev, st.st_ino);
+    }
+    if (file_id && (fd = fcntl(file, F_DUPFD_CLOEXEC, 0)) >= 0) {
+        std::string path = "/proc/self/fd/" + std::to_string(fd);
+        handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
+            why = dlerror();  // e.g. the cache's file system is mounted noexec
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    if (!handle && file_id) {
+        std::lock_guard<std::mutex> lock(loaded_files().mutex);
+        loaded_files().files.erase(*file_id);
+        file_id.reset();
+    }
+    // The memory file is sealed before it is mapped: what dlopen maps is the bytes linked or
+    // verified here. Where the kernel refuses executable memory files (vm.memfd_noexec), a
+    // private temporary file serves instead.
+    if (!handle) fd = sealed_memory_file(shared_object);
+    if (!handle && fd >= 0) {
         std::string path = "/proc/self/fd/" + std::to_string(fd);
         handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!handle) {
@@ -286,7 +333,7 @@ std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, 
         handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!handle) internal_error("the code of ", symbol, " could not be loaded: ", dlerror(), why.empty() ? "" : " (and from memory: " + why + ")");
     }
-    auto code = std::make_unique<SharedObject>(handle, fd);
+    auto code = std::make_unique<SharedObject>(handle, fd, file_id);
     if (auto *table = static_cast<void **>(dlsym(handle, kImportTable)))
         for (size_t k = 0; k < kImportCount; ++k) table[k] = kImports[k].address;
     code->set_address(symbol);
