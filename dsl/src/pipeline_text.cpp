@@ -4,6 +4,7 @@
 #include "tessera/text_builder.h"
 
 #include <charconv>
+#include <cmath>
 #include <map>
 
 #include "tessera/buffer.h"
@@ -68,12 +69,18 @@ struct Printer {
             return;
         case Op::FloatConst: {
             // %.17g reads back as the same double; the value is already exact in its type.
-            // std::to_chars prints what printf's %.17g prints, without printf's machinery.
+            // std::to_chars prints what printf's %.17g prints; a whole number below 1e17 (where
+            // %.17g prints its digits alone) as an integer, without the tables of the general
+            // case, which a new process's first cache hit would otherwise fault in.
             char buf[40];
-            auto [end, error] = std::to_chars(buf, buf + sizeof buf, n.float_value, std::chars_format::general, 17);
-            (void)error;  // 40 characters hold any double at 17 digits
+            double v = n.float_value;
+            std::to_chars_result r;
+            if (v == std::trunc(v) && std::fabs(v) < 1e17 && !(v == 0 && std::signbit(v)))
+                r = std::to_chars(buf, buf + sizeof buf, int64_t(v));
+            else
+                r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17);
             if (n.type != Float(64)) type_prefix(n.type);
-            s << std::string_view(buf, size_t(end - buf));
+            s << std::string_view(buf, size_t(r.ptr - buf));
             return;
         }
         case Op::Var:

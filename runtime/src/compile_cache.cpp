@@ -1,6 +1,7 @@
 #include "tessera/runtime/compile_cache.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <cerrno>
@@ -52,7 +53,7 @@ std::string sha256_hex(std::string_view a) {
     return llvm::toHex(d, /*LowerCase=*/true);
 }
 
-// An entry's digest: XXH3-128 (LLVM's) of its body. With the key line the header also holds
+// An entry's digest: XXH3-128 (LLVM's) of its body. With the key its last line also holds
 // (which must be the key looked up), it detects a corrupt, truncated or renamed entry. It is no
 // defence against someone who can write the directory, who could rewrite the digest as well:
 // the directory's checks are that defence (only its owner may write it). A cryptographic hash
@@ -60,9 +61,12 @@ std::string sha256_hex(std::string_view a) {
 // its first 10 KB in a process (its CPU dispatch and cold SIMD code), XXH3 3 us.
 std::string entry_digest_hex(std::string_view body) {
     llvm::XXH128_hash_t d = llvm::xxh3_128bits(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(body.data()), body.size()));
-    char hex[33];
-    std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(d.high64), static_cast<unsigned long long>(d.low64));
-    return hex;
+    std::array<uint8_t, 16> bytes;
+    for (int i = 0; i < 8; ++i) {
+        bytes[size_t(i)] = uint8_t(d.high64 >> (56 - 8 * i));
+        bytes[size_t(8 + i)] = uint8_t(d.low64 >> (56 - 8 * i));
+    }
+    return llvm::toHex(bytes, /*LowerCase=*/true);  // not printf, cold code in a new process
 }
 
 bool is_key(const std::string &s) {

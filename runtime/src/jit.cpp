@@ -272,7 +272,12 @@ std::string jit_link_objects(const std::vector<std::string> &objects, const std:
                                       "--eh-frame-hdr", "--hash-style=gnu", "--build-id=none", "--threads=1", "-o",
                                       output.c_str()};
     for (const std::string &in : inputs) args.push_back(in.c_str());
-    if (!libm_path().empty()) args.push_back(libm_path().c_str());
+    // libm as needed: named only by code that calls it (exp, pow...), so that loading the rest
+    // sets up no dependency.
+    if (!libm_path().empty()) {
+        args.push_back("--as-needed");
+        args.push_back(libm_path().c_str());
+    }
     std::string errors;
     llvm::raw_string_ostream out(errors), err(errors);
     static std::mutex lld_mutex;  // lld keeps its state in globals
