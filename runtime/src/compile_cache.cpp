@@ -30,6 +30,7 @@
 #include <tessera/pipeline_text.h>
 #include <tessera/text_builder.h>
 
+#include "file_io.h"
 #include "tessera/runtime/log.h"
 
 namespace tessera::runtime {
@@ -102,36 +103,6 @@ bool make_directories(const std::string &dir, std::string &error) {
             return false;
         }
         path += "/";
-    }
-    return true;
-}
-
-bool read_all(int fd, std::string &out) {
-    struct stat st;
-    if (fstat(fd, &st) != 0) return false;
-    out.resize(size_t(st.st_size));
-    size_t done = 0;
-    while (done < out.size()) {
-        ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR) continue;
-            out.resize(done);
-            return n == 0;
-        }
-        done += size_t(n);
-    }
-    return true;
-}
-
-bool write_all(int fd, std::string_view data) {
-    size_t done = 0;
-    while (done < data.size()) {
-        ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        done += size_t(n);
     }
     return true;
 }

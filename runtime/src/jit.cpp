@@ -1,9 +1,9 @@
 #include "tessera/runtime/jit.h"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,6 +27,7 @@
 #include <tessera/codegen/llvm_lowering.h>
 #include <tessera/error.h>
 
+#include "file_io.h"
 #include "tessera/runtime/buffer_pool.h"
 
 LLD_HAS_DRIVER(elf)
@@ -160,13 +161,7 @@ private:
 
 void write_file(const std::string &path, std::string_view bytes, const std::string &symbol) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    bool ok = fd >= 0;
-    for (size_t at = 0; ok && at < bytes.size();) {
-        ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
-        if (n < 0 && errno == EINTR) continue;
-        ok = n > 0;
-        at += ok ? size_t(n) : 0;
-    }
+    bool ok = fd >= 0 && write_all(fd, bytes);
     if (fd >= 0) ok = (::close(fd) == 0) && ok;
     if (!ok) internal_error("cannot write ", path, " to link ", symbol, ": ", std::strerror(errno));
 }
@@ -174,14 +169,9 @@ void write_file(const std::string &path, std::string_view bytes, const std::stri
 std::string read_file(const std::string &path, const std::string &symbol) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     std::string out;
-    char buffer[1 << 16];
-    for (ssize_t n; fd >= 0 && (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) break;
-        out.append(buffer, size_t(n));
-    }
-    if (fd < 0) internal_error("lld wrote no shared object for ", symbol, " at ", path);
-    ::close(fd);
+    bool ok = fd >= 0 && read_all(fd, out);
+    if (fd >= 0) ::close(fd);
+    if (!ok) internal_error("cannot read the shared object lld wrote for ", symbol, " at ", path, ": ", std::strerror(errno));
     return out;
 }
 
@@ -203,13 +193,7 @@ int sealed_memory_file(std::string_view bytes) {
     int fd = memfd_create("tessera-jit", MFD_CLOEXEC | MFD_ALLOW_SEALING | kExec);
     if (fd < 0 && errno == EINVAL) fd = memfd_create("tessera-jit", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return -1;
-    bool ok = true;
-    for (size_t at = 0; ok && at < bytes.size();) {
-        ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
-        if (n < 0 && errno == EINTR) continue;
-        ok = n > 0;
-        at += ok ? size_t(n) : 0;
-    }
+    bool ok = write_all(fd, bytes);
     if (ok) ok = fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == 0;
     if (!ok) {
         ::close(fd);
