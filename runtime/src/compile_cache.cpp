@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -164,7 +165,11 @@ std::optional<std::string> read_records(const std::vector<Record> &records, Cach
         else if (name == "array") e.array_names.emplace_back(value);
         else if (name == "llvm_instructions") ok = number(value, e.llvm_instructions);
         else if (name == "llvm_optimization_level") ok = number(value, e.llvm_optimization_level);
-        else if (name == "compile_ms") ok = number(value, e.compile_ms);
+        else if (name == "compile_us") {  // an integer: parsing a double is cold library code
+            int64_t us = 0;
+            ok = number(value, us);
+            e.compile_ms = double(us) / 1000;
+        }
         else if (name == "partitions") ok = number(value, e.partitions);
         else if (name == "kernels") ok = number(value, e.kernels);
         else if (name == "ptx") e.ptx = value;
@@ -187,9 +192,8 @@ std::optional<EntryFile> split_entry(std::string_view bytes) {
     std::string_view magic = kMagic;
     if (line.substr(0, magic.size()) != magic || line.size() == magic.size() || line[magic.size()] != ' ') return std::nullopt;
     line.remove_prefix(magic.size() + 1);
-    std::string_view *fields[] = {nullptr, nullptr, nullptr, nullptr};
     EntryFile f;
-    fields[0] = &f.key, fields[1] = &f.digest, fields[2] = &f.object_length, fields[3] = &f.body_length;
+    std::string_view *fields[] = {&f.key, &f.digest, &f.object_length, &f.body_length};
     for (size_t k = 0; k < 4; ++k) {
         size_t space = line.find(' ');
         if ((space == std::string_view::npos) != (k == 3)) return std::nullopt;
@@ -414,9 +418,7 @@ void CompileCache::store(const std::string &key, const CacheEntry &e) {
     for (const std::string &a : e.array_names) put_record(body, "array", a);
     put_record(body, "llvm_instructions", std::to_string(e.llvm_instructions));
     put_record(body, "llvm_optimization_level", std::to_string(e.llvm_optimization_level));
-    char ms[32];
-    auto [ms_end, ms_error] = std::to_chars(ms, ms + sizeof ms, e.compile_ms);
-    put_record(body, "compile_ms", ms_error == std::errc() ? std::string_view(ms, size_t(ms_end - ms)) : "0");
+    put_record(body, "compile_us", std::to_string(int64_t(std::llround(e.compile_ms * 1000))));
     put_record(body, "partitions", std::to_string(e.partitions));
     put_record(body, "kernels", std::to_string(e.kernels));
     put_record(body, "ptx", e.ptx);
