@@ -333,9 +333,11 @@ CompileCache::CompileCache(CacheSettings settings) : settings_(std::move(setting
     bool exists = stat(dir.c_str(), &st) == 0;
     if (!exists && !make_directories(dir, error)) {
         refused_ = error;
+    } else if (!exists && stat(dir.c_str(), &st) != 0) {
+        refused_ = "cannot read " + dir + ": " + std::strerror(errno);
     } else {
-        if (!exists && stat(dir.c_str(), &st) != 0) refused_ = "cannot read " + dir + ": " + std::strerror(errno);
-        else if (!S_ISDIR(st.st_mode)) refused_ = dir + " is not a directory";
+        checked_ = DirectoryIdentity{st.st_dev, st.st_ino, st.st_uid, st.st_mode};
+        if (!S_ISDIR(st.st_mode)) refused_ = dir + " is not a directory";
         else if (st.st_uid != geteuid())
             refused_ = dir + " belongs to another user (uid " + std::to_string(st.st_uid) + ")";
         else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
@@ -352,6 +354,12 @@ CompileCache::CompileCache(CacheSettings settings) : settings_(std::move(setting
         return;
     }
     usable_ = true;
+}
+
+bool CompileCache::same_directory() const {
+    struct stat now;
+    return checked_ && stat(settings_.directory.c_str(), &now) == 0 && now.st_dev == checked_->device &&
+           now.st_ino == checked_->inode && now.st_uid == checked_->owner && now.st_mode == checked_->mode;
 }
 
 OpenFile::~OpenFile() {
@@ -371,7 +379,7 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
     std::string bytes;
     struct stat st;
     bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
-              read_all(fd, bytes);
+              read_all(fd, bytes, int64_t(st.st_size));
     std::string problem = ok ? "" : "is not a regular file of yours that only you can write, or cannot be read";
     CacheEntry e;
     if (ok) {
@@ -570,18 +578,11 @@ int64_t CompileCache::clear() {
 std::shared_ptr<CompileCache> process_compile_cache() {
     static std::mutex mutex;
     static std::shared_ptr<CompileCache> cache;
-    static struct stat checked {};  // the directory as it was when `cache` checked it
     CacheSettings s = cache_settings_from_environment();
     // The directory is checked again when it is no longer the one checked, or its owner or mode
-    // changed: a stat per compile.
-    struct stat now {};
-    bool same_directory = s.enabled && stat(s.directory.c_str(), &now) == 0 && now.st_dev == checked.st_dev &&
-                          now.st_ino == checked.st_ino && now.st_uid == checked.st_uid && now.st_mode == checked.st_mode;
+    // changed: a stat per compile, and on the first only the constructor's.
     std::lock_guard<std::mutex> lock(mutex);
-    if (!cache || !(cache->settings() == s) || (s.enabled && !same_directory)) {
-        cache = std::make_shared<CompileCache>(s);
-        if (!s.enabled || stat(s.directory.c_str(), &checked) != 0) checked = {};
-    }
+    if (!cache || !(cache->settings() == s) || (s.enabled && !cache->same_directory())) cache = std::make_shared<CompileCache>(s);
     return cache;
 }
 

@@ -6,17 +6,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace tessera::runtime {
 
-// Reads the file `fd` refers to, from its current offset, into `out` (sized by fstat first).
-// False on an error.
-inline bool read_all(int fd, std::string &out) {
+// Reads the file `fd` refers to, from its current offset, into `out`: `size` bytes, or as many
+// as fstat says when it is negative. False on an error.
+inline bool read_all(int fd, std::string &out, int64_t size = -1) {
     struct stat st;
-    if (fstat(fd, &st) != 0) return false;
-    out.resize(size_t(st.st_size));
+    if (size < 0 && fstat(fd, &st) != 0) return false;
+    out.resize(size_t(size < 0 ? st.st_size : size));
     size_t done = 0;
     while (done < out.size()) {
         ssize_t n = ::read(fd, out.data() + done, out.size() - done);

@@ -17,6 +17,8 @@
 //   off    CompileOptions::cache = false, or TESSERA_CACHE=0 (or off / false / no).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -116,12 +118,22 @@ public:
 
     std::string entry_path(const std::string &key) const;
 
+    // Whether the directory is still the one this cache checked: the same file, owner and mode.
+    bool same_directory() const;
+
 private:
     void evict();
 
     CacheSettings settings_;
     bool usable_ = false;
     std::string refused_;
+    struct DirectoryIdentity {
+        dev_t device = 0;
+        ino_t inode = 0;
+        uid_t owner = 0;
+        mode_t mode = 0;
+    };
+    std::optional<DirectoryIdentity> checked_;  // the directory as the constructor saw it
 };
 
 // The cache compile() uses: the environment's settings, re-read on each call so that a change
