@@ -515,9 +515,10 @@ void lower_and_optimize(const poly::Program &program, const codegen::CodegenOpti
     report.phase_ms.emplace_back("LLVM optimization", w.lap());
 }
 
-// Optimizes the module and generates its machine code on compile_threads() threads
+// Routes the module's calls of the runtime through the loader's import table (runtime/jit.h),
+// optimizes it and generates its machine code on compile_threads() threads
 // (codegen/parallel_compile.h), appending the "LLVM optimization" and "machine code" phases (the
-// text kept for `kept`, when asked, is not counted in either), and links the objects.
+// text kept for `kept`, when asked, is not counted in either).
 codegen::MachineCode optimize_and_generate(std::unique_ptr<llvm::Module> module, llvm::TargetMachine &tm, const CompileOptions &o,
                                           CompileReport &report, poly::Stopwatch &w, std::map<std::string, std::string> *kept) {
     int threads = o.compile_threads > 0 ? o.compile_threads : codegen::compile_threads();
@@ -534,7 +535,6 @@ codegen::MachineCode optimize_and_generate(std::unique_ptr<llvm::Module> module,
     }
     return code;
 }
-
 
 int compilation_count() { return g_counter.load(); }
 
@@ -643,7 +643,7 @@ std::optional<std::pair<CacheEntry, std::unique_ptr<JitCode>>> load_cached(const
             report.kernels = e->kernels;
             return std::make_pair(std::move(*e), std::move(code));
         } catch (const InternalError &x) {
-            warn_once("the compile cache entry " + use.cache->entry_path(use.key) + " verified but could not be linked (" + x.what() +
+            warn_once("the compile cache entry " + use.cache->entry_path(use.key) + " verified but could not be loaded (" + x.what() +
                       "). It was removed and the pipeline is compiled again.");
             use.cache->remove(use.key);
         }

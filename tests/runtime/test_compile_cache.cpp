@@ -1,6 +1,7 @@
 // The persistent compile cache (runtime/compile_cache.h, docs/cache.md): hits and misses, what
 // the key tells apart, least-recently-used eviction, corrupt and truncated entries, refused
-// directories, turning it off, and eight processes compiling the same pipeline at once.
+// directories, turning it off, eight processes compiling the same pipeline at once, and one
+// entry loaded twice in a process.
 #include "../test_util.h"
 
 #include <chrono>
