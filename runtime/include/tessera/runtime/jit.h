@@ -1,13 +1,13 @@
 // The JIT's linker and loader. A compile's relocatable objects (made by jit_target_machine()'s
 // TargetMachines: position-independent code) are linked by lld, in this process, into one shared
 // object; the shared object is what the compile cache stores, and glibc's dynamic loader maps it
-// (dlopen of a sealed memory file holding the very bytes that were linked or verified):
+// (dlopen), from the very bytes that were linked or verified:
 //
 //   compile:   module --jit_route_imports--> objects --jit_link_objects--> shared object
 //   miss, hit: shared object --jit_load_shared_object--> JitCode (dlopen, imports filled)
 //
-// A hit maps the shared object from the cache entry's own file, which begins with it: a copy
-// into a memory file took 35 us of a new process's first hit.
+// A miss maps it from a sealed memory file; a hit from the cache entry's own file, which begins
+// with it (a copy into a memory file took 35 us of a new process's first hit).
 //
 // Why dlopen and not LLVM's RuntimeDyld or ORC: a new process's first cache hit is what a
 // framework user waits for in every worker, and the system's loader, whose code has just run to
