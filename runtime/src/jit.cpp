@@ -143,9 +143,9 @@ public:
     explicit LinkDirectory(const std::string &symbol) {
         const char *tmp = std::getenv("TMPDIR");
         std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/tessera-link-XXXXXX";
-        if (!mkdtemp(pattern.data()))
-            internal_error("cannot create a directory to link ", symbol, " in (", pattern, "): ", std::strerror(errno),
-                           "; set TMPDIR to a writable directory");
+        if (!mkdtemp(pattern.data()))  // the environment's, not a bug: said as a user error
+            user_error("the JIT cannot create a directory to link ", symbol, " in (", pattern, "): ", std::strerror(errno),
+                       ". Set TMPDIR to a directory you can write.");
         path_ = pattern;
     }
     ~LinkDirectory() {

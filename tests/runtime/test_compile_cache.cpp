@@ -257,6 +257,25 @@ TEST_CASE("a cache directory writable by others or owned by another user is refu
     CHECK(compile_and_check().cache == "miss");
 }
 
+TEST_CASE("a TMPDIR that cannot be written is a clear error naming it, not a crash", "[cache]") {
+    // The JIT links each compile in a private directory under TMPDIR (runtime/jit.h).
+    struct RestoreTmpdir {
+        std::optional<std::string> old;
+        ~RestoreTmpdir() {
+            if (old) setenv("TMPDIR", old->c_str(), 1);
+            else unsetenv("TMPDIR");
+        }
+    } restore{std::getenv("TMPDIR") ? std::optional<std::string>(std::getenv("TMPDIR")) : std::nullopt};
+    setenv("TMPDIR", "/nonexistent-tessera-tmpdir", 1);
+    CompileOptions o;
+    o.cache = false;
+    cache_test::Blur blur(3.0f);
+    REQUIRE_USER_ERROR(blur.pipeline.compile(Target::host(), o), "TMPDIR", "/nonexistent-tessera-tmpdir");
+    if (restore.old) setenv("TMPDIR", restore.old->c_str(), 1);
+    else unsetenv("TMPDIR");
+    CHECK(compile_and_check(3.0f, o).cache.rfind("off: ", 0) == 0);
+}
+
 TEST_CASE("the cache is off by option and by environment variable", "[cache]") {
     ScopedCache cache("off");
     CompileOptions o;
