@@ -202,6 +202,19 @@ int sealed_memory_file(std::string_view bytes) {
     return fd;
 }
 
+// dlopen of the open file `fd` by /proc/self/fd/`fd`; on failure, `why` says why and `fd` is
+// closed and set to -1.
+void *dlopen_descriptor(int &fd, std::string &why) {
+    std::string path = "/proc/self/fd/" + std::to_string(fd);
+    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        why = dlerror();
+        ::close(fd);
+        fd = -1;
+    }
+    return handle;
+}
+
 } // namespace
 
 std::unique_ptr<llvm::TargetMachine> jit_target_machine() {
@@ -288,15 +301,8 @@ std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, 
         std::lock_guard<std::mutex> lock(loaded_files().mutex);
         if (loaded_files().files.insert({st.st_dev, st.st_ino}).second) file_id = std::pair(st.st_dev, st.st_ino);
     }
-    if (file_id && (fd = fcntl(file, F_DUPFD_CLOEXEC, 0)) >= 0) {
-        std::string path = "/proc/self/fd/" + std::to_string(fd);
-        handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!handle) {
-            why = dlerror();  // e.g. the cache's file system is mounted noexec
-            ::close(fd);
-            fd = -1;
-        }
-    }
+    // It may not map where the cache's file system is mounted noexec.
+    if (file_id && (fd = fcntl(file, F_DUPFD_CLOEXEC, 0)) >= 0) handle = dlopen_descriptor(fd, why);
     if (!handle && file_id) {
         std::lock_guard<std::mutex> lock(loaded_files().mutex);
         loaded_files().files.erase(*file_id);
@@ -305,16 +311,7 @@ std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, 
     // The memory file is sealed before it is mapped: what dlopen maps is the bytes linked or
     // verified here. Where the kernel refuses executable memory files (vm.memfd_noexec), a
     // private temporary file serves instead.
-    if (!handle) fd = sealed_memory_file(shared_object);
-    if (!handle && fd >= 0) {
-        std::string path = "/proc/self/fd/" + std::to_string(fd);
-        handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!handle) {
-            why = dlerror();
-            ::close(fd);
-            fd = -1;
-        }
-    }
+    if (!handle && (fd = sealed_memory_file(shared_object)) >= 0) handle = dlopen_descriptor(fd, why);
     if (!handle) {
         LinkDirectory dir(symbol);
         std::string path = dir.file(symbol + ".so");
