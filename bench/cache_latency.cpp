@@ -11,6 +11,8 @@
 //   cache_latency run_overhead   run() of a one-element pipeline from C++: the median over batches
 //                                of calls, in microseconds (the kernel itself is a few
 //                                instructions)
+//   cache_latency hit_marked <app>  one compile() with the cache on, between two getppid() system
+//                                calls that mark it for scripts/hit_path_order.py's tracer
 //
 // Prints one JSON object.
 #include <algorithm>
@@ -19,6 +21,8 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <llvm/Target/TargetMachine.h>
 #include <tessera/codegen/cpu_target.h>
@@ -57,6 +61,14 @@ int run(int argc, char **argv) {
         double second_ms = now_ms() - t0;
         std::printf("{\"first\": %s, \"second\": %s}\n", report_json(first.report(), first_ms).c_str(),
                     report_json(second.report(), second_ms).c_str());
+        return 0;
+    }
+    if (mode == "hit_marked" && argc == 3) {
+        auto app = apps::make_app(argv[2]);
+        getppid();  // the marks: the tracer follows every instruction from here to the next one
+        Callable c = app->pipeline().compile();
+        getppid();
+        std::printf("{\"cache\": \"%s\"}\n", c.report().cache.c_str());
         return 0;
     }
     if (mode == "setup" && argc == 3) {
@@ -105,7 +117,7 @@ int run(int argc, char **argv) {
         std::printf("{\"run_us\": %.4f, \"min_us\": %.4f}\n", per_call_us[per_call_us.size() / 2], per_call_us[0]);
         return 0;
     }
-    std::fprintf(stderr, "usage: cache_latency hit <app> | cold <app> | setup <app> | run_overhead\n");
+    std::fprintf(stderr, "usage: cache_latency hit <app> | cold <app> | setup <app> | run_overhead | hit_marked <app>\n");
     return 2;
 }
 
