@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -42,6 +43,8 @@ constexpr const char *kSuffix = ".tobj";
 constexpr const char *kTempPrefix = ".tmp.";
 // A temporary file this old is a writer's that died: eviction removes it.
 constexpr int64_t kStaleTempSeconds = 600;
+// How exact an entry's last-use mark (its modification time) is, which orders eviction.
+constexpr int64_t kUseMarkSeconds = 60;
 
 struct Counters {
     std::atomic<uint64_t> hits{0}, misses{0}, stores{0}, corrupt{0}, evictions{0}, refused{0};
@@ -362,10 +365,6 @@ bool CompileCache::same_directory() const {
            now.st_ino == checked_->inode && now.st_uid == checked_->owner && now.st_mode == checked_->mode;
 }
 
-OpenFile::~OpenFile() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
 std::string CompileCache::entry_path(const std::string &key) const { return settings_.directory + "/" + key + kSuffix; }
 
 std::optional<CacheEntry> CompileCache::load(const std::string &key) {
@@ -412,8 +411,11 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
         if (same) ::unlink(path.c_str());
         return std::nullopt;
     }
-    futimens(fd, nullptr);  // used now: least recently used entries are evicted first
-    e.file = std::make_shared<OpenFile>(fd);  // the loader maps the shared object from it
+    // Used now: least recently used entries are evicted first. Marked to the minute: a hit
+    // writes the entry's inode (a journalled write, a tenth of a new process's hit) only when
+    // its mark is older than that, so that a burst of processes loading one entry writes it once.
+    if (int64_t(time(nullptr)) - int64_t(st.st_mtime) >= kUseMarkSeconds) futimens(fd, nullptr);
+    e.file = std::make_shared<OpenFile>(fd, st.st_dev, st.st_ino);  // the loader maps the shared object from it
     g_counters.hits++;
     return e;
 }

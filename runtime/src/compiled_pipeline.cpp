@@ -634,7 +634,7 @@ std::optional<std::pair<CacheEntry, std::unique_ptr<JitCode>>> load_cached(const
     if (!use.cache) return std::nullopt;
     if (std::optional<CacheEntry> e = use.cache->load(use.key)) {
         try {
-            std::unique_ptr<JitCode> code = jit_load_shared_object(e->shared_object, e->symbol, e->file ? e->file->fd() : -1);
+            std::unique_ptr<JitCode> code = jit_load_shared_object(e->shared_object, e->symbol, e->file);
             report.phase_ms.emplace_back("load", w.lap());
             report.cache = "hit";
             report.llvm_instructions = e->llvm_instructions;

@@ -94,11 +94,11 @@ LoadedFiles &loaded_files() {
 // whose path names one already loaded for that one: /proc/self/fd/N must name no other live code.
 class SharedObject : public JitCode {
 public:
-    SharedObject(void *handle, int fd, std::optional<std::pair<dev_t, ino_t>> file_id)
-        : handle_(handle), fd_(fd), file_id_(file_id) {}
+    SharedObject(void *handle, std::shared_ptr<const OpenFile> file, std::optional<std::pair<dev_t, ino_t>> file_id)
+        : handle_(handle), file_(std::move(file)), file_id_(file_id) {}
     ~SharedObject() override {
         dlclose(handle_);
-        if (fd_ >= 0) ::close(fd_);
+        file_.reset();
         if (file_id_) {
             std::lock_guard<std::mutex> lock(loaded_files().mutex);
             loaded_files().files.erase(*file_id_);
@@ -115,7 +115,7 @@ public:
 
 private:
     void *handle_;
-    int fd_;
+    std::shared_ptr<const OpenFile> file_;  // what it was loaded from, when a file
     std::optional<std::pair<dev_t, ino_t>> file_id_;
     void *address_ = nullptr;
 };
@@ -202,16 +202,11 @@ int sealed_memory_file(std::string_view bytes) {
     return fd;
 }
 
-// dlopen of the open file `fd` by /proc/self/fd/`fd`; on failure, `why` says why and `fd` is
-// closed and set to -1.
-void *dlopen_descriptor(int &fd, std::string &why) {
+// dlopen of the open file `fd` by /proc/self/fd/`fd`; on failure, `why` says why.
+void *dlopen_descriptor(int fd, std::string &why) {
     std::string path = "/proc/self/fd/" + std::to_string(fd);
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        why = dlerror();
-        ::close(fd);
-        fd = -1;
-    }
+    if (!handle) why = dlerror();
     return handle;
 }
 
@@ -287,22 +282,26 @@ std::string jit_link_objects(const std::vector<std::string> &objects, const std:
     return read_file(output, symbol);
 }
 
-std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, const std::string &symbol, int file) {
+OpenFile::~OpenFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, const std::string &symbol,
+                                                std::shared_ptr<const OpenFile> file) {
     void *handle = nullptr;
     std::string why;
-    int fd = -1;
-    // From `file`, through a descriptor of the loaded code's own (the path it is loaded by must
-    // stay unique while it lives, as above), unless live code was loaded from that file already
-    // (the same entry twice in one process; sharing that code would share its globals, a GPU
-    // entry's runtime pointer). Its bytes were verified, and nothing writes a cache entry in
-    // place (a new one is renamed over it).
+    // From `file`, by its own descriptor, which the code keeps open while it lives (the path it
+    // is loaded by must stay unique meanwhile, as above), unless live code was loaded from that
+    // file already (the same entry twice in one process; sharing that code would share its
+    // globals, a GPU entry's runtime pointer). Its bytes were verified, and nothing writes a
+    // cache entry in place (a new one is renamed over it).
     std::optional<std::pair<dev_t, ino_t>> file_id;
-    if (struct stat st; file >= 0 && fstat(file, &st) == 0) {
+    if (file) {
         std::lock_guard<std::mutex> lock(loaded_files().mutex);
-        if (loaded_files().files.insert({st.st_dev, st.st_ino}).second) file_id = std::pair(st.st_dev, st.st_ino);
+        if (loaded_files().files.insert({file->device(), file->inode()}).second) file_id = std::pair(file->device(), file->inode());
     }
     // It may not map where the cache's file system is mounted noexec.
-    if (file_id && (fd = fcntl(file, F_DUPFD_CLOEXEC, 0)) >= 0) handle = dlopen_descriptor(fd, why);
+    if (file_id) handle = dlopen_descriptor(file->fd(), why);
     if (!handle && file_id) {
         std::lock_guard<std::mutex> lock(loaded_files().mutex);
         loaded_files().files.erase(*file_id);
@@ -311,7 +310,14 @@ std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, 
     // The memory file is sealed before it is mapped: what dlopen maps is the bytes linked or
     // verified here. Where the kernel refuses executable memory files (vm.memfd_noexec), a
     // private temporary file serves instead.
-    if (!handle && (fd = sealed_memory_file(shared_object)) >= 0) handle = dlopen_descriptor(fd, why);
+    if (!handle) {
+        file.reset();
+        if (int fd = sealed_memory_file(shared_object); fd >= 0) {
+            file = std::make_shared<OpenFile>(fd, dev_t(0), ino_t(0));
+            handle = dlopen_descriptor(fd, why);
+            if (!handle) file.reset();
+        }
+    }
     if (!handle) {
         LinkDirectory dir(symbol);
         std::string path = dir.file(symbol + ".so");
@@ -319,7 +325,7 @@ std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, 
         handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!handle) internal_error("the code of ", symbol, " could not be loaded: ", dlerror(), why.empty() ? "" : " (and from memory: " + why + ")");
     }
-    auto code = std::make_unique<SharedObject>(handle, fd, file_id);
+    auto code = std::make_unique<SharedObject>(handle, std::move(file), file_id);
     if (auto *table = static_cast<void **>(dlsym(handle, kImportTable)))
         for (size_t k = 0; k < kImportCount; ++k) table[k] = kImports[k].address;
     code->set_address(symbol);

@@ -11,7 +11,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <thread>
+#include <ctime>
 #include <unistd.h>
 
 #include <tessera/pipeline_text.h>
@@ -163,25 +163,60 @@ TEST_CASE("the cache key tells apart definitions, options, schedules and sizes",
     CHECK(text.find("f#1") != std::string::npos);
 }
 
+// An entry's modification time: its last-use mark.
+int64_t modified_seconds(const fs::path &p) {
+    struct stat st;
+    REQUIRE(stat(p.c_str(), &st) == 0);
+    return int64_t(st.st_mtime);
+}
+
+// Sets an entry's last-use mark `seconds_ago`.
+void mark_used(const fs::path &p, int64_t seconds_ago) {
+    struct timespec times[2];
+    times[0].tv_sec = times[1].tv_sec = time(nullptr) - seconds_ago;
+    times[0].tv_nsec = times[1].tv_nsec = 0;
+    REQUIRE(utimensat(AT_FDCWD, p.c_str(), times, 0) == 0);
+}
+
 TEST_CASE("the cache evicts the least recently used entries beyond its size bound", "[cache]") {
     ScopedCache cache("evict");
     compile_and_check(3.0f);
     REQUIRE(cache.entries().size() == 1);
-    auto one = int64_t(fs::file_size(cache.entries()[0]));
+    fs::path first = cache.entries()[0];
+    auto one = int64_t(fs::file_size(first));
     // Room for two entries of about this size, not three.
     setenv("TESSERA_CACHE_SIZE", std::to_string(one * 5 / 2).c_str(), 1);
     compile_and_check(4.0f);
-    CHECK(cache.entries().size() == 2);
-    // Using the first entry makes the second the least recently used.
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE(cache.entries().size() == 2);
+    fs::path second = cache.entries()[0] == first ? cache.entries()[1] : cache.entries()[0];
+    // Marked used three and two minutes ago: using the first makes the second the least
+    // recently used.
+    mark_used(first, 180);
+    mark_used(second, 120);
     CHECK(compile_and_check(3.0f).cache == "hit");
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(modified_seconds(first) >= time(nullptr) - 5);
     uint64_t evictions = runtime::compile_cache_counters().evictions;
     compile_and_check(5.0f);
     CHECK(cache.entries().size() == 2);
     CHECK(runtime::compile_cache_counters().evictions == evictions + 1);
     CHECK(compile_and_check(3.0f).cache == "hit");
     CHECK(compile_and_check(4.0f).cache == "miss");  // the one evicted
+}
+
+TEST_CASE("a hit marks its entry used to the minute, so a burst of hits writes the entry once", "[cache]") {
+    ScopedCache cache("use-mark");
+    compile_and_check();
+    REQUIRE(cache.entries().size() == 1);
+    fs::path entry = cache.entries()[0];
+    // Marked 30 seconds ago: within the minute, a hit leaves the mark as it is.
+    mark_used(entry, 30);
+    int64_t mark = modified_seconds(entry);
+    CHECK(compile_and_check().cache == "hit");
+    CHECK(modified_seconds(entry) == mark);
+    // Marked 90 seconds ago: a hit marks it used now.
+    mark_used(entry, 90);
+    CHECK(compile_and_check().cache == "hit");
+    CHECK(modified_seconds(entry) >= time(nullptr) - 5);
 }
 
 TEST_CASE("a corrupt or truncated cache entry is detected, never loaded, and compiled again", "[cache]") {

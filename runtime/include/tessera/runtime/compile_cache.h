@@ -27,6 +27,7 @@
 
 #include <tessera/callable.h>
 #include <tessera/pipeline.h>
+#include <tessera/runtime/jit.h>
 
 namespace tessera::runtime {
 
@@ -43,25 +44,12 @@ struct CacheSettings {
 CacheSettings cache_settings_from_environment();
 
 // What an entry holds besides its key.
-// A file kept open, closed when the last copy goes.
-class OpenFile {
-public:
-    explicit OpenFile(int fd) : fd_(fd) {}
-    ~OpenFile();
-    OpenFile(const OpenFile &) = delete;
-    OpenFile &operator=(const OpenFile &) = delete;
-    int fd() const { return fd_; }
-
-private:
-    int fd_;
-};
-
 struct CacheEntry {
     std::string symbol;                    // the entry function, in one of `objects`
     std::string shared_object;             // what jit_link_objects made of the compile's objects
     // CompileCache::load: the entry's file, open, which begins with `shared_object` (verified):
     // the loader maps it from there (jit_load_shared_object).
-    std::shared_ptr<OpenFile> file;
+    std::shared_ptr<const OpenFile> file;
     int partitions = 1;                    // how many objects (CompileReport::llvm_partitions)
     std::vector<std::string> outputs;      // the pipeline's output Funcs (for listing)
     std::vector<std::string> array_names;  // poly::Model::arrays' names, for run-time errors

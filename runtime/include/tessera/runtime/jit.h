@@ -21,6 +21,8 @@
 // address of the process that compiled it. libc's and libm's functions are called by name.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -63,11 +65,29 @@ void jit_route_imports(llvm::Module &module);
 // by the caller's threads, with no lock held.
 std::string jit_link_objects(const std::vector<std::string> &objects, const std::string &symbol);
 
+// A file kept open, closed when its last owner goes, with the device and inode fstat gave.
+class OpenFile {
+public:
+    OpenFile(int fd, dev_t device, ino_t inode) : fd_(fd), device_(device), inode_(inode) {}
+    ~OpenFile();
+    OpenFile(const OpenFile &) = delete;
+    OpenFile &operator=(const OpenFile &) = delete;
+    int fd() const { return fd_; }
+    dev_t device() const { return device_; }
+    ino_t inode() const { return inode_; }
+
+private:
+    int fd_;
+    dev_t device_;
+    ino_t inode_;
+};
+
 // Loads a shared object made by jit_link_objects and returns the code at `symbol`: dlopen
 // (RTLD_LOCAL: two compiles may define the same symbols) maps it from `file`, an open file that
-// begins with these very bytes (a compile cache entry, verified), else from a sealed memory file
-// they are copied into; then the import table is filled. An InternalError, saying why, when it
-// does not load.
-std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, const std::string &symbol, int file = -1);
+// begins with these very bytes (a compile cache entry, verified), which the code keeps open
+// while it lives; else from a sealed memory file they are copied into. Then the import table is
+// filled. An InternalError, saying why, when it does not load.
+std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, const std::string &symbol,
+                                                std::shared_ptr<const OpenFile> file = nullptr);
 
 } // namespace tessera::runtime
