@@ -377,7 +377,8 @@ std::optional<CacheEntry> CompileCache::load(const std::string &key) {
     }
     std::string bytes;
     struct stat st;
-    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+    // Owned by the directory's owner, whom the constructor found to be this process's user.
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == checked_->owner && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
               read_all(fd, bytes, int64_t(st.st_size));
     std::string problem = ok ? "" : "is not a regular file of yours that only you can write, or cannot be read";
     CacheEntry e;
