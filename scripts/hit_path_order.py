@@ -16,6 +16,9 @@ no longer exists is ignored by the linker, and a function missing from the list 
 is only not laid out with the rest. Run it again when the hit path changes much:
 
     python3 scripts/hit_path_order.py [--build build]
+
+`--check-blocks N` (a CTest test) fails when blur's hit runs code in more than N of the
+executable's 64 KB blocks: 3 laid out, plus the procedure linkage table's.
 """
 import argparse
 import bisect
@@ -47,9 +50,9 @@ def load_segments(path):
     return [(int(f[1], 16), int(f[2], 16), int(f[4], 16)) for f in (l.split() for l in out.splitlines()) if f and f[0] == "LOAD"]
 
 
-def traced_functions(tracer, command, env, binary_name):
-    """The functions of the mapped file whose name contains `binary_name` that `command` runs
-    between its marks, in first-run order."""
+def trace(tracer, command, env, binary_name):
+    """(file offsets of the instructions `command` runs between its marks in the mapped file
+    whose name contains `binary_name`, in first-run order; that file's path)."""
     r = subprocess.run([tracer] + command, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.exit(f"steptrace {' '.join(command)} failed:\n{r.stderr[-2000:]}")
@@ -64,15 +67,22 @@ def traced_functions(tracer, command, env, binary_name):
             addresses.append(int(line, 16))
     if not maps:
         sys.exit(f"{' '.join(command)}: no mapping of {binary_name}")
-    path = maps[0][3]
+    offsets = []
+    for a in addresses:
+        m = next((m for m in maps if m[0] <= a < m[1]), None)
+        if m:
+            offsets.append(a - m[0] + m[2])
+    return offsets, maps[0][3]
+
+
+def traced_functions(tracer, command, env, binary_name):
+    """The functions of the mapped file whose name contains `binary_name` that `command` runs
+    between its marks, in first-run order."""
+    offsets, path = trace(tracer, command, env, binary_name)
     starts, syms = functions_of(path)
     segments = load_segments(path)
     order, seen = [], set()
-    for a in addresses:
-        m = next((m for m in maps if m[0] <= a < m[1]), None)
-        if not m:
-            continue
-        offset = a - m[0] + m[2]
+    for offset in offsets:
         va = next((offset - o + v for o, v, size in segments if o <= offset < o + size), None)
         i = bisect.bisect_right(starts, va) - 1 if va is not None else -1
         if i >= 0 and syms[i][0] <= va < syms[i][0] + syms[i][1] and syms[i][2] not in seen:
@@ -87,12 +97,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--output", default=os.path.join(ROOT, "scripts", "hit_path.order"))
+    ap.add_argument("--check-blocks", type=int, metavar="N",
+                    help="write nothing; fail when blur's hit runs code in more than N of the executable's "
+                         "64 KB blocks (the order is stale: run this script again)")
     args = ap.parse_args()
     bench = os.path.join(args.build, "bench", "bench_cache_latency")
     with tempfile.TemporaryDirectory() as tmp:
         tracer = os.path.join(tmp, "steptrace")
         subprocess.run(["cc", "-O2", "-o", tracer, os.path.join(ROOT, "scripts", "steptrace.c")], check=True)
         env = dict(os.environ, TESSERA_CACHE_DIR=os.path.join(tmp, "cache"), TESSERA_CACHE="1", OMP_NUM_THREADS="1")
+        if args.check_blocks is not None:
+            command = [bench, "hit_marked", APPS[0]]
+            subprocess.run(command, check=True, env=env, capture_output=True)  # stores the entry
+            offsets, _ = trace(tracer, command, env, "bench_cache_latency")
+            blocks = len({o >> 16 for o in offsets})
+            print(f"{APPS[0]}'s cache hit runs code in {blocks} of the executable's 64 KB blocks (at most {args.check_blocks})")
+            if blocks > args.check_blocks:
+                sys.exit("the hit path's link order is stale: run python3 scripts/hit_path_order.py and rebuild")
+            return
         names = []
         for app in APPS:
             command = [bench, "hit_marked", app]
