@@ -2,18 +2,17 @@
 """Writes scripts/hit_path.order: the functions a compile cache hit runs, in the order it first runs
 them, for lld's --symbol-ordering-file (CMakeLists.txt, TESSERA_HIT_PATH_LAYOUT).
 
-Why: a new process's first compile() that hits the cache runs ~200 functions of Tessera's for the
-first time. Scattered over the 5 MB of code they touched ~12 pages the kernel had not mapped yet,
-at ~8 us a fault on our VMs: a third of the hit (docs/cache.md). Laid out together they fit in
-~150 KB.
+Why: a new process's first compile() that hits the cache runs ~120 functions of Tessera's for the
+first time. Scattered over the executable's 5 MB of code they lay in 23 of its 64 KB blocks, a
+dozen of which the kernel had not mapped yet: a page fault each, ~8 us on our VMs, a third of
+the hit (docs/cache.md). Laid out together they fit in ~150 KB, 3 blocks.
 
 How: scripts/steptrace.c single-steps `bench_cache_latency hit_marked <app>` (a hit, between two
 marks) for a few apps, and every instruction address that falls in Tessera's code is named with
 `nm`. The names are those of Tessera's objects, so the same order lays out the Python module
 (whose hit runs the same functions under a thin binding layer; the module is stripped, so it is
-not traced itself). The order only moves code: a name that
-no longer exists is ignored by the linker, and a function missing from the list still works, it
-is only not laid out with the rest. Run it again when the hit path changes much:
+not traced itself). The order only moves code: a name that no longer exists is ignored by the
+linker, and a function missing from the list still works, only not laid out with the rest. Run it again when the hit path changes much:
 
     python3 scripts/hit_path_order.py [--build build]
 
@@ -29,7 +28,6 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 APPS = ["blur_x_blur_y", "harris", "unsharp_mask"]
-
 
 
 def functions_of(path):
