@@ -28,7 +28,9 @@
 #include <tessera/error.h>
 
 #include "file_io.h"
+#include "mapped_object.h"
 #include "tessera/runtime/buffer_pool.h"
+#include "tessera/runtime/log.h"
 
 LLD_HAS_DRIVER(elf)
 
@@ -106,11 +108,8 @@ public:
     }
 
     void *address() const override { return address_; }
-    void *lookup(const std::string &symbol) const override {
-        void *p = dlsym(handle_, symbol.c_str());
-        if (!p) internal_error("the loaded code has no symbol ", symbol);
-        return p;
-    }
+    void *find(const std::string &symbol) const override { return dlsym(handle_, symbol.c_str()); }
+    std::string_view loader() const override { return "dlopen"; }
     void set_address(const std::string &symbol) { address_ = lookup(symbol); }
 
 private:
@@ -119,6 +118,41 @@ private:
     std::optional<std::pair<dev_t, ino_t>> file_id_;
     void *address_ = nullptr;
 };
+
+// Code the JIT mapped itself (mapped_object.h); unmapped when destroyed. The mappings hold the
+// file: it need not stay open.
+class MappedCode : public JitCode {
+public:
+    explicit MappedCode(std::unique_ptr<MappedObject> object) : object_(std::move(object)) {}
+
+    void *address() const override { return address_; }
+    void *find(const std::string &symbol) const override { return object_->symbol(symbol); }
+    std::string_view loader() const override { return "mapped"; }
+    void set_address(const std::string &symbol) { address_ = lookup(symbol); }
+
+private:
+    std::unique_ptr<MappedObject> object_;
+    void *address_ = nullptr;
+};
+
+// Whether TESSERA_JIT_LOADER leaves the loading to the JIT (unset) or asks for dlopen, whose
+// code a debugger sees.
+bool jit_maps_itself() {
+    const char *loader = std::getenv("TESSERA_JIT_LOADER");
+    if (!loader || !*loader) return true;
+    if (std::string_view(loader) == "dlopen") return false;
+    user_error("TESSERA_JIT_LOADER=", loader, " is not a loader: set it to dlopen (the system's loader, whose code a debugger ",
+               "sees), or unset it.");
+}
+
+// Fills `code`'s import table and finds its entry.
+template <class Code>
+std::unique_ptr<JitCode> with_imports(std::unique_ptr<Code> code, const std::string &symbol) {
+    if (auto *table = static_cast<void **>(code->find(kImportTable)))
+        for (size_t k = 0; k < kImportCount; ++k) table[k] = kImports[k].address;
+    code->set_address(symbol);
+    return code;
+}
 
 // The host CPU as codegen sees it (codegen::host_cpu also initializes LLVM's native target).
 // Machine code at level Default (AOT objects use Aggressive): JIT compile time counts.
@@ -212,6 +246,12 @@ void *dlopen_descriptor(int fd, std::string &why) {
 
 } // namespace
 
+void *JitCode::lookup(const std::string &symbol) const {
+    void *p = find(symbol);
+    if (!p) internal_error("the loaded code has no symbol ", symbol);
+    return p;
+}
+
 std::unique_ptr<llvm::TargetMachine> jit_target_machine() {
     static const llvm::orc::JITTargetMachineBuilder builder = jit_machine_builder();
     auto tm = llvm::orc::JITTargetMachineBuilder(builder).createTargetMachine();
@@ -288,13 +328,28 @@ OpenFile::~OpenFile() {
 
 std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, const std::string &symbol,
                                                 std::shared_ptr<const OpenFile> file) {
+    std::string why, refused;
+#if defined(__x86_64__)
+    // Mapped by the JIT (mapped_object.h) from `file`, or where that is mounted noexec or there is
+    // none, from a sealed memory file the bytes are copied into. Its bytes were verified, and
+    // nothing writes a cache entry in place (a new one is renamed over it).
+    if (jit_maps_itself()) {
+        std::unique_ptr<MappedObject> mapped;
+        if (file) mapped = map_shared_object(file->fd(), shared_object, refused);
+        if (!mapped)
+            if (int fd = sealed_memory_file(shared_object); fd >= 0) {
+                OpenFile memory(fd, dev_t(0), ino_t(0));
+                mapped = map_shared_object(fd, shared_object, refused);
+            }
+        if (mapped) return with_imports(std::make_unique<MappedCode>(std::move(mapped)), symbol);
+        log_line(LogTopic::Compile, "the JIT's loader refused the code of " + symbol + " (" + refused + "): dlopen loads it");
+    }
+#endif
     void *handle = nullptr;
-    std::string why;
-    // From `file`, by its own descriptor, which the code keeps open while it lives (the path it
-    // is loaded by must stay unique meanwhile, as above), unless live code was loaded from that
-    // file already (the same entry twice in one process; sharing that code would share its
-    // globals, a GPU entry's runtime pointer). Its bytes were verified, and nothing writes a
-    // cache entry in place (a new one is renamed over it).
+    // By dlopen: from `file`, by its own descriptor, which the code keeps open while it lives (the
+    // path it is loaded by must stay unique meanwhile, as above), unless live code was loaded from
+    // that file already (the same entry twice in one process; sharing that code would share its
+    // globals, a GPU entry's runtime pointer).
     std::optional<std::pair<dev_t, ino_t>> file_id;
     if (file) {
         std::lock_guard<std::mutex> lock(loaded_files().mutex);
@@ -323,13 +378,11 @@ std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, 
         std::string path = dir.file(symbol + ".so");
         write_file(path, shared_object, symbol);
         handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!handle) internal_error("the code of ", symbol, " could not be loaded: ", dlerror(), why.empty() ? "" : " (and from memory: " + why + ")");
+        if (!handle)
+            internal_error("the code of ", symbol, " could not be loaded: ", dlerror(), why.empty() ? "" : " (and from memory: " + why + ")",
+                           refused.empty() ? "" : " (and by the JIT's loader: " + refused + ")");
     }
-    auto code = std::make_unique<SharedObject>(handle, std::move(file), file_id);
-    if (auto *table = static_cast<void **>(dlsym(handle, kImportTable)))
-        for (size_t k = 0; k < kImportCount; ++k) table[k] = kImports[k].address;
-    code->set_address(symbol);
-    return code;
+    return with_imports(std::make_unique<SharedObject>(handle, std::move(file), file_id), symbol);
 }
 
 } // namespace tessera::runtime

@@ -1,19 +1,22 @@
 // The JIT's linker and loader. A compile's relocatable objects (made by jit_target_machine()'s
 // TargetMachines: position-independent code) are linked by lld, in this process, into one shared
-// object; the shared object is what the compile cache stores, and glibc's dynamic loader maps it
-// (dlopen), from the very bytes that were linked or verified:
+// object; the shared object is what the compile cache stores, and the JIT maps it itself
+// (runtime/src/mapped_object.h), from the very bytes that were linked or verified:
 //
 //   compile:   module --jit_route_imports--> objects --jit_link_objects--> shared object
-//   miss, hit: shared object --jit_load_shared_object--> JitCode (dlopen, imports filled)
+//   miss, hit: shared object --jit_load_shared_object--> JitCode (mapped, imports filled)
 //
 // A miss maps it from a sealed memory file; a hit from the cache entry's own file, which begins
 // with it (a copy into a memory file took 35 us of a new process's first hit).
 //
-// Why dlopen and not LLVM's RuntimeDyld or ORC: a new process's first cache hit is what a
-// framework user waits for in every worker, and the system's loader, whose code has just run to
-// start the process, maps blur's shared object in about 0.05 ms there, where RuntimeDyld took
-// 0.2-0.3 ms (the first touches of its code in libLLVM) and ORC's LLJIT 0.6 ms more to set up
-// (docs/cache.md). The link runs once per compile, on a miss.
+// Why a loader of its own, and not glibc's dlopen, LLVM's RuntimeDyld or ORC: a new process's
+// first cache hit is what a framework user waits for in every worker. There RuntimeDyld took
+// 0.2-0.3 ms (the first touches of its code in libLLVM), ORC's LLJIT 0.6 ms more to set up, and
+// dlopen 76 us of blur's 0.2 ms hit, most of it on what these objects do not need (opening the
+// file again by /proc/self/fd/N, a link map, the debugger's and unwinder's lists); the JIT's own
+// mapping about 30 us (docs/cache.md). Objects it refuses (an initializer, say) are loaded by
+// dlopen, and so is everything when TESSERA_JIT_LOADER=dlopen (for a debugger). The link runs
+// once per compile, on a miss.
 //
 // Generated code calls the runtime's buffer pool and the OpenMP runtime through a table of
 // pointers the loader fills (jit_route_imports), not by name: a Python module loaded
@@ -41,8 +44,12 @@ public:
     virtual ~JitCode() = default;
     virtual void *address() const = 0;
     // The address of another symbol the code defines (e.g. the entry's `_gpu_runtime` global,
-    // which the loader sets); an InternalError when it has none.
-    virtual void *lookup(const std::string &symbol) const = 0;
+    // which the loader sets); nullptr when it has none.
+    virtual void *find(const std::string &symbol) const = 0;
+    // find(symbol), or an InternalError when it has none.
+    void *lookup(const std::string &symbol) const;
+    // Which loader mapped it: "mapped" (the JIT itself) or "dlopen" (jit_load_shared_object).
+    virtual std::string_view loader() const = 0;
 };
 
 // A TargetMachine matching the JIT's (host CPU and features, machine-code level Default,
@@ -82,11 +89,12 @@ private:
     ino_t inode_;
 };
 
-// Loads a shared object made by jit_link_objects and returns the code at `symbol`: dlopen
-// (RTLD_LOCAL: two compiles may define the same symbols) maps it from `file`, an open file that
-// begins with these very bytes (a compile cache entry, verified), which the code keeps open
-// while it lives; else from a sealed memory file they are copied into. Then the import table is
-// filled. An InternalError, saying why, when it does not load.
+// Loads a shared object made by jit_link_objects and returns the code at `symbol`: the JIT maps
+// it (its symbols its own: two compiles may define the same ones) from `file`, an open file that
+// begins with these very bytes (a compile cache entry, verified); else from a sealed memory file
+// they are copied into; dlopen (RTLD_LOCAL) where the JIT's loader refuses it. Then the import
+// table is filled. A UserError for a TESSERA_JIT_LOADER that names no loader; an InternalError,
+// saying why, when it does not load.
 std::unique_ptr<JitCode> jit_load_shared_object(std::string_view shared_object, const std::string &symbol,
                                                 std::shared_ptr<const OpenFile> file = nullptr);
 
