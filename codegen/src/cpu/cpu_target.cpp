@@ -54,10 +54,15 @@ CpuTarget host_cpu() {
         t.cpu = llvm::sys::getHostCPUName().str();
         std::string f;
         for (const auto &kv : llvm::sys::getHostCPUFeatures()) f += std::string(f.empty() ? "" : ",") + (kv.second ? "+" : "-") + kv.first().str();
-        t.features = f;
+        t.features = tuned_features(t.cpu, f);
         return t;
     }();
     return host;
+}
+
+std::string tuned_features(const std::string &cpu, std::string features) {
+    if (cpu.rfind("znver", 0) == 0) features += std::string(features.empty() ? "" : ",") + "+prefer-no-gather";
+    return features;
 }
 
 namespace {

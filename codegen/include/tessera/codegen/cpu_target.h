@@ -21,8 +21,22 @@ struct CpuTarget {
     std::string features;  // e.g. "+avx2,+fma,..."
 };
 
-// The machine this process runs on.
+// The machine this process runs on: its CPU name and features as LLVM detects them, tuned by
+// tuned_features.
 CpuTarget host_cpu();
+
+// `features` (LLVM's, for the CPU `cpu`) with Tessera's tuning added where LLVM 19's own lacks it:
+//
+//   tuned_features("znver5", "+avx512f,...")         == "+avx512f,...,+prefer-no-gather"
+//   tuned_features("skylake-avx512", "+avx512f,...") == "+avx512f,..."
+//
+// AMD's Zen cores (znver*) gather in microcode, one element after another: LLVM's vectorizers
+// took the rows of an interleaved matrix-vector reduction (poly's "reductions interleaved",
+// y[i] += A[i][j] x[j] for 8 rows i at once) as one 8-lane vector loaded by a gather per column,
+// and gesummv ran 3x slower than with the 8 rows' scalar loads (docs/benchmarks.md). GCC's
+// tuning avoids gathers on these cores for the same reason. Explicit gathers (a lookup table's
+// vector loads) are split into scalar loads there; the image apps that use them ran unchanged.
+std::string tuned_features(const std::string &cpu, std::string features);
 
 // The host's hardware facts: its vector width (from its CPU features), cache sizes (the C
 // library's, else sysfs; the defaults of TargetInfo where neither says) and the cores of the
