@@ -13,8 +13,8 @@
 // first cache hit is what a framework user waits for in every worker. There RuntimeDyld took
 // 0.2-0.3 ms (the first touches of its code in libLLVM), ORC's LLJIT 0.6 ms more to set up, and
 // dlopen 76 us of blur's 0.2 ms hit, most of it on what these objects do not need (opening the
-// file again by /proc/self/fd/N, a link map, the debugger's and unwinder's lists); the JIT's own
-// mapping about 30 us (docs/cache.md). Objects it refuses (an initializer, say) are loaded by
+// file again by /proc/self/fd/N, a link map, the debugger's and unwinder's lists); with the JIT's
+// own mapping the hit's load phase took half as long (docs/cache.md). Objects it refuses (an initializer, say) are loaded by
 // dlopen, and so is everything when TESSERA_JIT_LOADER=dlopen (for a debugger). The link runs
 // once per compile, on a miss.
 //
