@@ -2,6 +2,8 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include <tessera/tessera.h>
@@ -26,6 +28,26 @@
     } while (0)
 
 namespace test_util {
+
+// Sets an environment variable (nullptr: unsets it) for one scope; restores it afterwards.
+class ScopedEnvironment {
+public:
+    ScopedEnvironment(const char *name, const char *value) : name_(name) {
+        if (const char *old = std::getenv(name)) old_ = old;
+        if (value) ::setenv(name, value, 1);
+        else ::unsetenv(name);
+    }
+    ~ScopedEnvironment() {
+        if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
+        else ::unsetenv(name_.c_str());
+    }
+    ScopedEnvironment(const ScopedEnvironment &) = delete;
+    ScopedEnvironment &operator=(const ScopedEnvironment &) = delete;
+
+private:
+    std::string name_;
+    std::optional<std::string> old_;
+};
 
 // Runs `f` over [0, sizes) the way the test case is generated for: "realize" (compiled code,
 // through the executor) or "interpret" (the reference interpreter). Both must report the same

@@ -31,21 +31,12 @@ namespace {
 // environment restored afterwards (the other tests run with TESSERA_CACHE=0).
 class ScopedCache {
 public:
-    explicit ScopedCache(const std::string &name) {
-        dir_ = fs::temp_directory_path() / ("tessera-cache-test-" + name + "-" + std::to_string(getpid()));
+    explicit ScopedCache(const std::string &name)
+        : dir_(fs::temp_directory_path() / ("tessera-cache-test-" + name + "-" + std::to_string(getpid()))),
+          cache_dir_("TESSERA_CACHE_DIR", dir_.c_str()) {
         fs::remove_all(dir_);
-        save("TESSERA_CACHE");
-        save("TESSERA_CACHE_DIR");
-        save("TESSERA_CACHE_SIZE");
-        unsetenv("TESSERA_CACHE");
-        unsetenv("TESSERA_CACHE_SIZE");
-        setenv("TESSERA_CACHE_DIR", dir_.c_str(), 1);
     }
     ~ScopedCache() {
-        for (auto &[name, value] : saved_) {
-            if (value) setenv(name.c_str(), value->c_str(), 1);
-            else unsetenv(name.c_str());
-        }
         std::error_code ec;
         fs::permissions(dir_, fs::perms::owner_all, ec);
         fs::remove_all(dir_, ec);
@@ -66,12 +57,8 @@ public:
     }
 
 private:
-    void save(const std::string &name) {
-        const char *v = std::getenv(name.c_str());
-        saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
-    }
     fs::path dir_;
-    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+    test_util::ScopedEnvironment cache_{"TESSERA_CACHE", nullptr}, size_{"TESSERA_CACHE_SIZE", nullptr}, cache_dir_;
 };
 
 // Compiles a new blur (a Pipeline of its own, as a new process would build it) and checks its

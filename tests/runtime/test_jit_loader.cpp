@@ -2,7 +2,7 @@
 // jit_link_objects, made here from small LLVM modules that use each thing the loader must do
 // (pointers among its own data, zero-filled pages, calls into libc and libm), and what it
 // refuses, which dlopen then loads.
-#include <catch2/catch.hpp>
+#include "../test_util.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -111,23 +111,6 @@ int mapping_count() {
     return n;
 }
 
-// Sets an environment variable for one scope.
-class ScopedEnvironment {
-public:
-    ScopedEnvironment(const char *name, const char *value) : name_(name) {
-        if (const char *old = std::getenv(name)) old_ = old;
-        ::setenv(name, value, 1);
-    }
-    ~ScopedEnvironment() {
-        if (old_) ::setenv(name_, old_->c_str(), 1);
-        else ::unsetenv(name_);
-    }
-
-private:
-    const char *name_;
-    std::optional<std::string> old_;
-};
-
 } // namespace
 
 TEST_CASE("the JIT maps its shared objects itself: own data, zero-filled pages, libc and libm calls", "[jit]") {
@@ -143,12 +126,12 @@ TEST_CASE("the JIT maps its shared objects itself: own data, zero-filled pages, 
 TEST_CASE("TESSERA_JIT_LOADER=dlopen loads with the system's loader, and code loaded either way runs the same", "[jit]") {
     std::string object = test_object("dlopen_test");
     {
-        ScopedEnvironment loader("TESSERA_JIT_LOADER", "dlopen");
+        test_util::ScopedEnvironment loader("TESSERA_JIT_LOADER", "dlopen");
         std::unique_ptr<JitCode> code = jit_load_shared_object(object, "get_message");
         CHECK(code->loader() == "dlopen");
         check_test_object(*code);
     }
-    ScopedEnvironment loader("TESSERA_JIT_LOADER", "ld.so");
+    test_util::ScopedEnvironment loader("TESSERA_JIT_LOADER", "ld.so");
     try {
         jit_load_shared_object(object, "get_message");
         FAIL("a loader that is none was accepted");
