@@ -134,7 +134,7 @@ TEST_CASE("compiled PolyBench cholesky (in place, right-looking steps) matches P
 TEST_CASE("compiled PolyBench trisolv (forward substitution in place) matches PolyBench's loops at MINI, SMALL and "
           "awkward sizes",
           "[codegen][polybench]") {
-    check_polybench("pb_trisolv", {40}, {120}, {{1}, {2}, {7}, {13}, {31}, {33}, {65}, {521}});
+    check_polybench("pb_trisolv", {40}, {120}, {{1}, {2}, {7}, {13}, {31}, {33}, {65}, {127}, {128}, {129}, {257}, {521}});
 }
 
 TEST_CASE("compiled PolyBench floyd-warshall (int paths, in place) matches PolyBench's loops at MINI, SMALL and "
