@@ -137,6 +137,23 @@ std::pair<std::string, bool> innermost_loop(const std::string &nest, const std::
 
 } // namespace
 
+TEST_CASE("a band of three loops gets a second level of tiles where its tiles run in parallel, not where they run as "
+          "wavefronts",
+          "[poly][structure]") {
+    // gemm's rows are parallel: tiles of tiles for the outer cache (statement arguments
+    // 32 * c0 + 8 * c3 + ...). lu's step k carries dependences: its tiles run as wavefronts,
+    // where a second level gained nothing and doubled the compile.
+    poly::Program gemm = schedule("pb_gemm");
+    CHECK(gemm.groups.back().note.find("a second level of tiles") != std::string::npos);
+    CHECK(call_arguments(poly::to_string(gemm.nest), "S_pb_gemm_1").at(0).find("32 * $c0") != std::string::npos);
+    poly::Program lu = schedule("pb_lu");
+    INFO(lu.groups.back().note);
+    CHECK(lu.groups.back().note.find("wavefronts") != std::string::npos);
+    CHECK(lu.groups.back().note.find("a second level of tiles") == std::string::npos);
+    poly_test::check_legal(lu, "lu");
+    poly_test::check_app("pb_lu", {{1}, {9}, {33}, {70}});
+}
+
 TEST_CASE("matmul's reduction loop moves outward and its column loop becomes the vector loop",
           "[poly][structure]") {
     // C(j, i) += A(k, i) * B(j, k): isl keeps k innermost, where B is read with a row stride
