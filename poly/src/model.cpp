@@ -20,6 +20,7 @@
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/schedule_json.h"
 #include "tessera/poly/staged_inputs.h"
+#include "tessera/poly/invariant_subexpressions.h"
 #include "tessera/poly/transposed_operands.h"
 
 #include "opaque_parameters.h"
@@ -137,6 +138,7 @@ public:
         m_.graph.inlined = imported_schedule_.empty() ? automatic_inlines(m_.graph) : inlined_in_schedule_json(m_.graph, imported_schedule_);
         check_compute_inline(m_.graph);
         copies_ = transposed_operands(m_.graph);
+        if (!gpu_) add_invariant_subexpressions(m_.graph, copies_);
         OperandCopies staged = model_staged_inputs(m_.graph, imported_schedule_, gpu_);
         for (const OperandCopies::Copy &c : staged.copies) m_.staged_copies.push_back(c.func.get());
         copies_.append(std::move(staged));

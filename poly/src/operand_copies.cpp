@@ -41,6 +41,21 @@ std::shared_ptr<FuncContents> make_operand_copy(const ExprNode &call, const std:
     return c;
 }
 
+namespace {
+
+// The Funcs a copy's value reads (a copy of an operand reads it; a hoisted subexpression may
+// read several).
+std::vector<FuncContents *> funcs_read(const OperandCopies::Copy &copy) {
+    std::vector<FuncContents *> funcs;
+    ir::visit(copy.func->pure.value, [&](const Expr &n) {
+        if (n->op == Op::FuncCall && std::find(funcs.begin(), funcs.end(), n->func_ptr) == funcs.end()) funcs.push_back(n->func_ptr);
+        return true;
+    });
+    return funcs;
+}
+
+} // namespace
+
 void add_operand_copies(PipelineGraph &g, const OperandCopies &t) {
     auto add = [](std::vector<FuncContents *> &list, FuncContents *f) {
         if (std::find(list.begin(), list.end(), f) == list.end()) list.push_back(f);
@@ -54,29 +69,27 @@ void add_operand_copies(PipelineGraph &g, const OperandCopies &t) {
         FuncContents *cf = copy.func.get();
         g.consumers[cf] = copy.consumers;
         for (FuncContents *c : copy.consumers) add(g.callees[c], cf);
-        const Expr &read = copy.func->pure.value;
-        if (read->op == Op::FuncCall) {
-            g.callees[cf] = {read->func_ptr};
-            add(g.consumers[read->func_ptr], cf);
+        for (FuncContents *operand : funcs_read(copy)) {
+            add(g.callees[cf], operand);
+            add(g.consumers[operand], cf);
         }
     }
     // A consumer that reads an operand only through its copies no longer calls it.
     for (const OperandCopies::Copy &copy : t.copies) {
-        const Expr &read = copy.func->pure.value;
-        if (read->op != Op::FuncCall) continue;
-        FuncContents *operand = read->func_ptr;
-        for (FuncContents *c : copy.consumers) {
-            bool calls = ir::contains_call_to(t.value_of(*c, 0), operand);
-            for (size_t k = 0; k < c->updates.size() && !calls; ++k) {
-                calls = ir::contains_call_to(t.value_of(*c, int(k) + 1), operand);
-                for (const Expr &e : definition_exprs(c->updates[k]))
-                    if (!e.same_as(c->updates[k].value) && ir::contains_call_to(e, operand)) calls = true;
+        for (FuncContents *operand : funcs_read(copy)) {
+            for (FuncContents *c : copy.consumers) {
+                bool calls = ir::contains_call_to(t.value_of(*c, 0), operand);
+                for (size_t k = 0; k < c->updates.size() && !calls; ++k) {
+                    calls = ir::contains_call_to(t.value_of(*c, int(k) + 1), operand);
+                    for (const Expr &e : definition_exprs(c->updates[k]))
+                        if (!e.same_as(c->updates[k].value) && ir::contains_call_to(e, operand)) calls = true;
+                }
+                if (calls) continue;
+                auto &callees = g.callees[c];
+                callees.erase(std::remove(callees.begin(), callees.end(), operand), callees.end());
+                auto &consumers = g.consumers[operand];
+                consumers.erase(std::remove(consumers.begin(), consumers.end(), c), consumers.end());
             }
-            if (calls) continue;
-            auto &callees = g.callees[c];
-            callees.erase(std::remove(callees.begin(), callees.end(), operand), callees.end());
-            auto &consumers = g.consumers[operand];
-            consumers.erase(std::remove(consumers.begin(), consumers.end(), c), consumers.end());
         }
     }
 }
