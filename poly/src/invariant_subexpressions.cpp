@@ -94,7 +94,7 @@ private:
                 std::vector<Variable> seen;
                 for (const Expr &a : n->args) {
                     std::optional<Variable> var = variable_of(a);
-                    if (!var || std::find(seen.begin(), seen.end(), *var) != seen.end()) ok = false;
+                    if (!var || a.type() != Int(32) || std::find(seen.begin(), seen.end(), *var) != seen.end()) ok = false;
                     else seen.push_back(*var);
                     if (var && var->rdom == nullptr && var->name == v_) ok = false;
                     if (var && var->rdom == rdom_) reduction = true;
@@ -119,25 +119,15 @@ private:
                 }
             return true;
         });
-        auto c = std::make_shared<FuncContents>();
-        std::string base = f_->name + "_invariant";
-        c->name = base;
-        for (int n = 2; names_.count(c->name); ++n) c->name = base + "_" + std::to_string(n);
-        names_.insert(c->name);
-        std::vector<Expr> own;
-        for (size_t j = 0; j < vars.size(); ++j) {
-            c->pure_args.push_back("v" + std::to_string(j));
-            own.push_back(ir::make_var(c->pure_args.back(), vars[j].type()));
-        }
-        c->pure.args = own;
-        c->pure.value = ir::transform(e, [&](const Expr &n) -> Expr {
-            if (std::optional<Variable> var = variable_of(n))
-                for (size_t j = 0; j < seen.size(); ++j)
-                    if (seen[j] == *var) return own[j];
-            return n;
-        });
-        c->type = e.type();
-        c->defined = true;
+        std::shared_ptr<FuncContents> c =
+            make_copy_func(f_->name + "_invariant", vars.size(), names_, [&](const std::vector<Expr> &own) {
+                return ir::transform(e, [&](const Expr &n) -> Expr {
+                    if (std::optional<Variable> var = variable_of(n))
+                        for (size_t j = 0; j < seen.size(); ++j)
+                            if (seen[j] == *var) return own[j];
+                    return n;
+                });
+            });
         copies_.copies.push_back({c, {f_}});
         return ir::make_func_call(c, vars);
     }

@@ -21,24 +21,31 @@ void OperandCopies::append(OperandCopies other) {
     }
 }
 
-std::shared_ptr<FuncContents> make_operand_copy(const ExprNode &call, const std::string &base, const std::vector<size_t> &var_of_dimension,
-                                                std::set<std::string> &taken) {
+std::shared_ptr<FuncContents> make_copy_func(const std::string &base, size_t dimensions, std::set<std::string> &taken,
+                                             const std::function<Expr(const std::vector<Expr> &vars)> &value) {
     auto c = std::make_shared<FuncContents>();
     c->name = base;
     for (int n = 2; taken.count(c->name); ++n) c->name = base + "_" + std::to_string(n);
     taken.insert(c->name);
     std::vector<Expr> vars;
-    for (size_t j = 0; j < var_of_dimension.size(); ++j) {
+    for (size_t j = 0; j < dimensions; ++j) {
         c->pure_args.push_back("v" + std::to_string(j));
         vars.push_back(ir::make_var(c->pure_args.back()));
     }
-    std::vector<Expr> operand_args;
-    for (size_t v : var_of_dimension) operand_args.push_back(vars[v]);
     c->pure.args = vars;
-    c->pure.value = call.op == Op::FuncCall ? ir::make_func_call(call.func, operand_args) : ir::make_input_call(call.input, operand_args);
+    c->pure.value = value(vars);
     c->type = c->pure.value.type();
     c->defined = true;
     return c;
+}
+
+std::shared_ptr<FuncContents> make_operand_copy(const ExprNode &call, const std::string &base, const std::vector<size_t> &var_of_dimension,
+                                                std::set<std::string> &taken) {
+    return make_copy_func(base, var_of_dimension.size(), taken, [&](const std::vector<Expr> &vars) {
+        std::vector<Expr> operand_args;
+        for (size_t v : var_of_dimension) operand_args.push_back(vars[v]);
+        return call.op == Op::FuncCall ? ir::make_func_call(call.func, operand_args) : ir::make_input_call(call.input, operand_args);
+    });
 }
 
 namespace {

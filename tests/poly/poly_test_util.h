@@ -4,6 +4,11 @@
 
 #include "../test_util.h"
 
+#include <algorithm>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
 #include <tessera/poly/ast_interpreter.h>
 #include <tessera/poly/dependences.h>
 #include <tessera/poly/legality.h>
@@ -55,6 +60,42 @@ inline void check_app(const std::string &name, const std::vector<std::vector<int
         app->prepare(s, seed++);
         check_runs(p, *app, name + " fusion=" + poly::fusion_name(o.fusion) + " sizes=" + Catch::Detail::stringify(s));
     }
+}
+
+// The Funcs of the model of `p`, in order (the schedule JSON's "pipeline" "funcs"): the user's
+// and those the model adds (operand copies).
+inline std::vector<std::string> funcs_of(const Pipeline &p) {
+    return nlohmann::json::parse(p.schedule_json())["pipeline"]["funcs"].get<std::vector<std::string>>();
+}
+
+inline bool has(const std::vector<std::string> &v, const std::string &s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+// A buffer of `extents` at `mins` of uniform random values in [-1, 1).
+template <typename T>
+Buffer<T> random_buffer(std::vector<int> extents, std::vector<int64_t> mins, uint32_t seed) {
+    Buffer<T> b(extents);
+    b.set_min(mins);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    T *data = b.data();
+    size_t n = 1;
+    for (int e : extents) n *= size_t(e);
+    for (size_t i = 0; i < n; ++i) data[i] = T(u(rng));
+    return b;
+}
+
+// Realizes `p` into a double buffer of `extents` at `mins` and compares it exactly with the
+// reference interpreter.
+inline void check_against_interpreter(const Pipeline &p, const std::vector<int> &extents, const std::vector<int64_t> &mins,
+                                      const std::string &what) {
+    Buffer<double> got(extents), want(extents);
+    got.set_min(mins);
+    want.set_min(mins);
+    p.realize({got});
+    interpret(p, {want});
+    apps::Comparison c = apps::compare(got, want, 0);
+    INFO(what << ": " << c.first_mismatch);
+    CHECK(c.ok);
 }
 
 } // namespace poly_test

@@ -10,39 +10,10 @@
 
 using namespace tessera;
 using json = nlohmann::json;
-
-namespace {
-
-std::vector<std::string> funcs_of(const Pipeline &p) {
-    return json::parse(p.schedule_json())["pipeline"]["funcs"].get<std::vector<std::string>>();
-}
-
-bool has(const std::vector<std::string> &v, const std::string &s) { return std::find(v.begin(), v.end(), s) != v.end(); }
-
-Buffer<double> random_buffer(std::vector<int> extents, std::vector<int64_t> mins, uint32_t seed) {
-    Buffer<double> b(extents);
-    b.set_min(mins);
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    size_t n = 1;
-    for (int e : extents) n *= size_t(e);
-    for (size_t i = 0; i < n; ++i) b.data()[i] = u(rng);
-    return b;
-}
-
-void check_against_interpreter(const Pipeline &p, const std::vector<int> &extents, const std::vector<int64_t> &mins,
-                               const std::string &what) {
-    Buffer<double> got(extents), want(extents);
-    got.set_min(mins);
-    want.set_min(mins);
-    p.realize({got});
-    interpret(p, {want});
-    apps::Comparison c = apps::compare(got, want, 0);
-    INFO(what << ": " << c.first_mismatch);
-    CHECK(c.ok);
-}
-
-} // namespace
+using poly_test::check_against_interpreter;
+using poly_test::funcs_of;
+using poly_test::has;
+using poly_test::random_buffer;
 
 TEST_CASE("gemm's alpha * A(k, i), invariant along the vector loop j, is computed once per element of A", "[poly][invariant]") {
     Var j("j"), i("i");
@@ -67,9 +38,9 @@ TEST_CASE("gemm's alpha * A(k, i), invariant along the vector loop j, is compute
     // Sizes below, at and around the register tile (8 rows by 16 columns) and the tiles, one
     // and prime sizes, and non-zero mins of the output.
     for (auto [ni, nj, nk] : {std::tuple{1, 1, 1}, {7, 13, 5}, {8, 16, 32}, {9, 17, 33}, {33, 65, 31}, {67, 129, 71}}) {
-        A.set(random_buffer({nk, ni + 2}, {0, 0}, uint32_t(ni)));
-        B.set(random_buffer({nj + 3, nk}, {0, 0}, uint32_t(nj)));
-        C0.set(random_buffer({nj + 3, ni + 2}, {0, 0}, uint32_t(nk)));
+        A.set(random_buffer<double>({nk, ni + 2}, {0, 0}, uint32_t(ni)));
+        B.set(random_buffer<double>({nj + 3, nk}, {0, 0}, uint32_t(nj)));
+        C0.set(random_buffer<double>({nj + 3, ni + 2}, {0, 0}, uint32_t(nk)));
         for (std::vector<int64_t> mins : {std::vector<int64_t>{0, 0}, {3, 2}})
             check_against_interpreter(p, {nj, ni}, mins,
                                       "gemm " + std::to_string(ni) + " x " + std::to_string(nj) + " x " + std::to_string(nk));
@@ -94,9 +65,9 @@ TEST_CASE("a factor reading a Func and an input, with a math function, is hoiste
     Pipeline p(C2);
     CHECK(has(funcs_of(p), "C2_invariant"));
     for (int n : {1, 9, 40}) {
-        A.set(random_buffer({n + 1, n}, {0, 0}, uint32_t(n)));
-        B.set(random_buffer({n + 2, n + 1}, {0, 0}, uint32_t(n + 1)));
-        Buffer<double> wb = random_buffer({n + 1}, {0}, 5);
+        A.set(random_buffer<double>({n + 1, n}, {0, 0}, uint32_t(n)));
+        B.set(random_buffer<double>({n + 2, n + 1}, {0, 0}, uint32_t(n + 1)));
+        Buffer<double> wb = random_buffer<double>({n + 1}, {0}, 5);
         for (int e = 0; e < n + 1; ++e) wb(e) = std::abs(wb(e));
         w.set(wb);
         check_against_interpreter(p, {n + 2, n}, {0, 0}, "n = " + std::to_string(n));
@@ -142,8 +113,8 @@ TEST_CASE("what varies along the vector loop, a bare call, a shifted index or a 
     CHECK_FALSE(hoisted_for_gpu);
     // The shifted one still computes what it should.
     for (int n : {2, 17}) {
-        A.set(random_buffer({n + 1, n}, {0, 0}, uint32_t(n)));
-        B.set(random_buffer({n, n}, {0, 0}, uint32_t(n + 7)));
+        A.set(random_buffer<double>({n + 1, n}, {0, 0}, uint32_t(n)));
+        B.set(random_buffer<double>({n, n}, {0, 0}, uint32_t(n + 7)));
         check_against_interpreter(Pipeline(c2), {n, n}, {0, 0}, "shifted, n = " + std::to_string(n));
     }
 }

@@ -9,43 +9,10 @@
 
 using namespace tessera;
 using json = nlohmann::json;
-
-namespace {
-
-std::vector<std::string> funcs_of(const Pipeline &p) {
-    return json::parse(p.schedule_json())["pipeline"]["funcs"].get<std::vector<std::string>>();
-}
-
-bool has(const std::vector<std::string> &v, const std::string &s) { return std::find(v.begin(), v.end(), s) != v.end(); }
-
-template <typename T>
-Buffer<T> random_buffer(std::vector<int> extents, std::vector<int64_t> mins, uint32_t seed) {
-    Buffer<T> b(extents);
-    b.set_min(mins);
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    T *data = b.data();
-    size_t n = 1;
-    for (int e : extents) n *= size_t(e);
-    for (size_t i = 0; i < n; ++i) data[i] = T(u(rng));
-    return b;
-}
-
-// Realizes `p` into a buffer of `extents` at `mins` and compares it exactly with the
-// reference interpreter.
-void check_against_interpreter(const Pipeline &p, const std::vector<int> &extents, const std::vector<int64_t> &mins,
-                               const std::string &what) {
-    Buffer<double> got(extents), want(extents);
-    got.set_min(mins);
-    want.set_min(mins);
-    p.realize({got});
-    interpret(p, {want});
-    apps::Comparison c = apps::compare(got, want, 0);
-    INFO(what << ": " << c.first_mismatch);
-    CHECK(c.ok);
-}
-
-} // namespace
+using poly_test::check_against_interpreter;
+using poly_test::funcs_of;
+using poly_test::has;
+using poly_test::random_buffer;
 
 TEST_CASE("an operand the reduction walks contiguously is read through a transposed copy, and j becomes the vector loop",
           "[poly][transposed_operands]") {

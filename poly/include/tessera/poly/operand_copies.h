@@ -10,6 +10,7 @@
 // edges A -> A_transposed -> C; C keeps its edge to A, which it still reads at A(k, i).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -38,6 +39,11 @@ struct OperandCopies {
     // rewritten here already).
     void append(OperandCopies other);
 };
+
+// A Func of `dimensions` pure Vars v0, v1, ... (Int(32)) whose value is `value(vars)`, named
+// `base` or, where a name in `taken` has it, `base_2`, `base_3`...; the name is added to `taken`.
+std::shared_ptr<FuncContents> make_copy_func(const std::string &base, size_t dimensions, std::set<std::string> &taken,
+                                             const std::function<Expr(const std::vector<Expr> &vars)> &value);
 
 // A copy of the operand `call` reads (a FuncCall or an InputCall), named `base` or, where a
 // name in `taken` has it, `base_2`, `base_3`...; the name is added to `taken`. Its Vars are
