@@ -9,14 +9,15 @@
 
 namespace tessera::poly {
 
-// Rewrites the permutable two-member band at `band` (rows, then the loop along each row),
-// neither of whose members is coincident because row i reads what earlier rows wrote, as a
-// loop over blocks of `block_rows` rows with two parts in each block:
-//   - the bulk: every instance none of whose dependences from another row, through any
-//     earlier instance of its own row, starts in the same block. Its rows depend only on
-//     earlier blocks, so they are independent of one another (member 0 of its band coincident:
-//     parallel rows, or rows interleaved in one thread);
-//   - the rest, near the diagonal, in the band's order.
+// Rewrites the permutable two-member band at `band` (rows, then the loop along each row, in
+// the same units: row i's instance j reads what row j wrote), neither of whose members is
+// coincident because row i reads what earlier rows wrote, as a loop over blocks of
+// `block_rows` rows with two parts in each block:
+//   - the bulk: the instances left of the block's first column (j < B b for the rows B b ..
+//     B b + B - 1). They must depend on no other row of the block, so that the block's rows
+//     are independent there (member 0 of its band coincident: parallel rows, or rows
+//     interleaved in one thread);
+//   - the rest, from that column to the diagonal, in the band's order.
 // Each row still runs its own instances in order (reductions keep their order: bit-exact).
 //
 // Example: trisolv, x(i) = (b(i) - sum_{j < i} L(j, i) x(j)) / L(i, i) as an update over
@@ -32,9 +33,10 @@ namespace tessera::poly {
 // The parallel part holds all but B / 2 of each row's instances on average, where the band
 // before ran as wavefronts of tiles (at most N / tile width tiles each) or in order, one
 // chain of dependent additions at a time.
-// Fails, with the reason, when the band has another shape, when no dependence crosses rows,
-// or when the rest is not confined to the B rows' worth of instances next to the diagonal
-// (every row then waits for the row before it, and nothing would run in parallel).
+// Fails, with the reason, when the band has another shape (not two members, not permutable),
+// when no dependence links its instances, when no instance lies left of its block, or when one
+// that does depends on another row of its block (a recurrence on the row before: nothing would
+// run in parallel) or on the rest of its block.
 struct SubstitutionBlocks {
     std::optional<isl::schedule_node> band;  // the block band, above a sequence (bulk, rest)
     std::string why_not;
