@@ -1,8 +1,10 @@
 #include "tessera/poly/invariant_subexpressions.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <tessera/ir.h>
 
