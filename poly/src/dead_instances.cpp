@@ -46,9 +46,9 @@ bool overwrites_unread(const Statement &s, int ai) {
 
 } // namespace
 
-isl::union_set dead_instances(const Model &m) {
-    isl::union_set dead = isl::union_set::empty(m.ctx());
-    if (m.statements.empty()) return dead;
+DeadInstances dead_instances(const Model &m) {
+    isl::union_set dead = isl::union_set::empty(m.ctx()), overwritten = dead;
+    if (m.statements.empty()) return {dead, overwritten};
     isl::union_map order = isl::manage(isl_schedule_get_map(m.original.get()));
     for (size_t ai = 0; ai < m.arrays.size(); ++ai) {
         const Array &a = m.arrays[ai];
@@ -82,7 +82,7 @@ isl::union_set dead_instances(const Model &m) {
             }
             if (touches) statements = statements.unite(isl::union_set(s.domain));
         }
-        isl::union_set dead_here = isl::union_set::empty(m.ctx());
+        isl::union_set dead_here = isl::union_set::empty(m.ctx()), overwritten_here = dead_here;
         bool finished = within_quota(m.ctx(), kDeadInstanceOperations, [&] {
             isl::union_map o = order.intersect_domain(statements);
             isl::union_map earlier_to_later = isl::manage(isl_union_map_lex_lt_union_map(o.copy(), o.copy()));
@@ -102,14 +102,17 @@ isl::union_set dead_instances(const Model &m) {
                 isl::set d = overwritten_later.extract_set(s.domain.space()).subtract(live.extract_set(s.domain.space()));
                 d = d.intersect(s.domain).coalesce();
                 if (d.is_empty()) continue;
+                overwritten_here = overwritten_here.unite(isl::union_set(d));
                 isl::set remaining = s.domain.subtract(d).coalesce();
                 if (isl_set_n_basic_set(remaining.get()) > kMaxRemainingPieces) continue;
                 dead_here = dead_here.unite(isl::union_set(d));
             }
         });
-        if (finished) dead = dead.unite(dead_here);
+        if (!finished) continue;
+        dead = dead.unite(dead_here);
+        overwritten = overwritten.unite(overwritten_here);
     }
-    return dead.coalesce();
+    return {dead.coalesce(), overwritten.coalesce()};
 }
 
 } // namespace tessera::poly

@@ -20,11 +20,15 @@
 #include <isl/union_set.h>
 
 #include "tessera/poly/register_tiling.h"
+#include "tessera/poly/ring_initialization.h"
 #include "tessera/poly/storage_folding.h"
 #include "tessera/poly/tree_transform.h"
 
 namespace tessera::poly {
 namespace {
+
+// isl operations for the analysis of each ring's first planes (ring_initialization.h).
+constexpr long kRingOperations = 200000;
 
 std::string coords(isl_point *p, isl_dim_type type, int first, int n) {
     std::ostringstream s;
@@ -107,6 +111,13 @@ struct Checker {
     isl::multi_union_pw_aff time_at;  // the time map as a function (null without time dimensions)
     Legality r;
 
+    // Instances a schedule need not run: dead ones and, in rings, the pure planes past the
+    // first whose values the ring holds (ring_initialization.h).
+    isl::union_set may_be_left_out;
+    // The rings' first planes -> the reads of their Funcs, where a schedule left out later
+    // planes (ring_initialization.h).
+    isl::union_map ring_first_before_reads;
+
     explicit Checker(const Program &prog) : p(prog), m(*prog.model) {
         int dims = 0;
         time = time_map(p, dims);
@@ -116,6 +127,27 @@ struct Checker {
         ge = not_before(time, dims);
         to_copies = to_instance.reverse();
         if (dims > 0) time_at = isl::manage(isl_multi_union_pw_aff_from_union_map(time.copy()));
+        may_be_left_out = m.dead.is_null() ? isl::union_set::empty(m.ctx()) : m.dead;
+        ring_first_before_reads = isl::union_map::empty(m.ctx());
+        isl::union_set executed = to_instance.range();
+        for (const Storage &st : p.storage)
+            for (size_t k = 0; st.kind == Storage::Kind::Buffer && k < st.fold.size(); ++k) {
+                if (st.fold[k] <= 0) continue;
+                // (Analysed only where the schedule leaves out more than dead instances.)
+                isl::union_set pure = isl::union_set::empty(m.ctx());
+                for (const Statement &s : m.statements)
+                    if (s.definition == 0 && s.write.array == st.array) pure = pure.unite(isl::union_set(s.domain));
+                if (pure.subtract(executed).is_subset(may_be_left_out)) continue;
+                RingInitialization ri = ring_initialization(m, StorageFold{st.array, int(k), st.fold[k]}, kRingOperations);
+                if (ri.left_out.is_empty()) continue;
+                may_be_left_out = may_be_left_out.unite(ri.left_out);
+                isl::union_set readers = isl::union_set::empty(m.ctx());
+                for (const Statement &s : m.statements)
+                    for (const Access &acc : s.reads)
+                        if (acc.array == st.array) readers = readers.unite(isl::union_set(s.domain));
+                ring_first_before_reads = ring_first_before_reads.unite(
+                    isl::manage(isl_union_map_from_domain_and_range(ri.first_planes.copy(), readers.release())));
+            }
     }
 
     // Whether some pair of executed copies in `copy_deps` runs the second no later than the first.
@@ -174,7 +206,7 @@ struct Checker {
             if (!r.legal) return;
             int st = p.storage_of_array[size_t(m.array_of(s.func))];
             if (p.storage[size_t(st)].kind == Storage::Kind::Scratch) continue;
-            isl::set required = m.dead.is_empty() ? s.domain : s.domain.subtract(m.dead.extract_set(s.domain.space()));
+            isl::set required = s.domain.subtract(may_be_left_out.extract_set(s.domain.space()));
             // A statement executed as itself by one copy (outside overlapped groups): its
             // instances are covered if the copy's domain holds them, and computed once if the
             // schedule maps each to one time point. Checked on the schedule's own map, without
@@ -205,33 +237,12 @@ struct Checker {
         }
     }
 
-    // Element [t, j] of a folded array (t: n_tile tile coordinates) lives in slot [t, j'] with
-    // j'_d = j_d mod fold_d (the ring).
-    isl::union_map slot_map(const Storage &st, const Array &arr, unsigned n_tile) const {
-        unsigned dims = unsigned(arr.dimensions), total = n_tile + dims;
-        isl_space *sp = isl_space_set_alloc(m.ctx().get(), 0, total);
-        sp = isl_space_set_tuple_name(sp, isl_dim_set, arr.name.c_str());
-        isl_local_space *ls = isl_local_space_from_space(isl_space_copy(sp));
-        isl_aff_list *affs = isl_aff_list_alloc(m.ctx().get(), int(total));
-        for (unsigned q = 0; q < total; ++q) {
-            isl_aff *a = isl_aff_var_on_domain(isl_local_space_copy(ls), isl_dim_set, q);
-            if (q >= n_tile) {
-                int64_t f = st.fold[size_t(dims - 1 - (q - n_tile))];
-                if (f > 0) a = isl_aff_mod_val(a, isl_val_int_from_si(m.ctx().get(), f));
-            }
-            affs = isl_aff_list_add(affs, a);
-        }
-        isl_local_space_free(ls);
-        isl_space *msp = isl_space_map_from_set(sp);
-        return isl::union_map(isl::manage(isl_map_from_multi_aff(isl_multi_aff_from_aff_list(msp, affs))));
-    }
-
     // A scratchpad folded into a ring of rows, read by `reads` and written by `writes` (copy ->
     // [n_tile tile coordinates, element]): the last write of each slot a read finds must be
     // that of the element itself, so no row sharing its slot overwrote it since.
     void check_ring(const Storage &st, const Array &arr, unsigned n_tile, const isl::union_map &writes,
                     const isl::union_map &reads) {
-        isl::union_map slot = slot_map(st, arr, n_tile);
+        isl::union_map slot = ring_slots(m, arr, st.fold, n_tile);
         isl::union_map slot_writes = writes.apply_range(slot);
         const std::string &name = arr.func->name;
         // No reader may need two elements that share a slot at once.
@@ -270,7 +281,7 @@ struct Checker {
             for (const Statement &s : m.statements)
                 for (const Access &a : s.reads)
                     if (a.array == st.array) reads = reads.unite(isl::union_map(a.relation.intersect_domain(s.domain)));
-            isl::union_map slot = slot_map(st, arr, 0);
+            isl::union_map slot = ring_slots(m, arr, st.fold);
             isl::union_map same_slot = slot.apply_range(slot.reverse()).subtract(slot.domain().identity());
             if (!reads.apply_range(same_slot).intersect(reads).is_empty()) {
                 fail("The schedule folds " + arr.func->name +
@@ -440,11 +451,18 @@ Legality check_legality(const Program &p, const Dependences &d, bool gpu_mapping
     isl::union_map same_group = isl::union_map::empty(p.model->ctx());
     for (const auto &kv : group_domain)
         same_group = same_group.unite(isl::manage(isl_union_map_from_domain_and_range(kv.second.copy(), kv.second.copy())));
+    // A folded array's region holds every access of it, as it does at run time (the AST of a
+    // folded group assumes it: region_covers_accesses).
     isl::union_set dom = p.model->domains();
+    for (const StorageFold &f : buffer_folds(p)) dom = dom.intersect_params(region_covers_accesses(*p.model, f.array));
     auto prepared = [&](const isl::union_map &deps) {
         return deps.intersect_domain(dom).intersect_range(dom).subtract(same_group);
     };
     c.check_order(prepared(d.flow), "flow (read-after-write)", "it writes a value the other reads");
+    // (Where a schedule leaves out later planes of a ring, their reads find the value the first
+    // planes wrote in their slots.)
+    c.check_order(prepared(c.ring_first_before_reads), "ring's first planes",
+                  "a later plane that it left out finds the value of the first planes in its slot");
     c.check_order(prepared(d.anti), "anti (write-after-read)", "it reads a value the other overwrites");
     c.check_order(prepared(d.output), "output (write-after-write)", "both write the same element, in this order");
     std::vector<StorageFold> folds = buffer_folds(p);

@@ -149,7 +149,9 @@ public:
         infer_regions();
         order_statements();
         make_original_schedule();
-        m_.dead = dead_instances(m_);
+        DeadInstances dead = dead_instances(m_);
+        m_.dead = dead.dead;
+        m_.overwritten = dead.overwritten;
         describe_regions();
     }
 

@@ -10,6 +10,7 @@
 #include "tessera/poly/grouping.h"
 #include "tessera/poly/legality.h"
 #include "tessera/poly/overlapped_tiling.h"
+#include "tessera/poly/ring_initialization.h"
 #include "tessera/poly/storage_folding.h"
 #include "tessera/poly/tree_transform.h"
 
@@ -91,6 +92,7 @@ std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &pla
             r.schedule = top.schedule();
             g.note = "storage folded: " + what + (a.note.empty() ? "" : "; " + a.note);
             r.folded = true;
+            r.folds = folds;
             return with_split_reason(r);
         }
     }
@@ -169,11 +171,13 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
     std::vector<Group> groups;
     isl::schedule full;  // owned: the early returns below (dependences over their quota) must not leak it
     bool folded = false;  // some group stores a Func folded (verified below)
+    std::vector<StorageFold> folds;
     auto dependences = [&]() -> const Dependences * { return need_deps() ? &deps : nullptr; };
     for (size_t k = 0; k < plans.size(); ++k) {
         std::optional<GroupSchedule> gs = schedule_group(m, plans[k], int(k), o, dependences);
         if (!gs) return sequential(deps_over_quota);
         folded = folded || gs->folded;
+        folds.insert(folds.end(), gs->folds.begin(), gs->folds.end());
         full = in_sequence(full, gs->schedule);
         groups.push_back(gs->group);
     }
@@ -192,24 +196,59 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
                 }
     }
     timings.emplace_back("group schedules", watch.lap());
-    // The dead instances (dead_instances.h) are left out where isl's AST generator separates the
-    // loops within kDeadInstanceAstOperations (jacobi-1d: its planes' loops run the update alone,
-    // unguarded). In a skewed time-tiled band the pure planes shrunk to their borders split the
-    // tiles into many more pieces (jacobi-2d: 9 s of AST, and slower loops): there the dead
-    // instances run.
+    // A folded Func's pure definition on the ring's first planes only, before the rest of its
+    // group (ring_initialization.h): the time loop then runs the updates alone. Not on GPUs
+    // (the GPU mapping is made before).
+    std::vector<std::string> ring_notes(folds.size());  // what became of each fold's pure definition
+    std::optional<isl::schedule> ring_first;
+    for (size_t k = 0; k < folds.size() && !o.gpu; ++k) {
+        RingInitialization ri = ring_initialization(m, folds[k], o.max_operations);
+        std::optional<isl::schedule> edited;
+        if (ri.why_not.empty()) edited = initialize_ring_first(ring_first ? *ring_first : tree, m, folds[k], ri);
+        if (edited) ring_first = edited;
+        ring_notes[k] = edited ? "runs on the ring's first planes only, before its updates" : "runs on every plane: " + ri.why_not;
+    }
+    auto ring_first_undone = [&](const std::string &why) {
+        for (std::string &n : ring_notes)
+            if (n.rfind("runs on the ring's first", 0) == 0) n = "runs on every plane: " + why;
+    };
     Program p;
-    if (!m.dead.is_empty()) {
+    if (ring_first) {
+        p = program_from_tree(model, *ring_first, groups, AstQuota{kDeadInstanceAstOperations, -1});
+        if (!p.nest) ring_first_undone("isl's AST of its first planes alone exceeded its operation quota");
+    }
+    bool ring_applied = p.nest != nullptr;
+    // Otherwise the dead instances (dead_instances.h) are left out where isl's AST generator
+    // separates the loops within kDeadInstanceAstOperations (a plane's loop runs the update
+    // alone, unguarded). In a skewed time-tiled band the pure planes shrunk to their borders
+    // split the tiles into many more pieces (jacobi-2d: 9 s of AST, and slower loops): there the
+    // dead instances run.
+    if (!p.nest && !m.dead.is_empty()) {
         isl::union_set live = isl::manage(isl_union_set_subtract(isl_schedule_get_domain(tree.get()), m.dead.copy()));
         isl::schedule without_dead = isl::manage(isl_schedule_intersect_domain(tree.copy(), live.release()));
         p = program_from_tree(model, separate_vector_loops(without_dead), groups, AstQuota{kDeadInstanceAstOperations, -1});
     }
+    const std::string ast_over_quota = "isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +
+                                       std::to_string(kAstOperations) + " and " + std::to_string(kAtomicAstOperations) + " operations)";
     if (!p.nest) p = program_from_tree(model, tree, groups, AstQuota{});
     timings.emplace_back("storage and AST", watch.lap());
-    if (!p.nest)
-        return sequential("isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +
-                          std::to_string(kAstOperations) + " and " + std::to_string(kAtomicAstOperations) + " operations)");
+    if (!p.nest) return sequential(ast_over_quota);
     if (o.verify || folded) {
         Legality l = check_legality(p, deps, false);  // (the GPU mapping is correct by construction)
+        if (!l.legal && ring_applied) {
+            // Only this check confirms that the first planes precede the reads they now serve:
+            // where they do not, the schedule as it was, every plane initialized.
+            ring_first_undone("its first planes alone would not be legal (" + l.violation + ")");
+            p = program_from_tree(model, tree, groups, AstQuota{});
+            if (!p.nest) return sequential(ast_over_quota);
+            l = check_legality(p, deps, false);
+        }
+        for (Group &g : p.groups)
+            for (size_t k = 0; k < folds.size(); ++k) {
+                const FuncContents *f = m.arrays[size_t(folds[k].array)].func;
+                if (!ring_notes[k].empty() && std::find(g.funcs.begin(), g.funcs.end(), f) != g.funcs.end())
+                    g.note += "; the pure definition of " + f->name + " " + ring_notes[k];
+            }
         if (!l.legal && folded) {
             // The fold's preconditions were checked on the model (storage_fold_candidates) and
             // isl scheduled under its order; this check is the net under both. Without folding

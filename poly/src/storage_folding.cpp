@@ -165,22 +165,27 @@ std::vector<StorageFold> storage_fold_candidates(const Model &m, const std::vect
     return folds;
 }
 
+isl::map planes_apart(const Model &m, const StorageFold &fold, int64_t planes, bool at_least) {
+    const Array &a = m.arrays[size_t(fold.array)];
+    unsigned n = unsigned(a.dimensions), q = n - 1 - unsigned(fold.dimension);
+    isl_space *sp = isl_space_set_alloc(m.ctx().get(), 0, n);
+    sp = isl_space_set_tuple_name(sp, isl_dim_set, a.name.c_str());
+    isl_map *apart = isl_map_universe(isl_space_map_from_set(sp));
+    for (unsigned p = 0; p < n; ++p)
+        if (p != q) apart = isl_map_equate(apart, isl_dim_in, p, isl_dim_out, p);
+    isl_local_space *ls = isl_local_space_from_space(isl_map_get_space(apart));
+    isl_constraint *c = at_least ? isl_constraint_alloc_inequality(ls) : isl_constraint_alloc_equality(ls);
+    c = isl_constraint_set_coefficient_si(c, isl_dim_out, int(q), 1);
+    c = isl_constraint_set_coefficient_si(c, isl_dim_in, int(q), -1);
+    c = isl_constraint_set_constant_si(c, -int(planes));
+    return isl::manage(isl_map_add_constraint(apart, c));
+}
+
 isl::union_map fold_dependences(const Model &m, const std::vector<StorageFold> &folds) {
     isl::union_map deps = isl::union_map::empty(m.ctx());
     for (const StorageFold &f : folds) {
         const Array &a = m.arrays[size_t(f.array)];
-        unsigned n = unsigned(a.dimensions), q = n - 1 - unsigned(f.dimension);
-        // { A[e] -> A[e'] : e'_q >= e_q + planes, e'_p = e_p otherwise }
-        isl_space *sp = isl_space_set_alloc(m.ctx().get(), 0, n);
-        sp = isl_space_set_tuple_name(sp, isl_dim_set, a.name.c_str());
-        isl_map *later = isl_map_universe(isl_space_map_from_set(sp));
-        for (unsigned p = 0; p < n; ++p)
-            if (p != q) later = isl_map_equate(later, isl_dim_in, p, isl_dim_out, p);
-        isl_constraint *c = isl_constraint_alloc_inequality(isl_local_space_from_space(isl_map_get_space(later)));
-        c = isl_constraint_set_coefficient_si(c, isl_dim_out, int(q), 1);
-        c = isl_constraint_set_coefficient_si(c, isl_dim_in, int(q), -1);
-        c = isl_constraint_set_constant_si(c, -int(f.planes));
-        later = isl_map_add_constraint(later, c);
+        isl::map later = planes_apart(m, f, f.planes, true);
         isl::union_map writes = isl::union_map::empty(m.ctx()), accesses = writes;
         for (const Statement &s : m.statements) {
             if (s.func != a.func) continue;
@@ -193,12 +198,13 @@ isl::union_map fold_dependences(const Model &m, const std::vector<StorageFold> &
                 if (r.array == f.array)
                     accesses = accesses.unite(isl::union_map(isl::manage(isl_map_intersect_domain(r.relation.copy(), s.domain.copy()))));
         }
-        deps = deps.unite(accesses.apply_range(isl::union_map(isl::manage(later))).apply_range(writes.reverse()));
+        deps = deps.unite(accesses.apply_range(isl::union_map(later)).apply_range(writes.reverse()));
     }
     return deps.coalesce();
 }
 
 isl::set region_covers_accesses(const Model &m, int array) {
+    if (auto known = m.region_covers.find(array); known != m.region_covers.end()) return known->second;
     const Array &a = m.arrays[size_t(array)];
     isl::set covers = isl::set::universe(m.set_space("", 0).params());
     if (a.region.is_empty()) return covers;
@@ -216,7 +222,28 @@ isl::set region_covers_accesses(const Model &m, int array) {
         }
         covers = covers.coalesce();
     });
-    return done ? covers : result;
+    isl::set known = done ? covers : result;
+    m.region_covers.emplace(array, known);
+    return known;
+}
+
+isl::union_map ring_slots(const Model &m, const Array &arr, const std::vector<int64_t> &fold, unsigned n_tile) {
+    unsigned dims = unsigned(arr.dimensions), total = n_tile + dims;
+    isl_space *sp = isl_space_set_alloc(m.ctx().get(), 0, total);
+    sp = isl_space_set_tuple_name(sp, isl_dim_set, arr.name.c_str());
+    isl_local_space *ls = isl_local_space_from_space(isl_space_copy(sp));
+    isl_aff_list *affs = isl_aff_list_alloc(m.ctx().get(), int(total));
+    for (unsigned q = 0; q < total; ++q) {
+        isl_aff *a = isl_aff_var_on_domain(isl_local_space_copy(ls), isl_dim_set, q);
+        if (q >= n_tile) {
+            int64_t f = fold[size_t(dims - 1 - (q - n_tile))];
+            if (f > 0) a = isl_aff_mod_val(a, isl_val_int_from_si(m.ctx().get(), f));
+        }
+        affs = isl_aff_list_add(affs, a);
+    }
+    isl_local_space_free(ls);
+    isl_space *msp = isl_space_map_from_set(sp);
+    return isl::union_map(isl::manage(isl_map_from_multi_aff(isl_multi_aff_from_aff_list(msp, affs))));
 }
 
 Mark fold_mark(const Model &m, const StorageFold &fold) {

@@ -132,14 +132,16 @@ TEST_CASE("a vector loop whose update is guarded to a plane's interior is split 
     // everywhere and updates it on the interior only, behind a guard affine in x. Split at the
     // guard's bounds, the interior is a vector loop of its own whose loads are rotated, and
     // the initialization there is left out (the update overwrites it) unless the update reads
-    // the element the initialization stored (`reads_own`).
+    // the element the initialization stored (`reads_own`). (The initial value changes from plane
+    // to plane, so that every plane is initialized in the time tiles: a value the ring keeps
+    // would be initialized on the first planes only, before them, ring_initialization.h.)
     for (bool reads_own : {false, true}) {
     InputBuffer<double> in("in", 2);
     Param<int> steps("steps");
     Var x("x"), y("y"), t("t");
     Func J("J"), out("out");
     RDom r(1, in.width() - 2, 1, in.height() - 2, 0, steps, "r");
-    J(x, y, t) = in(x, y);
+    J(x, y, t) = in(x, y) + t;
     Expr own = reads_own ? J(r.x, r.y, r.z + 1) * 0.5 : Expr(0.0);
     J(r.x, r.y, r.z + 1) =
         0.2 * (J(r.x, r.y, r.z) + J(r.x - 1, r.y, r.z) + J(r.x + 1, r.y, r.z) + J(r.x, r.y - 1, r.z) + J(r.x, r.y + 1, r.z)) + own;

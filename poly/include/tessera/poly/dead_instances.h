@@ -25,7 +25,16 @@
 
 namespace tessera::poly {
 
+struct DeadInstances {
+    // The dead instances that leave each statement's domain in few pieces (what schedules
+    // leave out).
+    isl::union_set dead;
+    // Every dead instance found, however many pieces the rest of its statement makes (a folded
+    // Func's pure planes past the first ring, ring_initialization.h).
+    isl::union_set overwritten;
+};
+
 // The dead instances of `m`'s statements, under `m.original`.
-isl::union_set dead_instances(const Model &m);
+DeadInstances dead_instances(const Model &m);
 
 } // namespace tessera::poly

@@ -14,6 +14,7 @@
 // remainders; see affine.h) and recorded as a may-access.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -117,7 +118,13 @@ public:
     // Statement instances whose value is overwritten before anything reads it (dead_instances.h):
     // a schedule may leave them out. Empty when there are none.
     isl::union_set dead;
+    // Every instance whose value is overwritten before anything reads it, a superset of `dead`
+    // (DeadInstances::overwritten).
+    isl::union_set overwritten;
     std::vector<BoundCheck> bound_checks;
+    // region_covers_accesses (storage_folding.h) by array, computed once: the AST, the legality
+    // check and ring_initialization.h all assume it.
+    mutable std::map<int, isl::set> region_covers;
     // The copies of inputs staged in GPU shared memory (staged_inputs.h): the Funcs
     // `<input>_shared` of the graph, read by the Funcs that read the input at several offsets.
     std::vector<const FuncContents *> staged_copies;

@@ -18,6 +18,7 @@
 #include "tessera/poly/grouping.h"
 #include "tessera/poly/program.h"
 #include "tessera/poly/schedule_options.h"
+#include "tessera/poly/storage_folding.h"
 
 namespace tessera::poly {
 
@@ -34,6 +35,7 @@ struct GroupSchedule {
     isl::schedule schedule;
     Group group;
     bool folded = false;  // storage folded: the whole program's legality check must confirm it
+    std::vector<StorageFold> folds;
 };
 std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &plan, int index, const ScheduleOptions &o,
                                             const std::function<const Dependences *()> &dependences);

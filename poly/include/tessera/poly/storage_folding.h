@@ -49,6 +49,10 @@ std::vector<StorageFold> storage_fold_candidates(const Model &m, const std::vect
 // fold_reader_violation and must run after all of its definitions.
 isl::union_map fold_dependences(const Model &m, const std::vector<StorageFold> &folds);
 
+// { A[e] -> A[e'] : e'_q = e_q + planes (at_least: >=), e'_p = e_p otherwise } on the elements
+// of `fold`'s array, q its folded dimension.
+isl::map planes_apart(const Model &m, const StorageFold &fold, int64_t planes, bool at_least);
+
 // Why the statements other than the Func's definitions cannot read it from the ring, or "":
 // each reader instance must read fewer planes than the ring keeps, and planes no update of the
 // Func passes by a full ring (then, once the Func is computed, the ring holds every plane they
@@ -62,7 +66,13 @@ std::string fold_reader_violation(const Model &m, const StorageFold &fold);
 // a folded jacobi's AST a hundred loops and seconds of isl. The AST of a folded group assumes
 // it. (Not part of the model's context: computing it for every array cost seconds on deep
 // pipelines, and its disjunctions slow every AST.) The universe when isl runs out of a quota.
+// Computed once per array (Model::region_covers).
 isl::set region_covers_accesses(const Model &m, int array);
+
+// Where each element of `arr` lives when it is folded by `fold` (its planes kept along each
+// dimension, Halide order; 0: not folded): element [t, j] (t: `n_tile` tile coordinates in front)
+// lives in slot [t, j'] with j'_d = j_d mod fold_d.
+isl::union_map ring_slots(const Model &m, const Array &arr, const std::vector<int64_t> &fold, unsigned n_tile = 0);
 
 // The schedule-tree mark that requests a fold ("fold:<array>:<dimension>:<planes>").
 Mark fold_mark(const Model &m, const StorageFold &fold);

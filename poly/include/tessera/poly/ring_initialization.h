@@ -1,0 +1,51 @@
+// A folded Func's pure definition run on the ring's first planes only (storage_folding.h).
+//
+// Worked example: jacobi-2d over its time planes, folded to a ring of 2 planes,
+//
+//     J(x, y, s) = select(s % 2 == 0, A(x, y), B(x, y));      // S_J_0[s, y, x], every plane
+//     J(r.x, r.y, r.z + 1) = 0.2 * (J(r.x, r.y, r.z) + ...);   // S_J_1: plane s + 1's interior
+//
+// In the ring, every plane s >= 2 of S_J_0 is redundant. Its interior is overwritten by S_J_1
+// before anything reads it (Model::overwritten). Its border, which no update writes in any
+// plane, still holds the value S_J_0 wrote there for plane s - 2, and that value is S_J_0's for
+// plane s: select((s - 2) % 2 == 0, ...) equals select(s % 2 == 0, ...). So S_J_0 runs on planes
+// 0 and 1 only, before the time loop, and the time loop runs S_J_1 alone: no copy of an input
+// per point and step, no guard around the update. (heat-3d, 2 threads: 481 -> 320 ms.)
+//
+// An instance of the pure definition past the ring's first planes is left out when
+//   - an update overwrites its element before anything reads it (Model::overwritten), or
+//   - no update writes its element's slot in any plane, and the pure value is periodic along
+//     the folded dimension with a period dividing the ring's (its Var appears only in `v % k`
+//     with k dividing the planes, times v's coefficient): the slot keeps that value from the
+//     first planes.
+// A read of an element of the second kind finds the value an instance of the first planes wrote
+// in its slot, so those must run before every read of the Func: the legality check verifies it
+// wherever a schedule leaves instances out (check_legality).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "tessera/poly/model.h"
+#include "tessera/poly/storage_folding.h"
+
+namespace tessera::poly {
+
+struct RingInitialization {
+    isl::union_set first_planes;  // the pure definition's instances that must run
+    isl::union_set left_out;      // those that need not (empty when why_not says why)
+    std::string why_not;
+};
+
+// The instances of `fold`'s Func's pure definition that a schedule storing it folded may leave
+// out. Under the isl operation quota `max_operations` (0: none); over it, none.
+RingInitialization ring_initialization(const Model &m, const StorageFold &fold, long max_operations = 0);
+
+// `schedule` (holding `fold`'s mark) without `r.left_out`, its first planes run before
+// everything else below the fold's mark: a sequence there, of the kept pure instances, then
+// the rest, each under a copy of what the mark held. Failure (nullopt) when the schedule has no
+// mark for the fold.
+std::optional<isl::schedule> initialize_ring_first(const isl::schedule &schedule, const Model &m, const StorageFold &fold,
+                                                   const RingInitialization &r);
+
+} // namespace tessera::poly
