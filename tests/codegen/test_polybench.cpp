@@ -76,7 +76,9 @@ TEST_CASE("compiled PolyBench covariance (upper triangle, mirrored) matches Poly
 TEST_CASE("compiled PolyBench jacobi-1d (a plane per half step) matches PolyBench's loops at MINI, SMALL and awkward "
           "sizes",
           "[codegen][polybench]") {
-    check_polybench("pb_jacobi_1d", {20, 30}, {40, 120}, {{0, 7}, {1, 3}, {13, 1}, {7, 2}, {37, 31}, {3, 33}, {5, 65}});
+    // (And around its time tiles, 128 planes (64 steps) by 1024 points of the row.)
+    check_polybench("pb_jacobi_1d", {20, 30}, {40, 120},
+                    {{0, 7}, {1, 3}, {13, 1}, {7, 2}, {37, 31}, {3, 33}, {5, 65}, {64, 1023}, {65, 1025}, {129, 2049}});
 }
 
 TEST_CASE("compiled PolyBench jacobi-2d (time planes folded to two) matches PolyBench's loops at MINI, SMALL and "

@@ -173,6 +173,26 @@ TEST_CASE("time tiles of a folded stencil run in parallel wavefronts with a vect
     }
 }
 
+TEST_CASE("a 1-D stencil's time tiles cover pieces of the row too, in parallel wavefronts", "[poly][fold]") {
+    // jacobi-1d: with whole rows, a wavefront held one tile and the steps ran in order on one
+    // thread. Tiles of 128 planes (64 steps) by 1024 points: sizes around both, and smaller.
+    auto app = apps::make_app("pb_jacobi_1d");
+    poly::ScheduleOptions o;
+    o.verify = true;
+    std::shared_ptr<const poly::Model> m = poly::build_model(app->pipeline());
+    poly::Program p = poly::schedule_model(m, o);
+    INFO(p.groups.front().note);
+    CHECK(p.groups.front().note.find("time tiles of 128 steps by 1024 points of the row") != std::string::npos);
+    CHECK(p.groups.front().note.find("tiles run in parallel wavefronts") != std::string::npos);
+    CHECK(has_mark(p.ast_c, "parallel"));
+    CHECK(has_mark(p.ast_c, "vector"));
+    poly_test::check_legal(p, "1-D wavefront");
+    for (const std::vector<int> &s : std::vector<std::vector<int>>{{1, 3}, {2, 4}, {64, 1023}, {64, 1024}, {65, 1025}, {130, 2049}, {7, 3001}}) {
+        app->prepare(s, 9);
+        poly_test::check_runs(p, *app, "1-D wavefront pb_jacobi_1d");
+    }
+}
+
 TEST_CASE("a Func a consumer reads at an early plane is not folded", "[poly][fold]") {
     TimeJacobi j(true);
     poly::ScheduleOptions o;
