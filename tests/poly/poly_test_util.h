@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include <isl/union_set.h>
 #include <nlohmann/json.hpp>
 
 #include <tessera/poly/ast_interpreter.h>
@@ -69,6 +70,15 @@ inline std::vector<std::string> funcs_of(const Pipeline &p) {
 }
 
 inline bool has(const std::vector<std::string> &v, const std::string &s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+// Whether the instance `point` (e.g. "S_J_0[3, 5]") is in `set` for the parameters fixed by
+// `params` (e.g. "[in_a_extent_0, p_steps] -> { : in_a_extent_0 = 10 and p_steps = 4 }").
+inline bool holds_at(const isl::union_set &set, const std::string &point, const std::string &params) {
+    size_t arrow = params.find("->");
+    std::string text = params.substr(0, arrow) + "-> { " + point + " : " + params.substr(params.find(':', arrow) + 1);
+    isl::union_set fixed = isl::manage(isl_union_set_read_from_str(isl_union_set_get_ctx(set.get()), text.c_str()));
+    return !set.intersect(fixed).is_empty();  // (isl aligns the parameters)
+}
 
 // A buffer of `extents` at `mins` of uniform random values in [-1, 1).
 template <typename T>

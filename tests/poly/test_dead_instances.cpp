@@ -50,13 +50,8 @@ struct PlaneJacobi1D {
     }
 };
 
-// Whether the instance `point` (e.g. "S_J_0[3, 5]") is in `dead` for the parameters fixed by
-// `params` (e.g. "[in_a_extent_0, p_steps] -> { : in_a_extent_0 = 10 and p_steps = 4 }").
 bool dead_at(const poly::Model &m, const std::string &point, const std::string &params) {
-    size_t arrow = params.find("->");
-    std::string text = params.substr(0, arrow) + "-> { " + point + " : " + params.substr(params.find(':', arrow) + 1);
-    isl::union_set fixed = isl::manage(isl_union_set_read_from_str(m.ctx().get(), text.c_str()));
-    return !m.dead.intersect(fixed).is_empty();  // (isl aligns the parameters)
+    return poly_test::holds_at(m.dead, point, params);
 }
 
 } // namespace

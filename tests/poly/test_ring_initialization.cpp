@@ -74,14 +74,6 @@ poly::StorageFold fold_of_H(const poly::Model &m) {
     return poly::StorageFold{m.array_of(m.statements.front().func), 2, 2};  // (s: dimension 2, Halide order)
 }
 
-// Whether `point` (e.g. "S_H_0[3, 1, 0]") is in `set` at the sizes fixed by `params`.
-bool holds(const poly::Model &m, const isl::union_set &set, const std::string &point, const std::string &params) {
-    size_t arrow = params.find("->");
-    std::string text = params.substr(0, arrow) + "-> { " + point + " : " + params.substr(params.find(':', arrow) + 1);
-    isl::union_set fixed = isl::manage(isl_union_set_read_from_str(m.ctx().get(), text.c_str()));
-    return !set.intersect(fixed).is_empty();
-}
-
 size_t count(const std::string &text, const std::string &what) {
     size_t n = 0;
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -105,14 +97,14 @@ TEST_CASE("a ring's pure planes past the first are left out: overwritten inside,
     // Kept: planes 0 and 1, interior and border. Left out: the interior of plane 5 (the update
     // overwrites it before anything reads it) and its border (plane 1 put the same value in
     // its slot), and plane 8, which the output reads.
-    CHECK(holds(*m, r.first_planes, "S_H_0[0, 3, 3]", sizes));
-    CHECK(holds(*m, r.first_planes, "S_H_0[1, 0, 0]", sizes));
-    CHECK(holds(*m, r.first_planes, "S_H_0[1, 3, 3]", sizes));
-    CHECK(holds(*m, r.left_out, "S_H_0[5, 3, 3]", sizes));
-    CHECK(holds(*m, r.left_out, "S_H_0[5, 0, 4]", sizes));
-    CHECK(holds(*m, r.left_out, "S_H_0[8, 5, 7]", sizes));
-    CHECK_FALSE(holds(*m, r.left_out, "S_H_0[1, 0, 4]", sizes));
-    CHECK_FALSE(holds(*m, r.left_out, "S_H_1[3, 3, 3]", sizes));
+    CHECK(poly_test::holds_at(r.first_planes, "S_H_0[0, 3, 3]", sizes));
+    CHECK(poly_test::holds_at(r.first_planes, "S_H_0[1, 0, 0]", sizes));
+    CHECK(poly_test::holds_at(r.first_planes, "S_H_0[1, 3, 3]", sizes));
+    CHECK(poly_test::holds_at(r.left_out, "S_H_0[5, 3, 3]", sizes));
+    CHECK(poly_test::holds_at(r.left_out, "S_H_0[5, 0, 4]", sizes));
+    CHECK(poly_test::holds_at(r.left_out, "S_H_0[8, 5, 7]", sizes));
+    CHECK_FALSE(poly_test::holds_at(r.left_out, "S_H_0[1, 0, 4]", sizes));
+    CHECK_FALSE(poly_test::holds_at(r.left_out, "S_H_1[3, 3, 3]", sizes));
 
     // A value that repeats every second plane whatever its phase, or never changes, also works.
     for (auto pure : {PlaneJacobi2D::Pure::ParityShifted, PlaneJacobi2D::Pure::Constant}) {
