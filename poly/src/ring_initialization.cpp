@@ -12,7 +12,6 @@
 #include <tessera/ir.h>
 
 #include "tessera/poly/isl_util.h"
-#include "tessera/poly/marks.h"
 #include "tessera/poly/tree_transform.h"
 
 namespace tessera::poly {
@@ -164,50 +163,19 @@ RingInitialization ring_initialization(const Model &m, const StorageFold &fold, 
     return *r;
 }
 
-std::optional<isl::schedule> initialize_ring_first(const isl::schedule &schedule, const Model &m, const StorageFold &fold,
-                                                   const RingInitialization &r) {
-    isl::union_set live = isl::manage(isl_schedule_get_domain(schedule.get())).subtract(r.left_out);
-    isl::schedule s = isl::manage(isl_schedule_intersect_domain(schedule.copy(), live.release()));
-    const std::string &array = m.arrays[size_t(fold.array)].name;
-    // The fold's mark, then the first node below the marks stacked with it.
-    struct Search {
-        const std::string *array;
-        isl_schedule_node *below = nullptr;
-    } search{&array};
-    isl_schedule_foreach_schedule_node_top_down(
-        s.get(),
-        [](isl_schedule_node *n, void *user) -> isl_bool {
-            auto *find = static_cast<Search *>(user);
-            if (find->below) return isl_bool_false;
-            std::optional<Mark> mark = mark_of(n);
-            if (!mark || mark->kind != Mark::Kind::Fold || mark->array != *find->array) return isl_bool_true;
-            isl_schedule_node *c = isl_schedule_node_get_child(n, 0);
-            while (isl_schedule_node_get_type(c) == isl_schedule_node_mark) c = isl_schedule_node_child(c, 0);
-            find->below = c;
-            return isl_bool_false;
-        },
-        &search);
-    if (!search.below) return std::nullopt;
-    // A sequence of the kept pure instances, then everything else (with the subtree).
-    isl::union_set here = isl::manage(isl_schedule_node_get_domain(search.below));
-    isl_union_set_list *filters = isl_union_set_list_alloc(m.ctx().get(), 2);
-    filters = isl_union_set_list_add(filters, here.intersect(r.first_planes).release());
-    filters = isl_union_set_list_add(filters, here.subtract(r.first_planes).release());
-    isl_schedule_node *sequence = isl_schedule_node_insert_sequence(search.below, filters);
-    // The first planes in their own order, planes outermost and in parallel, the innermost
-    // dimension vectorized, instead of under the time tiles (whose AST took as long again):
-    // their instances are independent (each writes its own element, from inputs).
-    isl_schedule_node *first = isl_schedule_node_cut(isl_schedule_node_child(isl_schedule_node_child(sequence, 0), 0));
-    isl_union_map *identity = isl_union_map_empty(isl_union_set_get_space(r.first_planes.get()));
-    for (const isl::set &d : sets_of(r.first_planes)) {
+isl::schedule initialize_ring_first(const isl::union_set &first_planes, const isl::schedule &rest) {
+    isl_union_map *identity = isl_union_map_empty(isl_union_set_get_space(first_planes.get()));
+    for (const isl::set &d : sets_of(first_planes)) {
         isl_map *id = isl_map_identity(isl_space_map_from_set(isl_set_get_space(d.get())));
         identity = isl_union_map_add_map(identity, isl_map_reset_tuple_id(id, isl_dim_out));
     }
+    isl::schedule alone = isl::manage(isl_schedule_from_domain(first_planes.copy()));
+    isl_schedule_node *first = isl_schedule_node_child(isl_schedule_get_root(alone.get()), 0);
     first = isl_schedule_node_insert_partial_schedule(first, isl_multi_union_pw_aff_from_union_map(identity));
     first = isl_schedule_node_band_set_permutable(first, 1);
     for (int k = 0; k < int(isl_schedule_node_band_n_member(first)); ++k) first = isl_schedule_node_band_member_set_coincident(first, k, 1);
-    isl::schedule_node marked = mark_parallel_and_vector(isl::manage(first), true, true);
-    return marked.schedule();
+    isl::schedule marked = mark_parallel_and_vector(isl::manage(first), true, true).schedule();
+    return isl::manage(isl_schedule_sequence(marked.release(), rest.copy()));
 }
 
 } // namespace tessera::poly

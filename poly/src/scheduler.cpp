@@ -37,11 +37,12 @@ namespace {
 // schedule is generated with the dead instances (see schedule_groups).
 constexpr long kDeadInstanceAstOperations = 300000;
 
-Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOptions &o);
+// `ring_first`: as schedule_group's, for every group.
+Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOptions &o, bool ring_first = true);
 } // namespace
 
 std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &plan, int index, const ScheduleOptions &o,
-                                            const std::function<const Dependences *()> &dependences) {
+                                            const std::function<const Dependences *()> &dependences, bool ring_first) {
     GroupSchedule r;
     Group &g = r.group;
     // (What split the pipeline after this group comes last in its note.)
@@ -73,14 +74,38 @@ std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &pla
     if (!folds.empty()) {
         // A Func stepped along a dimension keeps only its last planes: its pure definition
         // must then run inside the stepping loop, just before the planes it initializes are
-        // needed, so the group is scheduled as a whole under the ring's extra order.
+        // needed, so the group is scheduled as a whole under the ring's extra order (unless it
+        // runs on the first planes only, below).
         const Dependences *deps = dependences();
         if (!deps) return std::nullopt;
         isl::union_map ring_order = fold_dependences(m, folds);
-        AffineGroupSchedule a = affine_group_schedule(m, plan.statements, *deps, o, &ring_order);
+        // A folded Func's pure definition on the ring's first planes only (ring_initialization.h):
+        // the group is scheduled without it (isl then fuses the updates alone, without the
+        // ring's order back to the pure definition: heat-3d's group 134 -> 63 ms), and those
+        // planes run before it.
+        std::vector<int> statements = plan.statements;
+        isl::union_set first_planes = isl::union_set::empty(m.ctx());
+        std::string ring_note;
+        for (const StorageFold &f : folds) {
+            if (!ring_first || o.gpu) break;
+            RingInitialization ri = ring_initialization(m, f, o.max_operations);
+            const std::string &name = m.arrays[size_t(f.array)].func->name;
+            ring_note += detail::str_cat("; the pure definition of ", name, " runs ",
+                                         ri.why_not.empty() ? "on the ring's first planes only, before its updates"
+                                                            : "on every plane: " + ri.why_not);
+            if (!ri.why_not.empty()) continue;
+            first_planes = first_planes.unite(ri.first_planes);
+            std::vector<int> others;
+            for (int st : statements)
+                if (m.statements[size_t(st)].definition > 0 || m.statements[size_t(st)].write.array != f.array) others.push_back(st);
+            statements = others;
+        }
+        AffineGroupSchedule a = affine_group_schedule(m, statements, *deps, o, &ring_order);
         if (a.scheduled) {
             g.kind = Group::Kind::Affine;
             if (!a.tile_sizes.empty()) g.tile_sizes = a.tile_sizes.back();
+            r.ring_first = !first_planes.is_empty();
+            if (r.ring_first) a.schedule = initialize_ring_first(first_planes, a.schedule);
             isl::schedule_node top = a.schedule.root().child(0);
             std::string what;
             for (const StorageFold &f : folds) {
@@ -90,9 +115,8 @@ std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &pla
                                         " to ", f.planes, " planes");
             }
             r.schedule = top.schedule();
-            g.note = "storage folded: " + what + (a.note.empty() ? "" : "; " + a.note);
+            g.note = "storage folded: " + what + (a.note.empty() ? "" : "; " + a.note) + ring_note;
             r.folded = true;
-            r.folds = folds;
             return with_split_reason(r);
         }
     }
@@ -136,7 +160,7 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
 
 namespace {
 // The automatic schedule: groups, their schedules, storage and the AST.
-Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOptions &o) {
+Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOptions &o, bool ring_first) {
     const Model &m = *model;
     Stopwatch watch;
     std::vector<std::pair<std::string, double>> timings;
@@ -170,14 +194,14 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
     if (o.verify && !need_deps()) return sequential(deps_over_quota);
     std::vector<Group> groups;
     isl::schedule full;  // owned: the early returns below (dependences over their quota) must not leak it
-    bool folded = false;  // some group stores a Func folded (verified below)
-    std::vector<StorageFold> folds;
+    bool folded = false;      // some group stores a Func folded (verified below)
+    bool ring_applied = false;  // and runs its pure definition on the ring's first planes only
     auto dependences = [&]() -> const Dependences * { return need_deps() ? &deps : nullptr; };
     for (size_t k = 0; k < plans.size(); ++k) {
-        std::optional<GroupSchedule> gs = schedule_group(m, plans[k], int(k), o, dependences);
+        std::optional<GroupSchedule> gs = schedule_group(m, plans[k], int(k), o, dependences, ring_first);
         if (!gs) return sequential(deps_over_quota);
         folded = folded || gs->folded;
-        folds.insert(folds.end(), gs->folds.begin(), gs->folds.end());
+        ring_applied = ring_applied || gs->ring_first;
         full = in_sequence(full, gs->schedule);
         groups.push_back(gs->group);
     }
@@ -196,59 +220,33 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
                 }
     }
     timings.emplace_back("group schedules", watch.lap());
-    // A folded Func's pure definition on the ring's first planes only, before the rest of its
-    // group (ring_initialization.h): the time loop then runs the updates alone. Not on GPUs
-    // (the GPU mapping is made before).
-    std::vector<std::string> ring_notes(folds.size());  // what became of each fold's pure definition
-    std::optional<isl::schedule> ring_first;
-    for (size_t k = 0; k < folds.size() && !o.gpu; ++k) {
-        RingInitialization ri = ring_initialization(m, folds[k], o.max_operations);
-        std::optional<isl::schedule> edited;
-        if (ri.why_not.empty()) edited = initialize_ring_first(ring_first ? *ring_first : tree, m, folds[k], ri);
-        if (edited) ring_first = edited;
-        ring_notes[k] = edited ? "runs on the ring's first planes only, before its updates" : "runs on every plane: " + ri.why_not;
-    }
-    auto ring_first_undone = [&](const std::string &why) {
-        for (std::string &n : ring_notes)
-            if (n.rfind("runs on the ring's first", 0) == 0) n = "runs on every plane: " + why;
-    };
     Program p;
-    if (ring_first) {
-        p = program_from_tree(model, *ring_first, groups, AstQuota{kDeadInstanceAstOperations, -1});
-        if (!p.nest) ring_first_undone("isl's AST of its first planes alone exceeded its operation quota");
-    }
-    bool ring_applied = p.nest != nullptr;
-    // Otherwise the dead instances (dead_instances.h) are left out where isl's AST generator
-    // separates the loops within kDeadInstanceAstOperations (a plane's loop runs the update
-    // alone, unguarded). In a skewed time-tiled band the pure planes shrunk to their borders
-    // split the tiles into many more pieces (jacobi-2d: 9 s of AST, and slower loops): there the
-    // dead instances run.
-    if (!p.nest && !m.dead.is_empty()) {
+    // The dead instances (dead_instances.h) are left out where isl's AST generator separates the
+    // loops within kDeadInstanceAstOperations (a plane's loop runs the update alone, unguarded),
+    // unless a ring's first planes already run alone. In a skewed time-tiled band the pure
+    // planes shrunk to their borders split the tiles into many more pieces (jacobi-2d: 9 s of
+    // AST, and slower loops): there the dead instances run.
+    if (!ring_applied && !m.dead.is_empty()) {
         isl::union_set live = isl::manage(isl_union_set_subtract(isl_schedule_get_domain(tree.get()), m.dead.copy()));
         isl::schedule without_dead = isl::manage(isl_schedule_intersect_domain(tree.copy(), live.release()));
         p = program_from_tree(model, separate_vector_loops(without_dead), groups, AstQuota{kDeadInstanceAstOperations, -1});
     }
-    const std::string ast_over_quota = "isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +
-                                       std::to_string(kAstOperations) + " and " + std::to_string(kAtomicAstOperations) + " operations)";
     if (!p.nest) p = program_from_tree(model, tree, groups, AstQuota{});
     timings.emplace_back("storage and AST", watch.lap());
-    if (!p.nest) return sequential(ast_over_quota);
+    if (!p.nest)
+        return sequential("isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +
+                          std::to_string(kAstOperations) + " and " + std::to_string(kAtomicAstOperations) + " operations)");
     if (o.verify || folded) {
         Legality l = check_legality(p, deps, false);  // (the GPU mapping is correct by construction)
         if (!l.legal && ring_applied) {
-            // Only this check confirms that the first planes precede the reads they now serve:
-            // where they do not, the schedule as it was, every plane initialized.
-            ring_first_undone("its first planes alone would not be legal (" + l.violation + ")");
-            p = program_from_tree(model, tree, groups, AstQuota{});
-            if (!p.nest) return sequential(ast_over_quota);
-            l = check_legality(p, deps, false);
+            // Only this check confirms that a ring's first planes precede the reads they now
+            // serve: where they do not, scheduled again with every plane initialized.
+            Program q = schedule_groups(model, o, false);
+            for (Group &qg : q.groups)
+                if (qg.note.find("storage folded") != std::string::npos)
+                    qg.note += "; the pure definition runs on every plane: its first planes alone would not be legal (" + l.violation + ")";
+            return q;
         }
-        for (Group &g : p.groups)
-            for (size_t k = 0; k < folds.size(); ++k) {
-                const FuncContents *f = m.arrays[size_t(folds[k].array)].func;
-                if (!ring_notes[k].empty() && std::find(g.funcs.begin(), g.funcs.end(), f) != g.funcs.end())
-                    g.note += "; the pure definition of " + f->name + " " + ring_notes[k];
-            }
         if (!l.legal && folded) {
             // The fold's preconditions were checked on the model (storage_fold_candidates) and
             // isl scheduled under its order; this check is the net under both. Without folding

@@ -10,7 +10,7 @@
 // plane, still holds the value S_J_0 wrote there for plane s - 2, and that value is S_J_0's for
 // plane s: select((s - 2) % 2 == 0, ...) equals select(s % 2 == 0, ...). So S_J_0 runs on planes
 // 0 and 1 only, before the time loop, and the time loop runs S_J_1 alone: no copy of an input
-// per point and step, no guard around the update. (heat-3d, 2 threads: 481 -> 320 ms.)
+// per point and step, no guard around the update. (heat-3d, 2 threads: 481 -> 361 ms.)
 //
 // An instance of the pure definition past the ring's first planes is left out when
 //   - an update overwrites its element before anything reads it (Model::overwritten), or
@@ -23,7 +23,6 @@
 // wherever a schedule leaves instances out (check_legality).
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "tessera/poly/model.h"
@@ -41,11 +40,10 @@ struct RingInitialization {
 // out. Under the isl operation quota `max_operations` (0: none); over it, none.
 RingInitialization ring_initialization(const Model &m, const StorageFold &fold, long max_operations = 0);
 
-// `schedule` (holding `fold`'s mark) without `r.left_out`, its first planes run before
-// everything else below the fold's mark: a sequence there, of the kept pure instances, then
-// the rest, each under a copy of what the mark held. Failure (nullopt) when the schedule has no
-// mark for the fold.
-std::optional<isl::schedule> initialize_ring_first(const isl::schedule &schedule, const Model &m, const StorageFold &fold,
-                                                   const RingInitialization &r);
+// The schedule of a group whose folded Funcs' pure definitions run on `first_planes` only:
+// those instances first, in their own band (planes outermost and in parallel, the innermost
+// dimension vectorized: they are independent, each writing its own element from inputs), then
+// `rest`, the group's other statements as scheduled without them.
+isl::schedule initialize_ring_first(const isl::union_set &first_planes, const isl::schedule &rest);
 
 } // namespace tessera::poly

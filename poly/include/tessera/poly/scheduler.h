@@ -18,7 +18,6 @@
 #include "tessera/poly/grouping.h"
 #include "tessera/poly/program.h"
 #include "tessera/poly/schedule_options.h"
-#include "tessera/poly/storage_folding.h"
 
 namespace tessera::poly {
 
@@ -31,13 +30,15 @@ Program schedule_pipeline(const Pipeline &p, const ScheduleOptions &options = {}
 // overlapped tiles. `dependences` is asked for the pipeline's dependences only when the group
 // needs them, and returns nullptr when their analysis exceeded its quota: no schedule then.
 // The directive scheduler uses it for the Funcs without directives (directive_schedule.h).
+// `ring_first`: a folded Func's pure definition on the ring's first planes only, before the
+// group's updates, where ring_initialization.h finds that legal (CPU targets).
 struct GroupSchedule {
     isl::schedule schedule;
     Group group;
-    bool folded = false;  // storage folded: the whole program's legality check must confirm it
-    std::vector<StorageFold> folds;
+    bool folded = false;      // storage folded: the whole program's legality check must confirm it
+    bool ring_first = false;  // and its pure definition runs on the first planes only
 };
 std::optional<GroupSchedule> schedule_group(const Model &m, const GroupPlan &plan, int index, const ScheduleOptions &o,
-                                            const std::function<const Dependences *()> &dependences);
+                                            const std::function<const Dependences *()> &dependences, bool ring_first = false);
 
 } // namespace tessera::poly
