@@ -13,11 +13,12 @@
 // per point and step, no guard around the update. (heat-3d, 2 threads: 481 -> 361 ms.)
 //
 // An instance of the pure definition past the ring's first planes is left out when
-//   - an update overwrites its element before anything reads it (Model::overwritten), or
-//   - no update writes its element's slot in any plane, and the pure value is periodic along
-//     the folded dimension with a period dividing the ring's (its Var appears only in `v % k`
-//     with k dividing the planes, times v's coefficient): the slot keeps that value from the
-//     first planes.
+//   - an update overwrites its element before anything reads it (Model::overwritten),
+//   - nothing reads it, or
+//   - no update writes its element's slot at or before its plane, and the pure value is
+//     periodic along the folded dimension with a period dividing the ring's (its Var appears
+//     only in `x % k`, x linear in it, k dividing the ring's planes times its coefficient): the
+//     slot keeps that value from the first planes.
 // A read of an element of the second kind finds the value an instance of the first planes wrote
 // in its slot, so those must run before every read of the Func: the legality check verifies it
 // wherever a schedule leaves instances out (check_legality).
