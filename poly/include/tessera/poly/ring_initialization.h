@@ -19,7 +19,7 @@
 //     periodic along the folded dimension with a period dividing the ring's (its Var appears
 //     only in `x % k`, x linear in it, k dividing the ring's planes times its coefficient): the
 //     slot keeps that value from the first planes.
-// A read of an element of the second kind finds the value an instance of the first planes wrote
+// A read of an element of the last kind finds the value an instance of the first planes wrote
 // in its slot, so those must run before every read of the Func: the legality check verifies it
 // wherever a schedule leaves instances out (check_legality).
 #pragma once
