@@ -136,7 +136,9 @@ public:
 
     // ---- Loop nest (loop_lowering.cpp) ----
     void node(const poly::LoopNodePtr &n, Scope &s);
-    // `remainder`: the scalar iterations around a vectorized loop (kept simple for LLVM).
+    // `remainder`: a loop that runs few of the iterations (the scalar ones around a vectorized
+    // loop, those around a register tile's partial block): neither vectorized nor unrolled by
+    // LLVM.
     // `emit_body`, when given, emits each iteration instead of n.body (given the iteration's
     // value, in place of binding n.var).
     void serial_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, bool vector,

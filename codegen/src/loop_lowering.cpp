@@ -86,8 +86,9 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     i->addIncoming(next, latch);
     llvm::BranchInst *back = b.CreateBr(head);
     if (remainder || n.plain) {
-        // The few iterations around an explicitly vectorized loop, or a loop of the case that
-        // runs only at degenerate sizes (LoopNode::plain): not worth LLVM's time.
+        // The few iterations around an explicitly vectorized loop or a register tile's partial
+        // block, or a loop of the case that runs only at degenerate sizes (LoopNode::plain):
+        // not worth LLVM's time.
         llvm::MDNode *loop = llvm::MDNode::getDistinct(
             ctx, {nullptr,
                   llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),

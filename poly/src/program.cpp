@@ -4,7 +4,11 @@
 #include <isl/ast_build.h>
 #include <isl/options.h>
 
+#include <atomic>
+#include <exception>
 #include <map>
+#include <memory>
+#include <thread>
 
 #include "tessera/poly/isl_expr.h"
 #include "tessera/poly/isl_util.h"
@@ -320,6 +324,82 @@ std::string ast_to_c(isl_ast_node *node, int indent) {
     return c;
 }
 
+// One group's AST (generate_ast) and its pseudo-C. Generated on another thread, in an isl
+// context of its own, which it keeps alive until the AST is freed.
+struct PartAst {
+    std::unique_ptr<IslContext> own_ctx;  // null: generated in the model's context
+    isl_ast_node *root = nullptr;         // null: not generated within the quota
+    bool atomic = false;
+    std::string c;
+    std::exception_ptr error;
+
+    PartAst() = default;
+    PartAst(const PartAst &) = delete;
+    PartAst &operator=(const PartAst &) = delete;
+    ~PartAst() { isl_ast_node_free(root); }  // (before own_ctx, a member declared earlier)
+
+    void generate(isl_ctx *ctx, const isl::schedule &schedule, const isl::set &context, AstQuota quota, bool plain, int indent) {
+        root = generate_ast(ctx, schedule, context, quota, atomic, plain);
+        if (root) c = ast_to_c(root, indent);
+    }
+};
+
+// The isl options of build_loop_nest's AST generation, on `ctx`.
+void set_ast_options(isl_ctx *ctx) {
+    isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
+    isl_options_set_ast_build_detect_min_max(ctx, 1);
+}
+
+// The ASTs of `parts` (as generate_ast, within `quota` each), on up to quota.threads threads:
+// each part's schedule and context are printed here and read into a context of its own on the
+// thread that generates it.
+std::vector<PartAst> generate_part_asts(isl_ctx *ctx, const std::vector<ScheduleOverUsedParameters> &parts, AstQuota quota,
+                                        bool plain) {
+    std::vector<PartAst> asts(parts.size());
+    int indent = parts.size() > 1 ? 2 : 0;
+    int threads = int(std::min<size_t>(size_t(std::max(quota.threads, 1)), parts.size()));
+    if (threads <= 1) {
+        for (size_t k = 0; k < parts.size(); ++k) {
+            asts[k].generate(ctx, parts[k].schedule, parts[k].context, quota, plain, indent);
+            if (!asts[k].root) break;  // (the caller gives up at the first part over its quota)
+        }
+        return asts;
+    }
+    std::vector<std::string> schedule_text(parts.size()), context_text(parts.size());
+    for (size_t k = 0; k < parts.size(); ++k) {
+        char *text = isl_schedule_to_str(parts[k].schedule.get());
+        schedule_text[k] = text ? text : "";
+        free(text);
+        char *context = isl_set_to_str(parts[k].context.get());
+        context_text[k] = context ? context : "";
+        free(context);
+    }
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t k; (k = next++) < parts.size();) {
+            PartAst &a = asts[k];
+            try {
+                a.own_ctx = std::make_unique<IslContext>();
+                isl_ctx *own = a.own_ctx->get();
+                set_ast_options(own);
+                isl::schedule schedule = isl::manage(isl_schedule_read_from_str(own, schedule_text[k].c_str()));
+                isl::set context(a.own_ctx->ctx(), context_text[k]);
+                if (schedule.is_null()) internal_error("isl could not read back the printed schedule of a group");
+                a.generate(own, schedule, context, quota, plain, indent);
+            } catch (...) {
+                a.error = std::current_exception();
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread &t : pool) t.join();
+    for (PartAst &a : asts)
+        if (a.error) std::rethrow_exception(a.error);
+    return asts;
+}
+
 // isl's AST of the schedule under `context`, converted; its pseudo-C in `c`. Each group (child
 // of the top-level sequence) has its own AST, generated over the parameters it involves
 // (used_parameters.h), each within `quota` (see generate_ast). Null when a group's AST is not
@@ -331,17 +411,15 @@ LoopNodePtr loop_nest_under(const Program &p, const isl::schedule &schedule, con
     std::string why;
     std::optional<std::vector<ScheduleOverUsedParameters>> parts = schedule_parts_over_used_parameters(schedule, context, why);
     if (!parts) parts = std::vector<ScheduleOverUsedParameters>{{schedule, context}};
+    std::vector<PartAst> asts = generate_part_asts(ctx, *parts, quota, plain);
     std::vector<LoopNodePtr> nests;
     std::string text;
-    for (const ScheduleOverUsedParameters &part : *parts) {
-        bool atomic = false;
-        isl_ast_node *root = generate_ast(ctx, part.schedule, part.context, quota, atomic, plain);
-        if (!root) return nullptr;
-        if (atomic && !plain) text += "// isl's AST generator exceeded its operation quota: every loop of this group is generated atomic\n";
+    for (const PartAst &a : asts) {
+        if (!a.root) return nullptr;
+        if (a.atomic && !plain) text += "// isl's AST generator exceeded its operation quota: every loop of this group is generated atomic\n";
         if (plain) text += "// degenerate sizes only: loops atomic where isl can, neither vectorized nor unrolled\n";
-        text += ast_to_c(root, parts->size() > 1 ? 2 : 0);
-        nests.push_back(NestBuilder(p, plain).convert(root, "", ""));
-        isl_ast_node_free(root);
+        text += a.c;
+        nests.push_back(NestBuilder(p, plain).convert(a.root, "", ""));
     }
     if (nests.size() == 1) {
         c += text;
@@ -361,9 +439,7 @@ LoopNodePtr loop_nest_under(const Program &p, const isl::schedule &schedule, con
 } // namespace
 
 bool build_loop_nest(Program &p, AstQuota quota) {
-    isl_ctx *ctx = p.model->ctx().get();
-    isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
-    isl_options_set_ast_build_detect_min_max(ctx, 1);
+    set_ast_options(p.model->ctx().get());
     p.nest = nullptr;
     // Folded storage fuses a Func's pure definition (over its region) with its updates: the AST
     // may assume the region holds every access, as it does at run time.

@@ -229,9 +229,9 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
     if (!ring_applied && !m.dead.is_empty()) {
         isl::union_set live = isl::manage(isl_union_set_subtract(isl_schedule_get_domain(tree.get()), m.dead.copy()));
         isl::schedule without_dead = isl::manage(isl_schedule_intersect_domain(tree.copy(), live.release()));
-        p = program_from_tree(model, separate_vector_loops(without_dead), groups, AstQuota{kDeadInstanceAstOperations, -1});
+        p = program_from_tree(model, separate_vector_loops(without_dead), groups, AstQuota{kDeadInstanceAstOperations, -1, o.ast_threads});
     }
-    if (!p.nest) p = program_from_tree(model, tree, groups, AstQuota{});
+    if (!p.nest) p = program_from_tree(model, tree, groups, AstQuota{kAstOperations, kAtomicAstOperations, o.ast_threads});
     timings.emplace_back("storage and AST", watch.lap());
     if (!p.nest)
         return sequential("isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +

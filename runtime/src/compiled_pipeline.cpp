@@ -89,6 +89,7 @@ poly::ScheduleOptions schedule_options(const CompileOptions &o) {
     s.fusion = poly::parse_fusion(o.fusion);
     s.tile_sizes = o.tile_sizes;
     s.parallel = o.parallel;
+    s.ast_threads = o.compile_threads > 0 ? o.compile_threads : codegen::compile_threads();
     return s;
 }
 

@@ -73,9 +73,10 @@ struct CompileOptions {
     // process, for the same pipeline, schedule, target, options and Tessera build is loaded
     // instead of compiled. TESSERA_CACHE=0 in the environment turns it off for the process.
     bool cache = true;
-    // Threads LLVM compiles the module's functions on (codegen/parallel_compile.h); 0:
-    // TESSERA_COMPILE_THREADS, else the hardware's threads up to 8. Not part of the cache key:
-    // the code is the same however many threads compile it.
+    // Threads the compiler works on: isl's ASTs of independent groups (poly/program.h,
+    // AstQuota::threads) and LLVM's optimization and machine code of the module's functions
+    // (codegen/parallel_compile.h); 0: TESSERA_COMPILE_THREADS, else the hardware's threads up
+    // to 8. Not part of the cache key: the code is the same however many threads compile it.
     int compile_threads = 0;
     // GPU targets: rows of a tile each thread loads before it uses them (the row loop around a
     // thread loop unrolled and jammed into it, docs/gpu.md); 0: the target's choice

@@ -109,11 +109,17 @@ constexpr long kAstOperations = 1000000;
 // scheduler falls back to the sequential program, whose AST is cheap.
 constexpr long kAtomicAstOperations = 250000;
 
-// isl operations the AST generator may spend on the separated AST and then on the atomic one;
-// 0: no limit.
+// isl operations the AST generator may spend on the separated AST and then on the atomic one
+// (0: no limit), and the threads it may spend them on.
 struct AstQuota {
     long separated = kAstOperations;
     long atomic = kAtomicAstOperations;  // negative: no atomic AST is tried
+    // The groups' ASTs (generated over the parameters each involves: used_parameters.h) are
+    // independent: with threads > 1 each is generated from the printed text of its schedule in
+    // an isl context of its own, on up to `threads` threads (isl contexts are not shared between
+    // threads). pb_3mm's three register-tiled matmuls took 24 ms each. The quotas apply to each
+    // group's AST, as on one thread, and the loops are the same.
+    int threads = 1;
 };
 
 // The quota of an imported schedule (the user's): the atomic AST is generated without a limit.

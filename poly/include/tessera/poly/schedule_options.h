@@ -54,6 +54,9 @@ struct ScheduleOptions {
     // Check the produced schedule against the dependences with isl (tests and imported
     // schedules always do; compilation can skip it, the scheduler being correct by construction).
     bool verify = false;
+    // Threads the groups' ASTs may be generated on (AstQuota::threads). Not part of the
+    // schedule, which is the same on any number of threads.
+    int ast_threads = 1;
 };
 
 const char *fusion_name(Fusion f);
