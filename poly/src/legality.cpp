@@ -466,8 +466,9 @@ Legality check_legality(const Program &p, const Dependences &d, bool gpu_mapping
     c.check_order(prepared(d.anti), "anti (write-after-read)", "it reads a value the other overwrites");
     c.check_order(prepared(d.output), "output (write-after-write)", "both write the same element, in this order");
     std::vector<StorageFold> folds = buffer_folds(p);
+    isl::union_map fold_order = folds.empty() ? isl::union_map::empty(p.model->ctx()) : fold_dependences(*p.model, folds);
     if (!folds.empty())
-        c.check_order(prepared(fold_dependences(*p.model, folds)), "folded storage",
+        c.check_order(prepared(fold_order), "folded storage",
                       "a slot of the folded Func holds one plane at a time: the later plane's write must wait for "
                       "every access of the earlier one");
     c.check_coverage();
@@ -479,7 +480,7 @@ Legality check_legality(const Program &p, const Dependences &d, bool gpu_mapping
         const isl::union_map &to_copies = c.to_copies;
         // Folded buffers add the order of their slots: a marked loop must not run a write of a
         // slot concurrently with an access of the plane it replaces.
-        isl::union_map all = d.all().unite(fold_dependences(*p.model, folds)).intersect_domain(dom).intersect_range(dom);
+        isl::union_map all = d.all().unite(fold_order).intersect_domain(dom).intersect_range(dom);
         isl::union_map copies = all.apply_domain(to_copies).apply_range(to_copies);
         isl::union_map same_copy_group = isl::union_map::empty(p.model->ctx());
         for (const auto &kv : group_domain) {

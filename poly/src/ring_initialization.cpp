@@ -157,9 +157,12 @@ RingInitialization analyse(const Model &m, const StorageFold &fold) {
 } // namespace
 
 RingInitialization ring_initialization(const Model &m, const StorageFold &fold, long max_operations) {
+    auto key = std::make_tuple(fold.array, fold.dimension, fold.planes);
+    if (auto known = m.ring_initializations.find(key); known != m.ring_initializations.end()) return *known->second;
     std::optional<RingInitialization> r;
     if (!within_quota(m.ctx(), max_operations, [&] { r = analyse(m, fold); }) || !r)
         return refused(m, "the analysis of the ring's first planes exceeded its isl operation quota");
+    m.ring_initializations.emplace(key, std::make_shared<const RingInitialization>(*r));
     return *r;
 }
 

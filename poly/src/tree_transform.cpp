@@ -173,19 +173,22 @@ Wavefront wavefront_band(const isl::schedule_node &node) {
 }
 
 isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps, int members) {
-    isl::union_map outer = isl::manage(isl_schedule_node_get_prefix_schedule_union_map(node.get()));
-    isl::multi_union_pw_aff mupa = isl::manage(isl_schedule_node_band_get_partial_schedule(node.get()));
-    isl::union_map same_outer = outer.apply_range(outer.reverse());
-    isl::union_map carried = deps.intersect(same_outer);
-    isl::union_map same_members;
-    int n = std::min(members, int(isl_multi_union_pw_aff_size(mupa.get())));
-    for (int k = 0; k < n; ++k) {
-        isl::union_map member = isl::manage(isl_union_map_from_union_pw_aff(isl_multi_union_pw_aff_get_at(mupa.get(), k)));
-        isl::union_map same = member.apply_range(member.reverse());
-        carried = carried.intersect_domain(member.domain());
-        same_members = k == 0 ? same : same_members.intersect(same);
-    }
-    return carried.subtract(same_members);
+    // The pairs are compared at the schedule's values as functions of the instances (isl's
+    // eq_at), which keeps the instances' coordinates. Building the relation of instances with
+    // equal outer loops instead (prefix composed with its inverse) took a third of the legality
+    // check of a folded time-tiled program (heat-3d: 39 -> 6 ms for its marks).
+    isl::union_set domain = isl::manage(isl_schedule_node_get_domain(node.get()));
+    isl::union_map carried = deps.intersect_domain(domain).intersect_range(domain);
+    isl::multi_union_pw_aff outer = isl::manage(isl_schedule_node_get_prefix_schedule_multi_union_pw_aff(node.get()));
+    if (isl_multi_union_pw_aff_size(outer.get()) > 0)
+        carried = isl::manage(isl_union_map_eq_at_multi_union_pw_aff(carried.release(), outer.release()));
+    isl::multi_union_pw_aff band = isl::manage(isl_schedule_node_band_get_partial_schedule(node.get()));
+    isl_size size = isl_multi_union_pw_aff_size(band.get());
+    int n = std::min(members, int(size));
+    if (n <= 0) return isl::union_map::empty(deps.ctx());
+    isl::multi_union_pw_aff first = isl::manage(isl_multi_union_pw_aff_drop_dims(band.release(), isl_dim_set, unsigned(n), unsigned(size - n)));
+    isl::union_map same = isl::manage(isl_union_map_eq_at_multi_union_pw_aff(carried.copy(), first.release()));
+    return carried.subtract(same);
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <tessera/func_graph.h>
@@ -28,6 +29,8 @@
 #include "tessera/poly/isl_util.h"
 
 namespace tessera::poly {
+
+struct RingInitialization;  // ring_initialization.h
 
 // A symbolic value of the pipeline: an isl parameter when it is an integer.
 //
@@ -125,6 +128,9 @@ public:
     // region_covers_accesses (storage_folding.h) by array, computed once: the AST, the legality
     // check and ring_initialization.h all assume it.
     mutable std::map<int, isl::set> region_covers;
+    // ring_initialization's analyses (ring_initialization.h) by (array, dimension, planes),
+    // those that finished within their quota: the scheduler's, read again by the legality check.
+    mutable std::map<std::tuple<int, int, int64_t>, std::shared_ptr<const RingInitialization>> ring_initializations;
     // The copies of inputs staged in GPU shared memory (staged_inputs.h): the Funcs
     // `<input>_shared` of the graph, read by the Funcs that read the input at several offsets.
     std::vector<const FuncContents *> staged_copies;

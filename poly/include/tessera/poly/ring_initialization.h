@@ -38,7 +38,8 @@ struct RingInitialization {
 };
 
 // The instances of `fold`'s Func's pure definition that a schedule storing it folded may leave
-// out. Under the isl operation quota `max_operations` (0: none); over it, none.
+// out. Under the isl operation quota `max_operations` (0: none); over it, none. An analysis that
+// finished is kept in the model (Model::ring_initializations) and not made again.
 RingInitialization ring_initialization(const Model &m, const StorageFold &fold, long max_operations = 0);
 
 // The schedule of a group whose folded Funcs' pure definitions run on `first_planes` only:
