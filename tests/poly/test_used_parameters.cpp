@@ -101,6 +101,48 @@ TEST_CASE("each group of a schedule is rebuilt over the parameters it involves",
     CHECK(whole == "{\n" + ast_c(f.schedule, f.context, 2) + ast_c(g.schedule, g.context, 2) + "}\n");
 }
 
+TEST_CASE("a group that is a sequence below a fold mark is a part per child below copies of the mark", "[poly][ast]") {
+    // A ring's first planes (S_0, over the Region parameters rg_lo, rg_hi), then its time loop
+    // (S_1, over N and T), below the group's fold mark; then another group (S_g).
+    IslContext c;
+    const char *tree =
+        "{ domain: \"[N, T, rg_lo, rg_hi] -> { S_0[t, x] : 0 <= t <= 1 and rg_lo <= x <= rg_hi; "
+        "S_1[t, x] : 0 <= t < T and 0 < x < N; S_g[x] : 0 <= x < N }\", child: { sequence: [ "
+        "{ filter: \"[N, T, rg_lo, rg_hi] -> { S_0[t, x]; S_1[t, x] }\", child: { mark: \"fold:F_J:1:2\", child: { sequence: [ "
+        "{ filter: \"[N, T, rg_lo, rg_hi] -> { S_0[t, x] }\", child: { schedule: \"[N, T, rg_lo, rg_hi] -> [{ S_0[t, x] -> [(t)] }, { S_0[t, x] -> [(x)] }]\" } }, "
+        "{ filter: \"[N, T, rg_lo, rg_hi] -> { S_1[t, x] }\", child: { schedule: \"[N, T, rg_lo, rg_hi] -> [{ S_1[t, x] -> [(t)] }, { S_1[t, x] -> [(t + x)] }]\" } } ] } } }, "
+        "{ filter: \"[N, T, rg_lo, rg_hi] -> { S_g[x] }\", child: { schedule: \"[N, T, rg_lo, rg_hi] -> [{ S_g[x] -> [(x)] }]\" } } ] } }";
+    isl::schedule s = isl::manage(isl_schedule_read_from_str(c.ctx, tree));
+    isl::set context(c.ctx, "[N, T, rg_lo, rg_hi] -> { : N > 2 and T > 0 and rg_lo <= 0 and rg_hi >= N - 1 }");
+    std::string why;
+    auto parts = poly::schedule_parts_over_used_parameters(s, context, why);
+    REQUIRE(parts);
+    REQUIRE(parts->size() == 3);
+    CHECK(schedule_parameters((*parts)[0].schedule) == std::vector<std::string>{"rg_lo", "rg_hi"});
+    CHECK(schedule_parameters((*parts)[1].schedule) == std::vector<std::string>{"N", "T"});
+    CHECK(schedule_parameters((*parts)[2].schedule) == std::vector<std::string>{"N"});
+    for (size_t k = 0; k < 2; ++k) {
+        isl_schedule_node *root = isl_schedule_get_root((*parts)[k].schedule.get());
+        isl_schedule_node *mark = isl_schedule_node_get_child(root, 0);
+        REQUIRE(isl_schedule_node_get_type(mark) == isl_schedule_node_mark);
+        isl_id *id = isl_schedule_node_mark_get_id(mark);
+        CHECK(std::string(isl_id_get_name(id)) == "fold:F_J:1:2");
+        isl_id_free(id);
+        isl_schedule_node *band = isl_schedule_node_get_child(mark, 0);
+        CHECK(isl_schedule_node_get_type(band) == isl_schedule_node_band);
+        isl_schedule_node_free(band);
+        isl_schedule_node_free(mark);
+        isl_schedule_node_free(root);
+    }
+    // Each part's loops are those of the whole schedule's AST, in order.
+    std::string whole = ast_c(s, context);
+    for (const auto &part : *parts) {
+        std::string loops = ast_c(part.schedule, part.context);
+        std::string last_loop = loops.substr(loops.rfind("for ("));
+        CHECK(whole.find(last_loop.substr(0, last_loop.find('\n'))) != std::string::npos);
+    }
+}
+
 TEST_CASE("a schedule without a top-level sequence is one part", "[poly][ast]") {
     IslContext c;
     isl::schedule s = isl::manage(isl_schedule_read_from_str(

@@ -32,8 +32,9 @@ struct ScheduleOverUsedParameters {
 };
 
 // The parts of `schedule` whose ASTs can be generated one by one: the children of its
-// top-level sequence (the program's groups), or the whole tree when it has none. Each is
-// rebuilt over the parameters it involves. Failure (nullopt, `why` says so) when the tree holds
+// top-level sequence (the program's groups), or the whole tree when it has none; a group that
+// is a sequence below fold marks (a ring's first planes, then its time loop), each child of
+// that sequence below copies of the marks. Each is rebuilt over the parameters it involves. Failure (nullopt, `why` says so) when the tree holds
 // a node this does not rebuild (extension, expansion, context or guard nodes, which imported
 // schedules may hold): the caller generates the whole schedule as it is.
 std::optional<std::vector<ScheduleOverUsedParameters>> schedule_parts_over_used_parameters(
