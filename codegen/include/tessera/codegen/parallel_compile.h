@@ -8,7 +8,8 @@
 // can be compiled apart with no change to the code of any one of them:
 //
 //   module: entry, body.1 (3,000 instructions), body.2 (2,500), body.3 (400)
-//     =>  partition 0: entry, body.3, every global variable;  partition 1: body.1 ... (by size)
+//     =>  partition 0: entry, body.3, every global variable;  partition 1: body.1 ...
+//     (balanced by LLVM's expected work: an instruction inside a loop counts four times)
 //     each written as bitcode, read into an LLVMContext of its own on a thread of its own,
 //     optimized and compiled to an object: the objects are linked together by the loader.
 //
