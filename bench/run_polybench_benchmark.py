@@ -33,6 +33,8 @@ import statistics
 import subprocess
 import sys
 
+from svg_plot import bar_chart
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 THREADS = "2"
 
@@ -149,6 +151,19 @@ def fmt_ms(v):
     return f"{v:.3f}" if v < 10 else f"{v:.1f}"
 
 
+def plot(results, path):
+    """Two SVG bar charts of a run: best baseline / Tessera per kernel and the geomean (`path`),
+    and Tessera's compile time per kernel against issue 8's goal of 300 ms (`<path>_compile.svg`)."""
+    kernels = [(k, v) for k, v in results["kernels"].items() if v["best_baseline_over_tessera"] is not None]
+    labels = [k for k, _ in kernels] + ["geomean"]
+    ratios = [v["best_baseline_over_tessera"] for _, v in kernels] + [results["geomean_best_baseline_over_tessera"]]
+    bar_chart(path, labels, ratios, title=f"PolyBench {results['dataset']}: best of gcc, clang and Polly / Tessera",
+              reference=1.0, unit="x")
+    timed = [(k, v["tessera_compile_ms"]) for k, v in results["kernels"].items() if v["tessera_compile_ms"] is not None]
+    bar_chart(os.path.splitext(path)[0] + "_compile.svg", [k for k, _ in timed], [c for _, c in timed],
+              title="Tessera's compile time, ms (goal: 300 ms)", reference=300.0, lower_is_better=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -159,7 +174,14 @@ def main():
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per process before it is killed")
     ap.add_argument("--output", default="polybench.json",
                     help="file name under bench/results/ for the JSON (a run of some kernels keeps the suite's)")
+    ap.add_argument("--plot", help="also write SVG bar charts of the run here (docs/img/polybench.svg) and beside "
+                                   "it, <name>_compile.svg")
+    ap.add_argument("--plot-from", metavar="JSON", help="only write the charts of --plot from a run's JSON")
     args = ap.parse_args()
+    if args.plot_from:
+        with open(args.plot_from) as f:
+            plot(json.load(f), args.plot or os.path.join(ROOT, "docs", "img", "polybench.svg"))
+        return
     out_dir = os.path.join(args.build, "bench", "polybench")
     os.makedirs(out_dir, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS=THREADS)
@@ -249,6 +271,8 @@ def main():
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "results", args.output), "w") as f:
         json.dump(results, f, indent=2)
+    if args.plot and geo is not None:
+        plot(results, args.plot)
 
 
 if __name__ == "__main__":
