@@ -63,7 +63,7 @@ private:
 // An instruction inside a loop costs LLVM this many times one outside: loops are what it
 // vectorizes, unrolls and strength-reduces. Measured on the unoptimized functions of pb_heat_3d
 // (opt -O3 and llc, each alone): the entry, 2,600 instructions nearly all outside loops
-// (argument checks), 58 ms; its time-tiled body, 850 instructions in a nest of seven loops,
+// (argument checks, each with a block of its own then), 58 ms; its time-tiled body, 850 instructions in a nest of seven loops,
 // 79 ms; its first planes' body, 300 in four loops, 40 ms. Balanced by instructions alone, the
 // entry had a partition to itself and the bodies took three times as long in the other.
 constexpr size_t kLoopInstructionCost = 4;
