@@ -36,6 +36,23 @@ std::vector<std::string> schedule_parameters(const isl::schedule &s) {
     return names;
 }
 
+// The name of the mark just below the domain of `s` ("" if none), and in `below` the node
+// under it (the caller frees it).
+std::string top_mark(const isl::schedule &s, isl_schedule_node **below) {
+    isl_schedule_node *root = isl_schedule_get_root(s.get());
+    isl_schedule_node *mark = isl_schedule_node_get_child(root, 0);
+    isl_schedule_node_free(root);
+    std::string name;
+    if (isl_schedule_node_get_type(mark) == isl_schedule_node_mark) {
+        isl_id *id = isl_schedule_node_mark_get_id(mark);
+        name = isl_id_get_name(id);
+        isl_id_free(id);
+    }
+    *below = isl_schedule_node_get_child(mark, 0);
+    isl_schedule_node_free(mark);
+    return name;
+}
+
 std::string ast_c(const isl::schedule &s, const isl::set &context, int indent = 0) {
     isl_ast_build *build = isl_ast_build_from_context(context.copy());
     isl_ast_node *root = isl_ast_build_node_from_schedule(build, s.copy());
@@ -79,13 +96,8 @@ TEST_CASE("each group of a schedule is rebuilt over the parameters it involves",
     CHECK(isl_set_is_equal(f.context.get(), isl::set(c.ctx, "[rg_lo, rg_hi] -> { : rg_lo <= rg_hi }").get()) == isl_bool_true);
 
     // The mark, the band's members, flags and loop types are those of the original.
-    isl_schedule_node *root = isl_schedule_get_root(f.schedule.get());
-    isl_schedule_node *mark = isl_schedule_node_get_child(root, 0);
-    REQUIRE(isl_schedule_node_get_type(mark) == isl_schedule_node_mark);
-    isl_id *id = isl_schedule_node_mark_get_id(mark);
-    CHECK(std::string(isl_id_get_name(id)) == "parallel:1");
-    isl_id_free(id);
-    isl_schedule_node *band = isl_schedule_node_get_child(mark, 0);
+    isl_schedule_node *band = nullptr;
+    CHECK(top_mark(f.schedule, &band) == "parallel:1");
     REQUIRE(isl_schedule_node_get_type(band) == isl_schedule_node_band);
     CHECK(isl_schedule_node_band_n_member(band) == 2);
     CHECK(isl_schedule_node_band_get_permutable(band) == isl_bool_true);
@@ -93,8 +105,6 @@ TEST_CASE("each group of a schedule is rebuilt over the parameters it involves",
     CHECK(isl_schedule_node_band_member_get_coincident(band, 1) == isl_bool_false);
     CHECK(isl_schedule_node_band_member_get_ast_loop_type(band, 1) == isl_ast_loop_atomic);
     isl_schedule_node_free(band);
-    isl_schedule_node_free(mark);
-    isl_schedule_node_free(root);
 
     // The groups' ASTs, one after the other, are the AST of the whole schedule.
     std::string whole = ast_c(s, context);
@@ -122,17 +132,10 @@ TEST_CASE("a group that is a sequence below a fold mark is a part per child belo
     CHECK(schedule_parameters((*parts)[1].schedule) == std::vector<std::string>{"N", "T"});
     CHECK(schedule_parameters((*parts)[2].schedule) == std::vector<std::string>{"N"});
     for (size_t k = 0; k < 2; ++k) {
-        isl_schedule_node *root = isl_schedule_get_root((*parts)[k].schedule.get());
-        isl_schedule_node *mark = isl_schedule_node_get_child(root, 0);
-        REQUIRE(isl_schedule_node_get_type(mark) == isl_schedule_node_mark);
-        isl_id *id = isl_schedule_node_mark_get_id(mark);
-        CHECK(std::string(isl_id_get_name(id)) == "fold:F_J:1:2");
-        isl_id_free(id);
-        isl_schedule_node *band = isl_schedule_node_get_child(mark, 0);
+        isl_schedule_node *band = nullptr;
+        CHECK(top_mark((*parts)[k].schedule, &band) == "fold:F_J:1:2");
         CHECK(isl_schedule_node_get_type(band) == isl_schedule_node_band);
         isl_schedule_node_free(band);
-        isl_schedule_node_free(mark);
-        isl_schedule_node_free(root);
     }
     // Each part's loops are those of the whole schedule's AST, in order.
     std::string whole = ast_c(s, context);
