@@ -16,6 +16,13 @@ using json = nlohmann::json;
 
 namespace {
 
+// The automatic schedule of `pipeline`, checked by the scheduler itself against the dependences.
+poly::Program verified_schedule(const Pipeline &pipeline) {
+    poly::ScheduleOptions o;
+    o.verify = true;
+    return poly::schedule_pipeline(pipeline, o);
+}
+
 const poly::Storage &storage_of(const poly::Program &p, const std::string &func) {
     for (const poly::Storage &st : p.storage)
         if (st.name == func) return st;
@@ -68,9 +75,7 @@ struct TimeJacobi {
 TEST_CASE("a Func stepped in time keeps a ring of two planes, its initialization fused into the time loop",
           "[poly][fold]") {
     TimeJacobi j(false);
-    poly::ScheduleOptions o;
-    o.verify = true;
-    poly::Program p = poly::schedule_pipeline(Pipeline(j.out), o);
+    poly::Program p = verified_schedule(Pipeline(j.out));
     const poly::Storage &st = storage_of(p, "J");
     REQUIRE(st.kind == poly::Storage::Kind::Buffer);
     CHECK(st.fold == std::vector<int64_t>{0, 0, 2});
@@ -114,9 +119,7 @@ TEST_CASE("the case where folded updates never run is compiled plain, the steady
     // case's loops are neither vectorized nor unrolled (its AST and its code were half of the
     // compile), the steady case's are as before.
     auto app = apps::make_app("pb_jacobi_1d");
-    poly::ScheduleOptions o;
-    o.verify = true;
-    poly::Program p = poly::schedule_pipeline(app->pipeline(), o);
+    poly::Program p = verified_schedule(app->pipeline());
     REQUIRE(p.nest);
     REQUIRE(p.nest->kind == poly::LoopNode::Kind::If);
     std::array<int, 3> steady = count_loops(p.nest->then_case), rest = count_loops(p.nest->else_case);
@@ -159,10 +162,7 @@ TEST_CASE("the AST where folded updates never run is built without them", "[poly
 
 TEST_CASE("time tiles of a folded stencil run in parallel wavefronts with a vector loop inside", "[poly][fold]") {
     auto app = apps::make_app("pb_jacobi_2d");
-    poly::ScheduleOptions o;
-    o.verify = true;
-    std::shared_ptr<const poly::Model> m = poly::build_model(app->pipeline());
-    poly::Program p = poly::schedule_model(m, o);
+    poly::Program p = verified_schedule(app->pipeline());
     CHECK(has_mark(p.ast_c, "parallel"));
     CHECK(has_mark(p.ast_c, "vector"));
     CHECK(p.groups.front().note.find("wavefronts") != std::string::npos);
@@ -177,10 +177,7 @@ TEST_CASE("a 1-D stencil's time tiles cover pieces of the row too, in parallel w
     // jacobi-1d: with whole rows, a wavefront held one tile and the steps ran in order on one
     // thread. Tiles of 128 planes (64 steps) by 1024 points: sizes around both, and smaller.
     auto app = apps::make_app("pb_jacobi_1d");
-    poly::ScheduleOptions o;
-    o.verify = true;
-    std::shared_ptr<const poly::Model> m = poly::build_model(app->pipeline());
-    poly::Program p = poly::schedule_model(m, o);
+    poly::Program p = verified_schedule(app->pipeline());
     INFO(p.groups.front().note);
     CHECK(p.groups.front().note.find("time tiles of 128 steps by 1024 points of the row") != std::string::npos);
     CHECK(p.groups.front().note.find("tiles run in parallel wavefronts") != std::string::npos);
@@ -268,9 +265,7 @@ TEST_CASE("a column scan whose consumer reads only its last row keeps two rows, 
         S(x, r) = S(x, r - 1) * 3 + in(x, r);  // wraps in int32 like the interpreter
         if (whole) out(x, y) = S(x, y) + 1;
         else out(x, y) = S(x, in.height() - 1) + y;
-        poly::ScheduleOptions o;
-        o.verify = true;
-        poly::Program p = poly::schedule_pipeline(Pipeline(out), o);
+        poly::Program p = verified_schedule(Pipeline(out));
         const std::vector<int64_t> &fold = storage_of(p, "S").fold;
         bool folded = std::any_of(fold.begin(), fold.end(), [](int64_t f) { return f > 0; });
         CHECK(folded == !whole);
