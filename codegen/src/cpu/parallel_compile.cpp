@@ -8,8 +8,8 @@
 #include <system_error>
 #include <thread>
 
-#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/InstIterator.h>
@@ -63,8 +63,8 @@ private:
 // An instruction inside a loop costs LLVM this many times one outside: loops are what it
 // vectorizes, unrolls and strength-reduces. Measured on the unoptimized functions of pb_heat_3d
 // (opt -O3 and llc, each alone): the entry, 2,600 instructions nearly all outside loops
-// (argument checks, each with a block of its own then), 58 ms; its time-tiled body, 850 instructions in a nest of seven loops,
-// 79 ms; its first planes' body, 300 in four loops, 40 ms. Balanced by instructions alone, the
+// (argument checks, each with a block of its own then), 58 ms; its time-tiled body, 850
+// instructions in a nest of seven loops, 79 ms; its first planes' body, 300 in four loops, 40 ms. Balanced by instructions alone, the
 // entry had a partition to itself and the bodies took three times as long in the other.
 constexpr size_t kLoopInstructionCost = 4;
 
@@ -85,18 +85,18 @@ std::map<const llvm::Function *, int> partition_functions(const llvm::Module &m,
     for (const llvm::Function &f : m)
         if (!f.isDeclaration()) functions.push_back(&f);
     Clusters clusters(functions);
-    std::map<size_t, size_t> cluster_size;
-    for (size_t i = 0; i < functions.size(); ++i) cluster_size[clusters.root(i)] += compile_cost(*functions[i]);
-    std::vector<std::pair<size_t, size_t>> by_size;  // (size, root)
-    for (auto [root, size] : cluster_size) by_size.emplace_back(size, root);
-    std::sort(by_size.begin(), by_size.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-    used = std::min<int>(parts, int(by_size.size()));
+    std::map<size_t, size_t> cluster_cost;
+    for (size_t i = 0; i < functions.size(); ++i) cluster_cost[clusters.root(i)] += compile_cost(*functions[i]);
+    std::vector<std::pair<size_t, size_t>> by_cost;  // (cost, root)
+    for (auto [root, cost] : cluster_cost) by_cost.emplace_back(cost, root);
+    std::sort(by_cost.begin(), by_cost.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    used = std::min<int>(parts, int(by_cost.size()));
     std::vector<size_t> load(size_t(std::max(used, 1)), 0);
     std::map<size_t, int> cluster_partition;
-    for (auto [size, root] : by_size) {
+    for (auto [cost, root] : by_cost) {
         int p = int(std::min_element(load.begin(), load.end()) - load.begin());
         cluster_partition[root] = p;
-        load[size_t(p)] += size;
+        load[size_t(p)] += cost;
     }
     std::map<const llvm::Function *, int> partition;
     for (size_t i = 0; i < functions.size(); ++i) partition[functions[i]] = cluster_partition.at(clusters.root(i));
