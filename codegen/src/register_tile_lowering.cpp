@@ -1,9 +1,10 @@
 // The loops below a register_tile mark (poly/register_tiling.h), emitted twice:
 //
 //   if (row loop runs `rows` iterations) {
-//     for each binary digit d of the vector loop's count (32; or 16 and 8 of 24) {
+//     for the whole block (32), or the binary digits of a partial one jammed (16 and 8 of 24),
+//     or else one digit after another {
 //       for k ...                    // the loops between the mark and the rows, as they are
-//         row lo + 0: sub-block of d elements, one vector step after another
+//         row lo + 0: each sub-block, one vector step after another
 //         ...
 //         row lo + rows - 1: ...     // each row's accesses to the written array in a scope of
 //     }                              // its own
@@ -94,19 +95,25 @@ bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mar
     b.CreateBr(done);
 
     b.SetInsertPoint(fast);
-    // The loops around, then each row's `width` elements [first, last] in registers.
-    std::function<void(size_t, Value *, Value *, int64_t)> emit = [&](size_t k, Value *first, Value *last, int64_t width) {
+    // A run of a row's elements [first, last], `width` of them, `offset` elements after the
+    // block's first (its vector steps' alias slots follow the block's).
+    struct Part {
+        Value *first, *last;
+        int64_t width, offset;
+    };
+    // The loops around, then each row's parts in registers.
+    std::function<void(size_t, const std::vector<Part> &)> emit = [&](size_t k, const std::vector<Part> &run) {
         if (k < outer.size()) {
             const poly::LoopNode &l = *outer[k];
             // The loops around a part (a partial block, at a row's end) are left as they are,
             // not unrolled by LLVM: they run a few percent of the iterations, and unrolled with
             // their remainders they took a fifth of pb_3mm's LLVM time (200 -> 175 ms, no change
             // in its run time: 33.5 ms either way, medians of 15, interleaved).
-            bool part = width != tile.block;
+            bool part = run.size() != 1 || run[0].width != tile.block;
             serial_for(l, s, expr(l.min, s), expr(l.max, s), false, part, [&](Value *i) {
                 Value *saved = s.vars.count(l.var) ? s.vars[l.var] : nullptr;
                 s.vars[l.var] = i;
-                emit(k + 1, first, last, width);
+                emit(k + 1, run);
                 if (saved) s.vars[l.var] = saved;
                 else s.vars.erase(l.var);
             });
@@ -115,14 +122,16 @@ bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mar
         for (long r = 0; r < tile.rows; ++r) {
             Scope row = s;
             row.vars[rows->var] = b.CreateAdd(row_lo, i64(r), "", false, true);
-            tile_view = steps > 0 ? &written : nullptr;
-            tile_slot = steps > 0 ? int(r) * steps : -1;
-            if (!vector_for(*vec, row, first, last, width)) {
-                tile_view = nullptr;  // no steps: no slots
-                serial_for(*vec, row, first, last, true);
+            for (const Part &pt : run) {
+                tile_view = steps > 0 ? &written : nullptr;
+                tile_slot = steps > 0 ? int(r) * steps + int(pt.offset / (tile.block / steps)) : -1;
+                if (!vector_for(*vec, row, pt.first, pt.last, pt.width)) {
+                    tile_view = nullptr;  // no steps: no slots
+                    serial_for(*vec, row, pt.first, pt.last, true);
+                }
+                tile_view = nullptr;
+                tile_slot = -1;
             }
-            tile_view = nullptr;
-            tile_slot = -1;
         }
     };
     // Sub-block `width` (a binary digit of count) starts after the wider digits' elements.
@@ -140,14 +149,39 @@ bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mar
     llvm::BasicBlock *parts = llvm::BasicBlock::Create(ctx, "register_tile_parts", function);
     b.CreateCondBr(b.CreateICmpEQ(count, i64(tile.block)), whole, parts);
     b.SetInsertPoint(whole);
-    emit(0, lo, hi, tile.block);
+    emit(0, {Part{lo, hi, tile.block, 0}});
     b.CreateBr(done);
     b.SetInsertPoint(parts);
+    // A partial block with every digit (24 = 16 + 8 of a block of 32: a 56-column row) runs
+    // its digits jammed, all in registers in one pass of the loops around: each step of the
+    // reduction then loads the operand invariant along the rows once for all digits and does
+    // the multiply-adds of a whole vector of accumulators per row (conv2d 56 x 56 x 64 -> 64,
+    // where the part of 8 columns ran a pass of its own at half a vector per multiply-add:
+    // see docs/benchmarks.md). Jamming is legal for the reason running the parts one after
+    // another is: they touch different elements, and each element's updates keep their order.
+    // Other partial blocks run one digit after another.
+    std::vector<Part> digits;
+    int64_t every_digit = 0;
     for (size_t k = 1; k < widths.size(); ++k) {
         const int64_t wd = widths[k];
-        Value *first = b.CreateAdd(lo, b.CreateAnd(count, i64(~(2 * wd - 1))));
-        when(b.CreateICmpNE(b.CreateAnd(count, i64(wd)), i64(0)), [&] { emit(0, first, b.CreateAdd(first, i64(wd - 1)), wd); });
+        digits.push_back(Part{nullptr, nullptr, wd, tile.block - 2 * wd});
+        every_digit |= wd;
     }
+    for (Part &pt : digits) {
+        pt.first = b.CreateAdd(lo, b.CreateAnd(count, i64(~(2 * pt.width - 1))));
+        pt.last = b.CreateAdd(pt.first, i64(pt.width - 1));
+    }
+    if (digits.size() >= 2) {
+        llvm::BasicBlock *jammed = llvm::BasicBlock::Create(ctx, "register_tile_jammed_parts", function);
+        llvm::BasicBlock *one_by_one = llvm::BasicBlock::Create(ctx, "register_tile_parts_one_by_one", function);
+        b.CreateCondBr(b.CreateICmpEQ(b.CreateAnd(count, i64(tile.block - 1)), i64(every_digit)), jammed, one_by_one);
+        b.SetInsertPoint(jammed);
+        emit(0, digits);
+        b.CreateBr(done);
+        b.SetInsertPoint(one_by_one);
+    }
+    for (const Part &pt : digits)
+        when(b.CreateICmpNE(b.CreateAnd(count, i64(pt.width)), i64(0)), [&] { emit(0, {pt}); });
     b.CreateBr(done);
     b.SetInsertPoint(done);
     return true;

@@ -85,11 +85,13 @@ TEST_CASE("register-tiled matmul matches plain loops with partial tiles on every
     MatMul mm;
     // Output extents around the 8-row and 32-element register tiles and the 1024 tile, mins not
     // multiples of either (partial tiles at both ends), K odd.
-    // Blocks of 24 and 8 elements (56 = 32 + 16 + 8, 88 = 2 x 32 + 16 + 8, 40 = 32 + 8) run as
-    // parts of 16 and 8 in registers; 27 (= 16 + 8 + 3) goes the edge's way.
+    // With AVX-512 (blocks of 32 floats): partial blocks of 24 (56 = 32 + 16 + 8, 88 =
+    // 2 x 32 + 16 + 8) run their parts of 16 and 8 jammed, in registers in one pass; 8 (40 =
+    // 32 + 8) runs its one part; 27 (= 16 + 8 + 3) and 28 go the edge's way. With AVX2 (blocks of
+    // 16): 12 (28 = 16 + 8 + 4, 60 = 3 x 16 + 8 + 4) runs jammed, 8 (56, 88, 40) alone.
     for (auto [M, N, min_i, min_j] : std::vector<std::array<int, 4>>{{8, 32, 0, 0}, {9, 33, 3, 5}, {17, 1091, -5, 1000}, {7, 31, 1, 1},
                                                                       {40, 96, 8, 32}, {8, 56, 0, 0}, {16, 88, 8, 32}, {9, 40, 0, 0},
-                                                                      {8, 59, 0, 5}}) {
+                                                                      {8, 59, 0, 5}, {8, 28, 0, 3}, {16, 60, -8, 0}}) {
         int K = 33;
         Buffer<float> a(K, M), b(N, K);
         a.set_min({0, min_i});
@@ -116,6 +118,18 @@ TEST_CASE("register-tiled matmul matches plain loops with partial tiles on every
         CHECK(wrong == 0);
     }
     CHECK(mm.pipeline.schedule_json().find("register_tile") != std::string::npos);
+}
+
+TEST_CASE("a partial register block made of every part runs its parts jammed in one pass", "[poly][register_tiling][codegen]") {
+    // The code for it is there whatever the vector width (blocks of 32 floats have parts of 16
+    // and 8 with AVX-512; blocks of 16 parts of 8 and 4 with AVX2); the sizes at which it runs
+    // are checked against plain loops above.
+    MatMul mm;
+    CompileOptions o;
+    o.keep_assembly = true;
+    o.cache = false;
+    Callable c = mm.pipeline.compile(Target::host(), o);
+    CHECK(c.compiler_ir("llvm_unoptimized").find("register_tile_jammed_parts") != std::string::npos);
 }
 
 TEST_CASE("an update whose write is strided along the vector loop is not register tiled", "[poly][register_tiling][codegen]") {
