@@ -237,29 +237,40 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
         return sequential("isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +
                           std::to_string(kAstOperations) + " and " + std::to_string(kAtomicAstOperations) + " operations)");
     if (o.verify || folded) {
-        Legality l = check_legality(p, deps, false);  // (the GPU mapping is correct by construction)
-        if (!l.legal && ring_applied) {
-            // Only this check confirms that a ring's first planes precede the reads they now
-            // serve: where they do not, scheduled again with every plane initialized.
-            Program q = schedule_groups(model, o, false);
-            for (Group &qg : q.groups)
-                if (qg.note.find("storage folded") != std::string::npos)
-                    qg.note += "; the pure definition runs on every plane: its first planes alone would not be legal (" + l.violation + ")";
-            return q;
+        // The check, and what replaces an illegal schedule.
+        auto check = [model, o, deps, ring_applied, folded](const Program &checked) -> std::shared_ptr<const Program> {
+            Legality l = check_legality(checked, deps, false);  // (the GPU mapping is correct by construction)
+            ScheduleOptions again = o;
+            again.defer_legality = false;  // (the fallback comes back checked)
+            if (!l.legal && ring_applied) {
+                // Only this check confirms that a ring's first planes precede the reads they now
+                // serve: where they do not, scheduled again with every plane initialized.
+                Program q = schedule_groups(model, again, false);
+                if (!q.scheduled_with) q.scheduled_with = again;
+                for (Group &qg : q.groups)
+                    if (qg.note.find("storage folded") != std::string::npos)
+                        qg.note += "; the pure definition runs on every plane: its first planes alone would not be legal (" + l.violation + ")";
+                return std::make_shared<const Program>(std::move(q));
+            }
+            if (!l.legal && folded) {
+                // The fold's preconditions were checked on the model (storage_fold_candidates) and
+                // isl scheduled under its order; this check is the net under both. Without folding
+                // the schedule is correct by construction.
+                again.storage_folding = false;
+                Program q = schedule_model(model, again);
+                for (Group &qg : q.groups)
+                    qg.note += (qg.note.empty() ? "" : "; ") + std::string("storage not folded: ") + l.violation;
+                return std::make_shared<const Program>(std::move(q));
+            }
+            if (!l.legal) internal_error("the automatic schedule is illegal: ", l.violation);
+            return nullptr;
+        };
+        if (o.defer_legality) {
+            p.deferred_legality = check;
+        } else {
+            if (std::shared_ptr<const Program> q = check(p)) return *q;
+            timings.emplace_back("legality check", watch.lap());
         }
-        if (!l.legal && folded) {
-            // The fold's preconditions were checked on the model (storage_fold_candidates) and
-            // isl scheduled under its order; this check is the net under both. Without folding
-            // the schedule is correct by construction.
-            ScheduleOptions unfolded = o;
-            unfolded.storage_folding = false;
-            Program q = schedule_model(model, unfolded);
-            for (Group &qg : q.groups)
-                qg.note += (qg.note.empty() ? "" : "; ") + std::string("storage not folded: ") + l.violation;
-            return q;
-        }
-        if (!l.legal) internal_error("the automatic schedule is illegal: ", l.violation);
-        timings.emplace_back("legality check", watch.lap());
     }
     p.timings = timings;
     return p;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -564,12 +565,56 @@ void store_compiled(CompileCache &cache, const std::string &key, const CacheEntr
     log_line(LogTopic::Cache, "miss " + key.substr(0, 16) + " (" + joined(e.outputs) + "): compiled and stored");
 }
 
+// A program's deferred legality check (poly::Program::deferred_legality) on a thread of its
+// own, started at construction, while the caller generates the program's machine code: code
+// generation does not touch isl, so the model's isl context has one user at a time. Joined by
+// result(), or by the destructor when code generation throws.
+class ConcurrentLegalityCheck {
+public:
+    explicit ConcurrentLegalityCheck(const poly::Program &program) {
+        if (!program.deferred_legality) return;
+        thread_ = std::thread([this, &program] {
+            poly::Stopwatch w;
+            try {
+                replacement_ = program.deferred_legality(program);
+            } catch (...) {
+                error_ = std::current_exception();
+            }
+            ms_ = w.lap();
+        });
+    }
+    ConcurrentLegalityCheck(const ConcurrentLegalityCheck &) = delete;
+    ConcurrentLegalityCheck &operator=(const ConcurrentLegalityCheck &) = delete;
+    ~ConcurrentLegalityCheck() {
+        if (thread_.joinable()) thread_.join();
+    }
+
+    // Waits for the check; null when the program is legal (or needed no check), else the
+    // program to compile instead. Rethrows what the check threw. Adds its time to `report` as
+    // the phase "legality check (concurrent)".
+    std::shared_ptr<const poly::Program> result(CompileReport &report) {
+        if (!thread_.joinable()) return nullptr;
+        thread_.join();
+        report.phase_ms.emplace_back("legality check (concurrent)", ms_);
+        if (error_) std::rethrow_exception(error_);
+        return replacement_;
+    }
+
+private:
+    std::thread thread_;
+    std::shared_ptr<const poly::Program> replacement_;
+    std::exception_ptr error_;
+    double ms_ = 0;
+};
+
 // Compiles the program to an object, loads it, and stores it in `cache` under `key` when given.
 std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std::shared_ptr<const poly::Program> &program,
                                                     const CompileOptions &o, CompileReport report, CompileCache *cache,
                                                     const std::string &key) {
     poly::Stopwatch total;
     poly::Stopwatch w;
+    const CompileReport scheduled = report;
+    ConcurrentLegalityCheck check(*program);
     auto [name, context, module, tm] = new_jit_module();
     codegen::CodegenOptions co = codegen_options(p, o, name);
     co.pooled_buffers = true;
@@ -578,6 +623,16 @@ std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std
     std::map<std::string, std::string> kept;
     lower_to_llvm(*program, co, *module, *tm, report, w, keep ? &kept["llvm_unoptimized"] : nullptr);
     codegen::MachineCode machine = optimize_and_generate(std::move(module), *tm, o, report, w, keep ? &kept : nullptr);
+    if (std::shared_ptr<const poly::Program> instead = check.result(report)) {
+        // The schedule was not legal: the code made of it is dropped, and the program
+        // scheduled again (checked) is compiled instead, its time counted in the total.
+        CompileReport again = scheduled;
+        again.phase_ms.push_back(report.phase_ms.back());
+        again.total_ms += total.lap();
+        log_line(LogTopic::Compile, joined(output_names(p)) + ": the schedule failed its legality check; compiled again as scheduled without it");
+        return compile_program(p, instead, o, std::move(again), cache, key);
+    }
+    w.lap();
     if (o.keep_assembly) {
         report.llvm_ir = kept["llvm"];
         report.assembly = kept["asm"];
@@ -688,7 +743,10 @@ std::shared_ptr<const CallableImpl> compile_for_host(const Pipeline &p, const Ta
         return std::make_shared<CompiledPipeline>(p, std::move(hit->first.array_names), std::move(hit->second), std::move(report),
                                                   nullptr, t, o, std::map<std::string, std::string>{});
     }
-    std::shared_ptr<const poly::Program> program = program_for(p, o, report);
+    // A folded schedule's legality check runs while its machine code is made (compile_program).
+    poly::ScheduleOptions so = schedule_options(o);
+    so.defer_legality = true;
+    std::shared_ptr<const poly::Program> program = program_for(p, so, report);
     report.total_ms = total.lap();
     return compile_program(p, program, o, std::move(report), use.cache.get(), use.key);
 }

@@ -57,6 +57,11 @@ struct ScheduleOptions {
     // Threads the groups' ASTs may be generated on (AstQuota::threads). Not part of the
     // schedule, which is the same on any number of threads.
     int ast_threads = 1;
+    // The legality check a folded (or verified) schedule gets is left to the caller
+    // (Program::deferred_legality), which runs it while it does work of its own that does
+    // not touch isl: the runtime generates the machine code meanwhile. Not part of the
+    // schedule either.
+    bool defer_legality = false;
 };
 
 const char *fusion_name(Fusion f);
