@@ -326,3 +326,50 @@ TEST_CASE("a Func one consumer reads at an early plane and another at a late one
         CHECK(apps::compare(compiled, want, 0).ok);
     }
 }
+
+TEST_CASE("a folded schedule's deferred legality check passes it, and replaces one it finds illegal", "[poly][fold]") {
+    TimeJacobi j(false);
+    poly::ScheduleOptions o;
+    o.defer_legality = true;
+    poly::Program p = poly::schedule_pipeline(Pipeline(j.out), o);
+    REQUIRE(p.deferred_legality);
+    CHECK(p.deferred_legality(p) == nullptr);
+    // The same program as the one checked before it is returned.
+    CHECK(p.ast_c == poly::schedule_pipeline(Pipeline(j.out), poly::ScheduleOptions{}).ast_c);
+    CHECK_FALSE(poly::schedule_pipeline(Pipeline(j.out), poly::ScheduleOptions{}).deferred_legality);
+    // A ring of one plane cannot hold step t - 1 while step t is written: the check finds the
+    // program illegal, and the one it returns instead (scheduled again, checked) is legal and
+    // computes the same values.
+    poly::Program broken = p;
+    for (poly::Storage &st : broken.storage)
+        if (st.name == "J") st.fold[2] = 1;
+    std::shared_ptr<const poly::Program> instead = p.deferred_legality(broken);
+    REQUIRE(instead);
+    CHECK_FALSE(instead->deferred_legality);
+    CHECK(instead->groups.front().note.find("would not be legal") != std::string::npos);
+    poly_test::check_legal(*instead, "the replacement of an illegal fold");
+    j.run_and_compare(*instead, 33, 31, 7, "the replacement of an illegal fold");
+}
+
+TEST_CASE("a folded pipeline's legality check runs while its machine code is made", "[poly][fold][codegen]") {
+    TimeJacobi j(false);
+    Pipeline p(j.out);
+    CompileOptions o;
+    o.cache = false;
+    Callable c = p.compile(Target::host(), o);
+    std::vector<std::string> phases;
+    for (const auto &ph : c.report().phase_ms) phases.push_back(ph.first);
+    CHECK(std::find(phases.begin(), phases.end(), "legality check (concurrent)") != phases.end());
+    for (auto [w, h, s] : std::vector<std::tuple<int, int, int>>{{3, 3, 1}, {37, 65, 33}}) {
+        Buffer<float> data(w, h), got(w, h), want(w, h);
+        std::mt19937 rng(uint32_t(w + h + s));
+        apps::fill_random(data, rng, 0.0, 1.0);
+        j.in.set(data);
+        j.steps.set(s);
+        c.realize({got});
+        interpret(p, {want});
+        apps::Comparison cmp = apps::compare(got, want, 0);
+        INFO(w << "x" << h << " steps " << s << ": " << cmp.first_mismatch);
+        CHECK(cmp.ok);
+    }
+}
