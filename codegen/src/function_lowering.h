@@ -149,6 +149,10 @@ public:
     // steps are emitted one after another, without a loop.
     bool vector_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, int64_t known_count = 0);
     int vector_lanes(const poly::LoopNode &n) const;  // the lanes vector_for uses; 0: it cannot
+    // The elements of the Func `call` reads, when they are a table byte permutes may look up
+    // (CodegenOptions::byte_table_permutes): 8-bit values over one dimension, in a full buffer of
+    // a constant extent of at most kByteTableEntries; 0 otherwise.
+    int64_t byte_table_entries(const ExprNode &call) const;
     // A loop marked vector whose body guards statements by conditions affine in its variable,
     // lowered as consecutive vector loops without the guards (cpu/vector_guard_splitting.cpp);
     // false, emitting nothing, when its body is not of that form.

@@ -104,6 +104,8 @@ codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions 
     c.threads = o.threads;
     c.fast_math = o.fast_math;
     c.vector_bits = codegen::host_target_info().vector_bits;
+    const std::string features = codegen::host_cpu().features + ",";
+    c.byte_table_permutes = c.vector_bits >= 512 && features.find("+avx512vbmi,") != std::string::npos;
     if (!o.vectorize) c.vector_width = 1;
     return c;
 }

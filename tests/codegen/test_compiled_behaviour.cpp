@@ -170,11 +170,12 @@ TEST_CASE("a vector loop gathers at each lane's int32 offsets from the mins of i
     // coordinate minus the table's min in int32 lanes, zero extended (not an int64 vector that
     // LLVM's SLP vectorizer built and extracted lane by lane). grid(u, v) read at two
     // data-dependent coordinates, both varying: the same per dimension, scaled by the stride.
+    // (16-bit values: a table of bytes may be looked up with permutes instead, below.)
     Var x("x"), y("y"), v("v");
     InputBuffer<int32_t> in("in", 2);
     Func table("table"), looked("looked");
-    table(v) = cast<uint8_t>(v * 37 + 5);
-    looked(x, y) = table(clamp(in(x, y), -5, 299)) + cast<uint8_t>(y);
+    table(v) = cast<uint16_t>(v * 37 + 5);
+    looked(x, y) = table(clamp(in(x, y), -5, 299)) + cast<uint16_t>(y);
     Pipeline p(looked);
     CompileOptions o;
     o.keep_assembly = true;
@@ -187,7 +188,7 @@ TEST_CASE("a vector loop gathers at each lane's int32 offsets from the mins of i
         for (int j = 0; j < 3; ++j)
             for (int i = mx; i < mx + w; ++i) data(i, j) = (i * 7919 + j * 104729) % 331 - 16;  // -16 .. 314: clamped both ways
         in.set(data);
-        Buffer<uint8_t> got(std::vector<int>{w, 3}), want(std::vector<int>{w, 3});
+        Buffer<uint16_t> got(std::vector<int>{w, 3}), want(std::vector<int>{w, 3});
         got.set_min({mx, 0});
         want.set_min({mx, 0});
         compiled.realize(got);
@@ -219,6 +220,45 @@ TEST_CASE("a vector loop gathers at each lane's int32 offsets from the mins of i
             INFO("min " << mx << " width " << w);
             for (int j = 0; j < 3; ++j)
                 for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
+        }
+    }
+}
+
+TEST_CASE("lookups in tables of bytes match the interpreter at every table size", "[codegen][vector]") {
+    // table(v) of `entries` bytes from `first` on, read at a clamped data-dependent index: with
+    // AVX-512 VBMI (CodegenOptions::byte_table_permutes) a 64-lane loop of permutes of the table
+    // held in registers, one per 128 entries, the last block loaded masked; sizes around the
+    // blocks and the limit (1,024), signed and unsigned, odd and short rows (a loop's remainder).
+    const bool permutes = codegen::host_target_info().vector_bits >= 512 &&
+                          (codegen::host_cpu().features + ",").find("+avx512vbmi,") != std::string::npos;
+    Var x("x"), y("y"), v("v");
+    InputBuffer<int32_t> in("in", 2);
+    for (auto [entries, first, is_signed] : std::vector<std::tuple<int, int, bool>>{
+             {1, 0, false}, {5, -2, true}, {64, 0, false}, {100, 7, true}, {128, 0, false}, {129, -64, false},
+             {256, 0, true}, {700, 3, false}, {1000, -500, true}, {1024, 0, false}, {1025, 0, false}}) {
+        Func table("table"), looked("looked");
+        Expr value = v * 37 + (v / 3) * 11 + 5;
+        table(v) = is_signed ? cast<int8_t>(value) : cast<uint8_t>(value);
+        looked(x, y) = table(clamp(in(x, y) + y, first, first + entries - 1));
+        Pipeline p(looked);
+        CompileOptions o;
+        o.keep_assembly = true;
+        o.cache = false;
+        Callable compiled = p.compile(Target::host(), o);
+        INFO("entries " << entries << " from " << first << (is_signed ? ", int8" : ", uint8"));
+        const bool permuted = compiled.compiler_ir("llvm_unoptimized").find("vpermi2var") != std::string::npos;
+        CHECK(permuted == (permutes && entries <= codegen::kByteTableEntries));
+        for (int w : {1, 63, 64, 67, 131, 200}) {
+            Buffer<int32_t> data(std::vector<int>{w, 3});
+            for (int j = 0; j < 3; ++j)
+                for (int i = 0; i < w; ++i) data(i, j) = (i * 7919 + j * 104729) % (entries + 40) + first - 20;  // clamped both ways
+            in.set(data);
+            Buffer<void> got(is_signed ? Int(8) : UInt(8), {w, 3}), want(is_signed ? Int(8) : UInt(8), {w, 3});
+            compiled.realize(std::vector<Buffer<void>>{got});
+            interpret(p, std::vector<Buffer<void>>{want});
+            INFO("width " << w);
+            for (int j = 0; j < 3; ++j)
+                for (int i = 0; i < w; ++i) REQUIRE(apps::element(got, {i, j}) == apps::element(want, {i, j}));
         }
     }
 }

@@ -64,7 +64,9 @@ bool gathered(const Expr &e) {
 // stay scalar in a vector step (uniform, or affine in the lane): counted, an overlapped tile's
 // int64 offsets in every scratchpad coordinate gave float loops 64-bit lanes, half the lanes
 // (harris 33 -> 27 ms, camera_pipe 14.2 -> 11.8 ms without them).
-int widest(const Expr &e) {
+// `table(call)`: whether a gathered call is a lookup in a byte table (its lanes do not count as
+// gathered), which `tables` counts.
+int widest(const Expr &e, const std::function<bool(const ExprNode &)> &table, int &tables) {
     int w = 0;
     ir::visit(e, [&](const Expr &n) {
         Type t = n.type();
@@ -72,7 +74,11 @@ int widest(const Expr &e) {
         w = std::max(w, bits);
         if (n->op != Op::FuncCall && n->op != Op::InputCall) return true;
         for (const Expr &a : n->args)
-            if (gathered(a)) w = std::max({w, 64, widest(a)});
+            if (gathered(a)) {
+                if (table(*n)) ++tables;
+                else w = std::max(w, 64);
+                w = std::max(w, widest(a, table, tables));
+            }
         return false;
     });
     return w;
@@ -486,6 +492,7 @@ public:
             for (const Lanes &l : c) coords.push_back(l.scalar);
             return varying(f_.from_memory(t, every_other_element(view, coords)));
         }
+        if (Value *t = byte_table_lookup(n, c, view)) return varying(t);
         if (Value *g = gather(c, view)) return varying(g);
         // Gather, lane by lane (coordinates other than int32).
         std::vector<Value *> cv;
@@ -497,6 +504,48 @@ public:
             r = b_.CreateInsertElement(r, f_.load_at(view, coords), uint64_t(i));
         }
         return varying(r);
+    }
+
+    // A lookup of 64 lanes in a table of bytes (FunctionLowering::byte_table_entries) with
+    // AVX-512 VBMI's vpermi2b, which picks each lane's byte by the low 7 bits of its index
+    // from a pair of 64-byte registers: one permute per 128 entries of the table, each lane then
+    // taking the result of its block (index / 128) in a chain of blends. camera_pipe's curve
+    // (1,024 entries): 8 permutes and 7 blends per 64 lanes, where a load per lane took 64 loads,
+    // extracts and inserts. The lanes' indices lie in the table (its box holds every read);
+    // a last block shorter than 128 entries is loaded masked, never past the table's end.
+    Value *byte_table_lookup(const ExprNode &n, const std::vector<Lanes> &c, const StorageView &view) {
+        if (!f_.options.byte_table_permutes || w_ != 64 || c.size() != 1 || c[0].kind == Lanes::Kind::Uniform) return nullptr;
+        const int64_t entries = f_.byte_table_entries(n);
+        if (entries == 0) return nullptr;
+        Value *x = to_vector(c[0]);
+        if (!llvm::cast<llvm::VectorType>(x->getType())->getElementType()->isIntegerTy(32)) return nullptr;
+        llvm::Type *i8 = b_.getInt8Ty();
+        llvm::Type *bytes = llvm::FixedVectorType::get(i8, 64);
+        Value *lo = b_.CreateTrunc(view.min[0], b_.getInt32Ty(), "", false, true);
+        Value *rel = b_.CreateSub(x, b_.CreateVectorSplat(64, lo));
+        Value *low = b_.CreateTrunc(rel, bytes);                                     // bits 0-6 pick the byte
+        Value *block = b_.CreateTrunc(b_.CreateLShr(rel, b_.CreateVectorSplat(64, b_.getInt32(7))), bytes);
+        Value *at = f_.address(view, {lo});
+        llvm::Function *permute = llvm::Intrinsic::getDeclaration(&f_.module, llvm::Intrinsic::x86_avx512_vpermi2var_qi_512);
+        // The 64 bytes at `offset`, those past the table's end masked off (zero).
+        auto half = [&](int64_t offset) -> Value * {
+            Value *ptr = b_.CreateInBoundsGEP(i8, at, f_.i64(offset));
+            if (offset + 64 <= entries) {
+                llvm::LoadInst *l = b_.CreateAlignedLoad(bytes, ptr, llvm::Align(1));
+                f_.tag_access(l, view);
+                return l;
+            }
+            if (offset >= entries) return llvm::Constant::getNullValue(bytes);
+            std::vector<llvm::Constant *> mask;
+            for (int64_t k = 0; k < 64; ++k) mask.push_back(b_.getInt1(offset + k < entries));
+            return b_.CreateMaskedLoad(bytes, ptr, llvm::Align(1), llvm::ConstantVector::get(mask), llvm::Constant::getNullValue(bytes));
+        };
+        Value *r = nullptr;
+        for (int64_t k = 0; 128 * k < entries; ++k) {
+            Value *found = b_.CreateCall(permute, {half(128 * k), low, half(128 * k + 64)});
+            r = r ? b_.CreateSelect(b_.CreateICmpEQ(block, b_.CreateVectorSplat(64, b_.getInt8(uint8_t(k)))), found, r) : found;
+        }
+        return f_.from_memory(view.type, r);
     }
 
     // A gather (a lookup table, curve(corrected(x, y, c)) in camera_pipe; the bilateral grid's
@@ -618,13 +667,14 @@ private:
 int FunctionLowering::vector_lanes(const poly::LoopNode &n) const {
     std::vector<const poly::LoopNode *> calls;
     if (!body_calls(n.body, calls) || calls.empty() || n.step != 1) return 0;
-    int bits = 0;
+    int bits = 0, tables = 0;
+    auto table = [&](const ExprNode &call) { return options.byte_table_permutes && byte_table_entries(call) > 0; };
     for (const poly::LoopNode *c : calls) {
         const poly::ExecStatement &e = p.statements[size_t(c->statement)];
         if (!e.guards.empty()) return 0;
-        bits = std::max({bits, widest(e.value)});
+        bits = std::max({bits, widest(e.value, table, tables)});
         for (const Expr &x : e.store)
-            if (gathered(x)) bits = std::max({bits, 64, widest(x)});
+            if (gathered(x)) bits = std::max({bits, 64, widest(x, table, tables)});
         const StorageView &view = view_of(m.statements[size_t(e.statement)].func);
         bits = std::max(bits, view.type.is_bool() ? 8 : view.type.bits);
     }
@@ -642,8 +692,24 @@ int FunctionLowering::vector_lanes(const poly::LoopNode &n) const {
         if (view.output && options.streaming_output_stores && operations < kComputeBoundOperations * calls.size())
             w = std::min(w, 256 / std::max(bits, 8));
     }
+    // Lookups in byte tables, and no other gather: a whole register of bytes per step, each
+    // lookup a few permutes for 64 lanes (camera_pipe's tone curve: see docs/benchmarks.md).
+    if (tables > 0 && bits < 64) w = options.vector_bits / 8;
     if (options.vector_width > 0) w = options.vector_width;
     return w < 2 ? 0 : w;
+}
+
+int64_t FunctionLowering::byte_table_entries(const ExprNode &call) const {
+    if (call.op != Op::FuncCall || call.args.size() != 1 || call.type.bits != 8 || call.type.is_bool() || call.type.is_float())
+        return 0;
+    const FuncContents *f = call.func_ptr ? call.func_ptr : call.func.get();
+    if (!f) return 0;
+    int array = m.array_of(f);
+    if (array < 0 || size_t(array) >= p.storage_of_array.size() || p.storage_of_array[size_t(array)] < 0) return 0;
+    const poly::Storage &st = p.storage[size_t(p.storage_of_array[size_t(array)])];
+    if (st.kind == poly::Storage::Kind::Scratch || st.extent.size() != 1) return 0;
+    std::optional<int64_t> extent = ir::as_const_int(st.extent[0]);
+    return extent && *extent >= 1 && *extent <= kByteTableEntries ? *extent : 0;
 }
 
 // Vectorizes `n` over [lo, hi] if its body allows it; returns false (emitting nothing) otherwise.

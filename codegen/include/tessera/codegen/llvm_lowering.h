@@ -20,6 +20,10 @@ class Module;
 
 namespace tessera::codegen {
 
+// The largest table of 8-bit values looked up with byte permutes (CodegenOptions::byte_table_permutes):
+// 8 pairs of 64-byte registers.
+constexpr int64_t kByteTableEntries = 1024;
+
 struct CodegenOptions {
     std::string function_name = "tessera_pipeline";
     int threads = 0;         // 0: the OpenMP runtime's default (OMP_NUM_THREADS, else every core)
@@ -35,6 +39,11 @@ struct CodegenOptions {
     int vector_bits = 256;
     // Lanes per vector step for loops marked vector (0: from vector_bits; 1: no vectors).
     int vector_width = 0;
+    // The target permutes bytes across a 512-bit register pair (AVX-512 VBMI's vpermi2b): a
+    // vector loop that looks up a Func of 8-bit values over at most kByteTableEntries
+    // elements (a tone curve) takes 64 lanes and finds them with permutes of the table held in
+    // registers, not one load per lane (cpu/vector_lowering.cpp).
+    bool byte_table_permutes = false;
     // GPU targets: the program's kernel marks become kernels (`<function_name>_kernel<k>`,
     // tessera_gpu_runtime_t in abi.h) that call the device interface (gpu_target.h), launched
     // by the entry. Blocks of `gpu_threads` threads (1 for kernels without thread loops); a
