@@ -164,12 +164,9 @@ bool FunctionLowering::register_tile(const poly::LoopNode &mark, const poly::Mar
     int64_t every_digit = 0;
     for (size_t k = 1; k < widths.size(); ++k) {
         const int64_t wd = widths[k];
-        digits.push_back(Part{nullptr, nullptr, wd, tile.block - 2 * wd});
+        Value *first = b.CreateAdd(lo, b.CreateAnd(count, i64(~(2 * wd - 1))));
+        digits.push_back(Part{first, b.CreateAdd(first, i64(wd - 1)), wd, tile.block - 2 * wd});
         every_digit |= wd;
-    }
-    for (Part &pt : digits) {
-        pt.first = b.CreateAdd(lo, b.CreateAnd(count, i64(~(2 * pt.width - 1))));
-        pt.last = b.CreateAdd(pt.first, i64(pt.width - 1));
     }
     if (digits.size() >= 2) {
         llvm::BasicBlock *jammed = llvm::BasicBlock::Create(ctx, "register_tile_jammed_parts", function);
