@@ -544,8 +544,10 @@ private:
 
     isl::schedule_node mark_innermost_vector(isl::schedule_node point) {
         int members = int(isl_schedule_node_band_n_member(point.get()));
-        if (isl_schedule_node_band_member_get_coincident(point.get(), members - 1) == isl_bool_true)
+        if (isl_schedule_node_band_member_get_coincident(point.get(), members - 1) == isl_bool_true) {
+            if (std::optional<isl::schedule_node> sunk = sink_vector_member(point, members)) return *sunk;
             return mark_parallel_and_vector(point, false, true);
+        }
         if (!o_.gpu) {
             // Distributed around the writers of the statement's own reads, each piece's loop
             // vectorizes (Floyd-Warshall).
@@ -563,6 +565,45 @@ private:
         isl::schedule_node inner = members > 1 ? split_band(point, members - 1).child(0) : point;
         if (carried_dependences(inner, order_).is_empty()) inner = insert_mark(inner, Mark::vector());
         return members > 1 ? inner.parent() : inner;
+    }
+
+    // The coincident last member of the point band moved below the bands under it when they
+    // are a chain of reduction bands (no coincident member) down to the statement, and marked
+    // vector there; the node at the point band's place, or nothing when the subtree has no such
+    // shape. A scatter's reduction: the bilateral grid's `grid(x, y, z(r), c) += ...` has c
+    // (the channel, coincident) last in its band and r.x in a band below, so the vector mark
+    // fell on a loop with a loop inside, which ran as a plain loop around the reduction: each
+    // pixel's bin was computed once per channel. Below the chain, the channel loop holds one
+    // pixel's updates, whose shared part (the pixel, its bin) LLVM hoists out of it. Moving a
+    // coincident member inward is legal: every dependence has distance 0 along it.
+    std::optional<isl::schedule_node> sink_vector_member(const isl::schedule_node &point, int members) {
+        if (o_.gpu) return std::nullopt;
+        int chain = 0;
+        for (isl::schedule_node below = point.child(0);; below = below.child(0)) {
+            if (isl_schedule_node_get_type(below.get()) == isl_schedule_node_leaf) break;
+            if (!is_band(below) || isl_schedule_node_n_children(below.get()) != 1) return std::nullopt;
+            for (int k = 0; k < int(isl_schedule_node_band_n_member(below.get())); ++k)
+                if (isl_schedule_node_band_member_get_coincident(below.get(), k) == isl_bool_true) return std::nullopt;
+            ++chain;
+        }
+        if (chain == 0) return std::nullopt;
+        isl::schedule_node last = members > 1 ? split_band(point, members - 1).child(0) : point;
+        isl_multi_union_pw_aff *mupa = isl_schedule_node_band_get_partial_schedule(last.get());
+        isl_space *params = isl_multi_union_pw_aff_get_space(mupa);
+        params = isl_space_params(params);
+        isl_union_pw_aff *member = isl_multi_union_pw_aff_get_at(mupa, 0);
+        isl_multi_union_pw_aff_free(mupa);
+        isl::schedule_node n = isl::manage(isl_schedule_node_delete(last.copy()));
+        for (int k = 0; k < chain; ++k) n = n.child(0);
+        n = insert_permutable_band(n, params, isl_union_pw_aff_list_from_union_pw_aff(member), {true});
+        n = mark_parallel_and_vector(n, false, true);
+        // Back to the point band's place: from the mark up the chain, then the band's other
+        // members above it.
+        for (int k = 0; k < chain; ++k) n = n.parent();
+        if (members > 1) n = n.parent();
+        std::string note = "the coincident innermost member moved below the reduction bands under it, where it is the vector loop";
+        if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
+        return n;
     }
 
     const Model &m_;

@@ -127,8 +127,19 @@ isl::schedule_node mark_parallel_and_vector(const isl::schedule_node &node, bool
     isl::schedule_node n = node;
     int members = int(isl_schedule_node_band_n_member(n.get()));
     bool par = parallel && isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
+    // (A band of one member already below a vector mark keeps that one: a band the affine
+    // scheduler moved below the reduction bands under it is met again as the bands are walked.)
+    bool marked = false;
+    if (members == 1 && isl_schedule_node_has_parent(n.get()) == isl_bool_true) {
+        isl_schedule_node *up = isl_schedule_node_parent(n.copy());
+        if (isl_schedule_node_get_type(up) == isl_schedule_node_mark) {
+            std::optional<Mark> m = mark_of(up);
+            marked = m && m->kind == Mark::Kind::Vector;
+        }
+        isl_schedule_node_free(up);
+    }
     bool vec = vector && isl_schedule_node_band_member_get_coincident(n.get(), members - 1) == isl_bool_true &&
-               !(par && members == 1);
+               !(par && members == 1) && !marked;
     if (vec) {
         if (members > 1) {
             n = split_band(n, members - 1).child(0);

@@ -207,6 +207,30 @@ TEST_CASE("a scan keeps its loop-carried order and is not marked parallel", "[po
           std::string::npos);
 }
 
+TEST_CASE("a scatter's channel loop runs innermost, below its reduction loops, where it is the vector loop",
+          "[poly][structure]") {
+    // bilateral_grid's grid(x, y, z(r), c) += ...: c is coincident and last in its band, the
+    // reduction r.x in a band below. The vector loop over c now holds one statement, and the
+    // pixel's bin computed in it is the same for both channels. Verified (schedule() checks
+    // legality), and the app's results are checked in test_image_suite.cpp.
+    poly::Program p = schedule("bilateral_grid");
+    std::string nest = poly::to_string(p.nest);
+    size_t update = nest.find("S_grid_1(");
+    REQUIRE(update != std::string::npos);
+    std::string before = nest.substr(0, update);
+    size_t last_for = before.rfind("for (");
+    REQUIRE(last_for != std::string::npos);
+    CHECK(before.substr(before.rfind('\n', last_for) + 1, last_for - before.rfind('\n', last_for) - 1).find("vectorized") !=
+          std::string::npos);
+    CHECK(before.find("for (", last_for + 1) == std::string::npos);  // nothing between it and the update
+    // Its variable is the channel, the update's first coordinate.
+    std::string var = before.substr(last_for + 5, before.find(' ', last_for + 5) - last_for - 5);
+    CHECK(nest.compare(update, 10 + var.size(), "S_grid_1(" + var + ",") == 0);
+    bool noted = false;
+    for (const poly::Group &g : p.groups) noted |= g.note.find("moved below the reduction bands") != std::string::npos;
+    CHECK(noted);
+}
+
 TEST_CASE("a tiny quota makes dependence analysis fall back to the original order", "[poly][structure]") {
     auto app = apps::make_app("jacobi_2d");
     poly::ScheduleOptions o;
