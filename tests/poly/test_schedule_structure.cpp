@@ -24,6 +24,21 @@ const poly::Storage &storage_of(const poly::Program &p, const std::string &func)
 
 int64_t constant(const Expr &e) { return ir::as_const_int(e).value_or(-1); }
 
+// The loop immediately around the first call of `statement` in `nest`: what its line says before
+// "for (" (its kind: "parallel ", "vectorized ", ...) and its variable.
+struct LoopAround {
+    std::string kind, var;
+};
+LoopAround loop_around(const std::string &nest, const std::string &statement) {
+    size_t call = nest.find(statement + "(");
+    REQUIRE(call != std::string::npos);
+    size_t last_for = nest.rfind("for (", call);
+    REQUIRE(last_for != std::string::npos);
+    size_t line = nest.rfind('\n', last_for) + 1;
+    size_t var = last_for + 5;
+    return {nest.substr(line, last_for - line), nest.substr(var, nest.find(' ', var) - var)};
+}
+
 } // namespace
 
 TEST_CASE("blur_x_blur_y becomes one fused group with a halo of 4 along y", "[poly][structure]") {
@@ -196,15 +211,8 @@ TEST_CASE("matmul's reduction loop moves outward and its column loop becomes the
 
 TEST_CASE("a scan keeps its loop-carried order and is not marked parallel", "[poly][structure]") {
     poly::Program p = schedule("prefix_sum");
-    std::string nest = poly::to_string(p.nest);
-    size_t update = nest.find("S_prefix_sum_1");
-    REQUIRE(update != std::string::npos);
     // The loop around the update must not be parallel (the pure init loop may be).
-    std::string before = nest.substr(0, update);
-    size_t last_for = before.rfind("for (");
-    REQUIRE(last_for != std::string::npos);
-    CHECK(before.substr(before.rfind('\n', last_for) + 1, last_for - before.rfind('\n', last_for) - 1).find("parallel") ==
-          std::string::npos);
+    CHECK(loop_around(poly::to_string(p.nest), "S_prefix_sum_1").kind.find("parallel") == std::string::npos);
 }
 
 TEST_CASE("a scatter's channel loop runs innermost, below its reduction loops, where it is the vector loop",
@@ -215,17 +223,10 @@ TEST_CASE("a scatter's channel loop runs innermost, below its reduction loops, w
     // legality), and the app's results are checked in test_image_suite.cpp.
     poly::Program p = schedule("bilateral_grid");
     std::string nest = poly::to_string(p.nest);
-    size_t update = nest.find("S_grid_1(");
-    REQUIRE(update != std::string::npos);
-    std::string before = nest.substr(0, update);
-    size_t last_for = before.rfind("for (");
-    REQUIRE(last_for != std::string::npos);
-    CHECK(before.substr(before.rfind('\n', last_for) + 1, last_for - before.rfind('\n', last_for) - 1).find("vectorized") !=
-          std::string::npos);
-    CHECK(before.find("for (", last_for + 1) == std::string::npos);  // nothing between it and the update
+    LoopAround around = loop_around(nest, "S_grid_1");
+    CHECK(around.kind.find("vectorized") != std::string::npos);
     // Its variable is the channel, the update's first coordinate.
-    std::string var = before.substr(last_for + 5, before.find(' ', last_for + 5) - last_for - 5);
-    CHECK(nest.compare(update, 10 + var.size(), "S_grid_1(" + var + ",") == 0);
+    CHECK(nest.find("S_grid_1(" + around.var + ",") != std::string::npos);
     bool noted = false;
     for (const poly::Group &g : p.groups) noted |= g.note.find("moved below the reduction bands") != std::string::npos;
     CHECK(noted);
