@@ -104,8 +104,7 @@ codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions 
     c.threads = o.threads;
     c.fast_math = o.fast_math;
     c.vector_bits = codegen::host_target_info().vector_bits;
-    const std::string features = codegen::host_cpu().features + ",";
-    c.byte_table_permutes = c.vector_bits >= 512 && features.find("+avx512vbmi,") != std::string::npos;
+    c.byte_table_permutes = codegen::host_permutes_bytes();
     if (!o.vectorize) c.vector_width = 1;
     return c;
 }

@@ -229,8 +229,7 @@ TEST_CASE("lookups in tables of bytes match the interpreter at every table size"
     // AVX-512 VBMI (CodegenOptions::byte_table_permutes) a 64-lane loop of permutes of the table
     // held in registers, one per 128 entries, the last block loaded masked; sizes around the
     // blocks and the limit (1,024), signed and unsigned, odd and short rows (a loop's remainder).
-    const bool permutes = codegen::host_target_info().vector_bits >= 512 &&
-                          (codegen::host_cpu().features + ",").find("+avx512vbmi,") != std::string::npos;
+    const bool permutes = codegen::host_permutes_bytes();
     Var x("x"), y("y"), v("v");
     InputBuffer<int32_t> in("in", 2);
     for (auto [entries, first, is_signed] : std::vector<std::tuple<int, int, bool>>{

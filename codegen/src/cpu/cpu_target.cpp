@@ -172,6 +172,12 @@ const TargetInfo &host_target_info() {
     return info;
 }
 
+bool host_permutes_bytes() {
+    static const bool vbmi = host_target_info().vector_bits >= 512 &&
+                             (host_cpu().features + ",").find("+avx512vbmi,") != std::string::npos;
+    return vbmi;
+}
+
 const std::string &host_cpu_identity() {
     static const std::string id = [] {
         std::string cpu = cpuid_identity();

@@ -43,6 +43,10 @@ std::string tuned_features(const std::string &cpu, std::string features);
 // process's affinity mask, computed once.
 const TargetInfo &host_target_info();
 
+// Whether the host permutes bytes across a pair of 512-bit registers (AVX-512 VBMI's vpermi2b):
+// what CodegenOptions::byte_table_permutes asks of it. Computed once.
+bool host_permutes_bytes();
+
 // What identifies the host's CPU for the compile cache without asking LLVM (whose cpuid
 // queries take about 0.2 ms of a new process): the triple, the cpuid leaves glibc read at the
 // process's start (vendor, family, model and every feature flag, from which LLVM's CPU name and
