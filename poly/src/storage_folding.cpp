@@ -203,6 +203,24 @@ isl::union_map fold_dependences(const Model &m, const std::vector<StorageFold> &
     return deps.coalesce();
 }
 
+namespace {
+// Set dimension `q` of `s` alone (a 1-D set over the same parameters).
+isl::set dimension_alone(const isl::set &s, unsigned q) {
+    unsigned n = unsigned(isl_set_dim(s.get(), isl_dim_set));
+    isl_set *one = isl_set_project_out(s.copy(), isl_dim_set, q + 1, n - q - 1);
+    return isl::manage(isl_set_project_out(one, isl_dim_set, 0, q));
+}
+
+// The 1-D set `s` as the points of the space of `like` whose dimension `q` lies in it.
+isl::set along(const isl::set &s, unsigned q, const isl::set &like) {
+    unsigned n = unsigned(isl_set_dim(like.get(), isl_dim_set));
+    isl_set *wide = isl_set_insert_dims(s.copy(), isl_dim_set, 0, q);
+    wide = isl_set_add_dims(wide, isl_dim_set, n - q - 1);
+    if (isl_set_has_tuple_id(like.get()) == isl_bool_true) wide = isl_set_set_tuple_id(wide, isl_set_get_tuple_id(like.get()));
+    return isl::manage(wide);
+}
+} // namespace
+
 isl::set region_covers_accesses(const Model &m, int array) {
     if (auto known = m.region_covers.find(array); known != m.region_covers.end()) return known->second;
     const Array &a = m.arrays[size_t(array)];
@@ -210,17 +228,41 @@ isl::set region_covers_accesses(const Model &m, int array) {
     if (a.region.is_empty()) return covers;
     isl::set result = covers;
     bool done = within_quota(m.ctx(), kCoveringOperations, [&] {
+        std::vector<isl::set> touched;
         for (const Statement &s : m.statements) {
-            std::vector<const Access *> accesses;
-            if (s.write.array == array && s.definition > 0) accesses.push_back(&s.write);
+            if (s.write.array == array && s.definition > 0) touched.push_back(s.write.relation.intersect_domain(s.domain).range());
             for (const Access &r : s.reads)
-                if (r.array == array) accesses.push_back(&r);
-            for (const Access *x : accesses) {
-                isl::set touched = x->relation.intersect_domain(s.domain).range();
-                covers = covers.subtract(touched.subtract(a.region).params());
-            }
+                if (r.array == array) touched.push_back(r.relation.intersect_domain(s.domain).range());
         }
-        covers = covers.coalesce();
+        // A region that is a box (box_hull's, an output's) holds an access exactly where it
+        // holds the access's range along each dimension alone: the parameters where an access
+        // leaves it are the union, over dimensions, of those where the access's 1-D projection
+        // leaves the region's. Projections of the accesses repeat (a stencil's reads differ in
+        // one dimension each), and 1-D differences are far cheaper for isl than the 4-D ones
+        // (heat-3d: 23 -> 14 ms of its 350 ms schedule).
+        unsigned n = unsigned(a.dimensions);
+        std::vector<isl::set> region_along;
+        isl::set box = isl::set::universe(a.region.space());
+        for (unsigned q = 0; q < n; ++q) {
+            region_along.push_back(dimension_alone(a.region, q));
+            box = box.intersect(along(region_along.back(), q, a.region));
+        }
+        isl::set outside = isl::set::empty(covers.space());
+        if (n > 0 && box.is_equal(a.region)) {
+            for (unsigned q = 0; q < n; ++q) {
+                std::vector<isl::set> distinct;
+                for (const isl::set &t : touched) {
+                    isl::set along_q = dimension_alone(t, q);
+                    bool seen = false;
+                    for (const isl::set &d : distinct) seen = seen || isl_set_plain_is_equal(d.get(), along_q.get()) == isl_bool_true;
+                    if (!seen) distinct.push_back(along_q);
+                }
+                for (const isl::set &d : distinct) outside = outside.unite(d.subtract(region_along[q]).params());
+            }
+        } else {
+            for (const isl::set &t : touched) outside = outside.unite(t.subtract(a.region).params());
+        }
+        covers = covers.subtract(outside).coalesce();
     });
     isl::set known = done ? covers : result;
     m.region_covers.emplace(array, known);

@@ -190,6 +190,30 @@ TEST_CASE("a 1-D stencil's time tiles cover pieces of the row too, in parallel w
     }
 }
 
+TEST_CASE("where a folded Func's region holds every access is found one dimension at a time, as in the whole space",
+          "[poly][fold]") {
+    for (bool reads_plane_0 : {false, true}) {
+        TimeJacobi j(reads_plane_0);
+        std::shared_ptr<const poly::Model> m = poly::build_model(Pipeline(j.out));
+        int array = m->array_of(j.J.contents().get());
+        const poly::Array &a = m->arrays[size_t(array)];
+        // Independently: the parameters where some access's range, in all its dimensions at
+        // once, leaves the region.
+        isl::set expected = isl::set::universe(a.region.space().params());
+        for (const poly::Statement &s : m->statements) {
+            std::vector<isl::map> accesses;
+            if (s.write.array == array && s.definition > 0) accesses.push_back(s.write.relation);
+            for (const poly::Access &r : s.reads)
+                if (r.array == array) accesses.push_back(r.relation);
+            for (const isl::map &x : accesses) expected = expected.subtract(x.intersect_domain(s.domain).range().subtract(a.region).params());
+        }
+        isl::set covers = poly::region_covers_accesses(*m, array);
+        CHECK(covers.is_equal(expected));
+        // Not trivially true: a region parameter can be set so that the region misses the updates.
+        CHECK(!covers.is_equal(isl::set::universe(covers.space())));
+    }
+}
+
 TEST_CASE("a Func a consumer reads at an early plane is not folded", "[poly][fold]") {
     TimeJacobi j(true);
     poly::ScheduleOptions o;
