@@ -182,6 +182,9 @@ isl::map planes_apart(const Model &m, const StorageFold &fold, int64_t planes, b
 }
 
 isl::union_map fold_dependences(const Model &m, const std::vector<StorageFold> &folds) {
+    std::vector<std::tuple<int, int, int64_t>> key;
+    for (const StorageFold &f : folds) key.emplace_back(f.array, f.dimension, f.planes);
+    if (auto known = m.fold_dependences.find(key); known != m.fold_dependences.end()) return known->second;
     isl::union_map deps = isl::union_map::empty(m.ctx());
     for (const StorageFold &f : folds) {
         const Array &a = m.arrays[size_t(f.array)];
@@ -200,7 +203,9 @@ isl::union_map fold_dependences(const Model &m, const std::vector<StorageFold> &
         }
         deps = deps.unite(accesses.apply_range(isl::union_map(later)).apply_range(writes.reverse()));
     }
-    return deps.coalesce();
+    deps = deps.coalesce();
+    m.fold_dependences.emplace(key, deps);
+    return deps;
 }
 
 namespace {

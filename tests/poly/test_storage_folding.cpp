@@ -214,6 +214,21 @@ TEST_CASE("where a folded Func's region holds every access is found one dimensio
     }
 }
 
+TEST_CASE("a folded Func's slot order is computed once for the scheduler and the legality check", "[poly][fold]") {
+    TimeJacobi j(false);
+    std::shared_ptr<const poly::Model> m = poly::build_model(Pipeline(j.out));
+    std::vector<poly::StorageFold> folds{{m->array_of(j.J.contents().get()), 2, 2}};
+    CHECK(m->fold_dependences.empty());
+    isl::union_map first = poly::fold_dependences(*m, folds);
+    REQUIRE(m->fold_dependences.size() == 1);
+    CHECK(!first.is_empty());
+    CHECK(poly::fold_dependences(*m, folds).get() == first.get());  // the very object, not recomputed
+    // Another ring size is another order.
+    isl::union_map three = poly::fold_dependences(*m, {{folds[0].array, 2, 3}});
+    CHECK(m->fold_dependences.size() == 2);
+    CHECK(!three.is_equal(first));
+}
+
 TEST_CASE("a Func a consumer reads at an early plane is not folded", "[poly][fold]") {
     TimeJacobi j(true);
     poly::ScheduleOptions o;

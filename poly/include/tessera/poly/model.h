@@ -131,6 +131,9 @@ public:
     // ring_initialization's analyses (ring_initialization.h) by (array, dimension, planes),
     // those that finished within their quota: the scheduler's, read again by the legality check.
     mutable std::map<std::tuple<int, int, int64_t>, std::shared_ptr<const RingInitialization>> ring_initializations;
+    // fold_dependences (storage_folding.h) by the folds (array, dimension, planes) it was asked
+    // for: the scheduler's, read again by the legality check.
+    mutable std::map<std::vector<std::tuple<int, int, int64_t>>, isl::union_map> fold_dependences;
     // The copies of inputs staged in GPU shared memory (staged_inputs.h): the Funcs
     // `<input>_shared` of the graph, read by the Funcs that read the input at several offsets.
     std::vector<const FuncContents *> staged_copies;

@@ -46,7 +46,8 @@ std::vector<StorageFold> storage_fold_candidates(const Model &m, const std::vect
 // Statement instance → statement instance. (A superset of the exact slot conflicts, elements a
 // multiple of `planes` apart: it is what a stepping schedule gives anyway, and it keeps the
 // relations free of divisions.) Other statements that read the Func are checked by
-// fold_reader_violation and must run after all of its definitions.
+// fold_reader_violation and must run after all of its definitions. Computed once per list of
+// folds (Model::fold_dependences).
 isl::union_map fold_dependences(const Model &m, const std::vector<StorageFold> &folds);
 
 // { A[e] -> A[e'] : e'_q = e_q + planes (at_least: >=), e'_p = e_p otherwise } on the elements
