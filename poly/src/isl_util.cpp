@@ -1,8 +1,13 @@
 #include "tessera/poly/isl_util.h"
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
+#include <mutex>
+#include <pthread.h>
+#include <thread>
 
 #include <isl/schedule.h>
 #include <isl/union_map.h>
@@ -41,6 +46,55 @@ double thread_cpu_ms() {
 } // namespace
 
 ThreadCpuClock::ThreadCpuClock() : start_(thread_cpu_ms()) {}
+
+struct CpuDeadline::Watchdog {
+    std::mutex mutex;
+    std::condition_variable stop_requested;
+    bool stop = false;
+    std::atomic<bool> fired{false};
+    isl_ctx *ctx = nullptr;
+    std::thread thread;
+};
+
+CpuDeadline::CpuDeadline(isl::ctx ctx, double max_cpu_ms) {
+    if (max_cpu_ms <= 0) return;
+    clockid_t clock;
+    if (pthread_getcpuclockid(pthread_self(), &clock) != 0) return;  // (no deadline where the clock cannot be read)
+    auto cpu_ms = [clock] {
+        timespec t{};
+        clock_gettime(clock, &t);
+        return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+    };
+    watchdog_ = std::make_unique<Watchdog>();
+    Watchdog *w = watchdog_.get();
+    w->ctx = ctx.get();
+    double end = cpu_ms() + max_cpu_ms;
+    isl_ctx *c = w->ctx;
+    w->thread = std::thread([w, end, c, cpu_ms] {
+        std::unique_lock<std::mutex> lock(w->mutex);
+        while (!w->stop) {
+            if (cpu_ms() >= end) {
+                isl_ctx_abort(c);
+                w->fired = true;
+                return;
+            }
+            w->stop_requested.wait_for(lock, std::chrono::milliseconds(5));
+        }
+    });
+}
+
+CpuDeadline::~CpuDeadline() {
+    if (!watchdog_) return;
+    {
+        std::lock_guard<std::mutex> lock(watchdog_->mutex);
+        watchdog_->stop = true;
+    }
+    watchdog_->stop_requested.notify_one();
+    watchdog_->thread.join();
+    if (watchdog_->fired) isl_ctx_resume(watchdog_->ctx);
+}
+
+bool CpuDeadline::expired() const { return watchdog_ && watchdog_->fired; }
 
 double ThreadCpuClock::elapsed_ms() const { return thread_cpu_ms() - start_; }
 

@@ -275,7 +275,8 @@ isl_schedule_node *atomic_band(isl_schedule_node *node, void *) {
 // isl's AST of `schedule` under `context`: generated separated (isl's default: a loop's range
 // split into pieces wherever the statements' bounds differ, recursively) within
 // `quota.separated` isl operations, then atomic (one loop per band member holding each
-// statement once, guards inside) within `quota.atomic`; 0: no limit, negative: not tried. Null when neither
+// statement once, guards inside) within `quota.atomic`; 0: no limit, negative: not tried. An
+// attempt with a quota also stops after kAstAttemptCpuMs of CPU time. Null when neither
 // finishes, `atomic` says which one was built. Where isl 0.25 cannot build the atomic AST
 // ("cannot handle void expression": folded storage, under the parameters where its updates
 // never run) and the atomic one had no limit, separated after all, without one.
@@ -295,7 +296,8 @@ isl_ast_node *generate_ast(isl_ctx *ctx, const isl::schedule &schedule, const is
         isl_schedule *s = isl_schedule_copy(marked);
         if (atomic) s = isl_schedule_map_schedule_node_bottom_up(s, atomic_band, nullptr);
         auto generate = [&] { root = isl_ast_build_node_from_schedule(build, s); };
-        bool finished = max_operations > 0 ? within_quota(isl::ctx(ctx), max_operations, generate) : (generate(), true);
+        bool finished =
+            max_operations > 0 ? within_quota(isl::ctx(ctx), max_operations, kAstAttemptCpuMs, generate) : (generate(), true);
         isl_ast_build_free(build);
         if (finished && root) {
             atomic_ast = atomic;

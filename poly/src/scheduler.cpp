@@ -235,7 +235,8 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
     timings.emplace_back("storage and AST", watch.lap());
     if (!p.nest)
         return sequential("isl's AST generator exceeded its operation quota on this schedule, separated and atomic (" +
-                          std::to_string(kAstOperations) + " and " + std::to_string(kAtomicAstOperations) + " operations)");
+                          std::to_string(kAstOperations) + " and " + std::to_string(kAtomicAstOperations) +
+                          " operations, " + std::to_string(int(kAstAttemptCpuMs / 1000)) + " s of CPU time each)");
     if (o.verify || folded) {
         // The check, and what replaces an illegal schedule.
         auto check = [model, o, deps, ring_applied, folded](const Program &checked) -> std::shared_ptr<const Program> {

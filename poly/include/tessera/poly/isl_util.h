@@ -38,6 +38,26 @@ private:
     unsigned long previous_;
 };
 
+// Aborts the isl computation running on `ctx` (isl_ctx_abort, as a signal handler may) once the
+// constructing thread has spent `max_cpu_ms` of CPU time since construction; 0: never. A watchdog
+// thread reads that thread's CPU clock every few milliseconds. An operation quota alone does not
+// bound time: the cost of one isl operation grows with its coefficients, and a fuzzer pipeline
+// (seed 2497874: mirrored boundary conditions and guarded updates) spent 17 s in an AST
+// generation that stayed within its million operations, about 17 us each. The destructor stops
+// the watchdog and clears the abort, so that the context serves the caller's fallback.
+class CpuDeadline {
+public:
+    CpuDeadline(isl::ctx ctx, double max_cpu_ms);
+    ~CpuDeadline();
+    CpuDeadline(const CpuDeadline &) = delete;
+    CpuDeadline &operator=(const CpuDeadline &) = delete;
+    bool expired() const;  // whether the watchdog aborted the computation
+
+private:
+    struct Watchdog;
+    std::unique_ptr<Watchdog> watchdog_;
+};
+
 // Runs `f` under an operation quota of `max_operations`; returns false when isl ran out of it
 // (whether the bindings threw exception_quota, or a C call returned NULL and whatever `f` threw
 // about that), with the context's error cleared so that the caller can fall back. Other errors
@@ -58,6 +78,24 @@ bool within_quota(isl::ctx ctx, long max_operations, F &&f) {
     }
     isl_ctx_reset_error(ctx.get());
     return false;
+}
+
+// As within_quota, and also false when `f` ran past `max_cpu_ms` of this thread's CPU time
+// (CpuDeadline; 0: no limit), isl's computation aborted.
+template <typename F>
+bool within_quota(isl::ctx ctx, long max_operations, double max_cpu_ms, F &&f) {
+    CpuDeadline deadline(ctx, max_cpu_ms);
+    bool finished = false;
+    try {
+        finished = within_quota(ctx, max_operations, f);
+    } catch (...) {
+        if (!deadline.expired()) throw;
+    }
+    if (deadline.expired()) {
+        isl_ctx_reset_error(ctx.get());
+        return false;
+    }
+    return finished;
 }
 
 // Measures wall-clock milliseconds since construction (or the last lap).
