@@ -54,6 +54,29 @@ std::map<std::string, isl::union_map> by_array(const isl::union_map &accesses) {
     return result;
 }
 
+// The array written by one statement alone, exactly, each instance a distinct element, and
+// read only by statements after it in the original order: a pure Func (or an elementwise op's
+// result), most of the arrays of an image pipeline or a framework model. Its flow dependences
+// are every pair of its writer and a reader of the same element, and it has no anti or output
+// ones, without the order's lexicographic comparison (in a transformer layer, most of the
+// dependence analysis). Returns the writer, or -1 where the array needs the general analysis.
+int single_assignment_writer(const Model &m, const std::string &array, const std::vector<int> &position) {
+    int writer = -1;
+    for (size_t i = 0; i < m.statements.size(); ++i) {
+        const Statement &s = m.statements[i];
+        if (s.write.array < 0 || m.arrays[size_t(s.write.array)].name != array) continue;
+        if (writer >= 0 || !s.write.exact || !s.guards.empty()) return -1;
+        writer = int(i);
+    }
+    if (writer < 0) return -1;
+    const Statement &w = m.statements[size_t(writer)];
+    for (size_t i = 0; i < m.statements.size(); ++i)
+        for (const Access &r : m.statements[i].reads)
+            if (r.array == w.write.array && position[i] <= position[size_t(writer)]) return -1;
+    if (!w.write.relation.intersect_domain(w.domain).is_injective()) return -1;
+    return writer;
+}
+
 } // namespace
 
 Dependences compute_dependences(const Model &m, long max_operations) {
@@ -76,13 +99,16 @@ Dependences compute_dependences(const Model &m, long max_operations) {
         // dependence analysis over all 73 at once).
         isl::union_map order = isl::manage(isl_schedule_get_map(m.original.get()));
         std::map<std::string, isl::union_map> reads_of = by_array(reads), may_of = by_array(may);
+        // Each statement's place in the original sequence (the cases of a definition share one).
+        std::vector<int> position(m.statements.size(), 0);
+        std::vector<std::vector<int>> definitions = definitions_in_order(m);
+        for (size_t k = 0; k < definitions.size(); ++k)
+            for (int st : definitions[k]) position[size_t(st)] = int(k);
         for (const auto &[array, array_may] : may_of) {
             auto array_reads = reads_of.find(array);
             isl::union_map r = over_used_parameters((array_reads == reads_of.end() ? none : array_reads->second).copy());
             isl::union_map w = over_used_parameters(array_may.copy());
             isl::union_set statements = r.domain().unite(w.domain());
-            isl::union_map o = over_used_parameters(order.intersect_domain(statements).release());
-            isl::union_map earlier_to_later = isl::manage(isl_union_map_lex_lt_union_map(o.copy(), o.copy()));
             // Their domains, to simplify the dependences against. (The order is strict: a
             // statement instance does not depend on itself, a read-modify-write of one element.)
             isl::union_set domains = dom.intersect(statements.universe());
@@ -95,6 +121,14 @@ Dependences compute_dependences(const Model &m, long max_operations) {
                 if (divided) return deps.coalesce();
                 return deps.gist_domain(domains).gist_range(domains).coalesce();
             };
+            if (single_assignment_writer(m, array, position) >= 0) {
+                // (Every pair of its writer and a later reader, on their domains.)
+                isl::union_map pairs = w.apply_range(r.reverse()).intersect_domain(domains).intersect_range(domains);
+                d.flow = d.flow.unite(simplified(pairs));
+                continue;
+            }
+            isl::union_map o = over_used_parameters(order.intersect_domain(statements).release());
+            isl::union_map earlier_to_later = isl::manage(isl_union_map_lex_lt_union_map(o.copy(), o.copy()));
             d.flow = d.flow.unite(simplified(all_earlier_accesses(r, w, earlier_to_later)));
             d.anti = d.anti.unite(simplified(all_earlier_accesses(w, r, earlier_to_later)));
             d.output = d.output.unite(simplified(all_earlier_accesses(w, w, earlier_to_later)));

@@ -2,6 +2,8 @@
 // tiled affine bands, marks, and the quota fallbacks.
 #include "poly_test_util.h"
 
+#include <isl/flow.h>
+
 #include <tessera/poly/affine_schedule.h>
 #include <tessera/poly/schedule_json.h>
 
@@ -241,6 +243,34 @@ TEST_CASE("a tiny quota makes dependence analysis fall back to the original orde
     CHECK(p.groups[0].note.find("quota") != std::string::npos);
     app->prepare({13, 11, 3}, 2);
     poly_test::check_program(p, *app, "quota fallback");
+}
+
+TEST_CASE("the dependences of Funcs each written once are isl's dataflow, with no anti or output ones", "[poly][structure]") {
+    for (const char *name : {"blur_x_blur_y", "harris", "unsharp_mask", "bilateral_grid"}) {
+        INFO(name);
+        auto app = apps::make_app(name);
+        std::shared_ptr<const poly::Model> m = poly::build_model(app->pipeline());
+        poly::Dependences d = poly::compute_dependences(*m, 100000000);
+        REQUIRE(d.computed);
+        // Independently: isl's value-based dataflow under the original order.
+        isl::union_map writes = m->may_writes(), reads = m->reads();
+        isl_union_access_info *info = isl_union_access_info_from_sink(reads.copy());
+        info = isl_union_access_info_set_may_source(info, writes.copy());
+        info = isl_union_access_info_set_schedule(info, isl_schedule_copy(m->original.get()));
+        isl::union_map dataflow = isl::manage(isl_union_flow_get_may_dependence(isl_union_access_info_compute_flow(info)));
+        isl::union_set dom = m->domains();
+        auto on_domains = [&](const isl::union_map &deps) { return deps.intersect_domain(dom).intersect_range(dom); };
+        // Memory-based dependences hold the value-based ones; where every Func is written once,
+        // they are the same, and nothing is read before it is written or written twice.
+        CHECK(on_domains(dataflow).is_subset(on_domains(d.flow)));
+        if (std::string(name) != "bilateral_grid") {
+            CHECK(on_domains(d.flow).is_equal(on_domains(dataflow)));
+            CHECK(on_domains(d.anti).is_empty());
+            CHECK(on_domains(d.output).is_empty());
+        } else {
+            CHECK(!on_domains(d.output).is_empty());  // the grid's histogram is updated in place
+        }
+    }
 }
 
 TEST_CASE("a tiny quota makes isl's scheduler keep a group's original order", "[poly][structure]") {
