@@ -47,6 +47,8 @@ double thread_cpu_ms() {
 
 ThreadCpuClock::ThreadCpuClock() : start_(thread_cpu_ms()) {}
 
+double ThreadCpuClock::elapsed_ms() const { return thread_cpu_ms() - start_; }
+
 struct CpuDeadline::Watchdog {
     std::mutex mutex;
     std::condition_variable stop_requested;
@@ -69,12 +71,11 @@ CpuDeadline::CpuDeadline(isl::ctx ctx, double max_cpu_ms) {
     Watchdog *w = watchdog_.get();
     w->ctx = ctx.get();
     double end = cpu_ms() + max_cpu_ms;
-    isl_ctx *c = w->ctx;
-    w->thread = std::thread([w, end, c, cpu_ms] {
+    w->thread = std::thread([w, end, cpu_ms] {
         std::unique_lock<std::mutex> lock(w->mutex);
         while (!w->stop) {
             if (cpu_ms() >= end) {
-                isl_ctx_abort(c);
+                isl_ctx_abort(w->ctx);
                 w->fired = true;
                 return;
             }
@@ -95,8 +96,6 @@ CpuDeadline::~CpuDeadline() {
 }
 
 bool CpuDeadline::expired() const { return watchdog_ && watchdog_->fired; }
-
-double ThreadCpuClock::elapsed_ms() const { return thread_cpu_ms() - start_; }
 
 Stopwatch::Stopwatch() : last_(now_ms()) {}
 
