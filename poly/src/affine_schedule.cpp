@@ -63,6 +63,47 @@ bool skewed(const isl::schedule_node &band) {
     return result;
 }
 
+// How many first-level tiles the second level of tiles (the outer cache's) holds along each
+// member of the tile band at `tile`:
+// - the vector member (the innermost, coincident) 1: its first-level rows stay the point
+//   tile's 4 KiB, so that the block of an operand the row loop does not move (matmul's B: 128
+//   steps of k by 4 KiB, 512 KiB) fits in L2 and serves every row block of the tile from there
+//   (with 4: 2 MiB, read from L3 for each block of 8 rows);
+// - the one coincident member outside it, where there is only one (matmul's rows):
+//   kOuterRowTiles, so that each pass over that operand serves 128 rows rather than 32. A
+//   2048^3 dgemm's B (32 MiB, the size of L3) came from memory 64 times;
+// - any other member (a reduction; the coincident members of a band with several outside
+//   the vector one, such as doitgen's r and q, which parallelize over tiles of both) 4.
+// dgemm 2048^3, 2 threads: 170-194 -> 111-120 ms; float matmul 2048^3 60-77 -> 48-54 ms.
+// Bands with several coincident members keep 4: with 32 along doitgen's q, its 140 x 150 x
+// 160 ran 9.1 -> 10.9 ms (too few tiles left to share between the threads).
+constexpr int kOuterRowTiles = 16;
+std::vector<int> outer_tile_factors(const isl::schedule_node &tile) {
+    int members = int(isl_schedule_node_band_n_member(tile.get()));
+    auto coincident = [&](int k) { return isl_schedule_node_band_member_get_coincident(tile.get(), k) == isl_bool_true; };
+    std::vector<int> factors(size_t(members), 4);
+    if (!coincident(members - 1)) return factors;
+    factors.back() = 1;
+    std::vector<int> outer_coincident;
+    for (int k = 0; k + 1 < members; ++k)
+        if (coincident(k)) outer_coincident.push_back(k);
+    if (outer_coincident.size() == 1) factors[size_t(outer_coincident[0])] = kOuterRowTiles;
+    return factors;
+}
+
+// The permutable tile band at `tile` with its coincident members first, the others after them,
+// each group in its order: matmul's tile loops (i, k, j) become (i, j, k), and the tiles of
+// rows and of columns run on the threads as one collapsed loop, so that a matrix of few row
+// tiles (tiles of 128 rows: kOuterRowTiles) still has work for every thread.
+isl::schedule_node coincident_members_first(const isl::schedule_node &tile) {
+    int members = int(isl_schedule_node_band_n_member(tile.get()));
+    std::vector<int> order;
+    for (bool coincident : {true, false})
+        for (int k = 0; k < members; ++k)
+            if ((isl_schedule_node_band_member_get_coincident(tile.get(), k) == isl_bool_true) == coincident) order.push_back(k);
+    return permute_band(tile, order);
+}
+
 class BandEditor {
 public:
     BandEditor(const Model &m, const ScheduleOptions &o, const isl::union_map &order, std::vector<std::vector<int>> &tiles,
@@ -183,16 +224,20 @@ public:
             isl::schedule_node untiled = n;
             isl::schedule_node tile = tile_band(n, sizes);
             chain_members += tiled_members;
-            // A second level of tiles (4 first-level tiles per dimension) for the outer cache,
+            // A second level of tiles (outer_tile_factors) for the outer cache,
             // where the tiles run in parallel. Where they run as wavefronts or in order (lu's and
             // cholesky's steps k carry dependences), it gained nothing and doubled the compile:
             // N = 2000, 2 threads, lu 559 -> 566 ms run, 366 -> 175 ms compile (AST 178 -> 45);
             // cholesky 198 -> 201 ms, 390 -> 173 ms (AST 184 -> 60).
             bool outer_coincident = isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
             if (members >= 3 && !skew && !o_.gpu && outer_coincident) {
-                tile = tile_band(tile, std::vector<int>(size_t(members), 4));
+                std::vector<int> factors = outer_tile_factors(tile);
+                tile = coincident_members_first(tile_band(tile, factors));
                 chain_members += members;
-                notes_.push_back("a second level of tiles (4 first-level tiles per loop)");
+                std::string listed;
+                for (int f : factors) listed += (listed.empty() ? "" : " x ") + std::to_string(f);
+                notes_.push_back("a second level of tiles (" + listed +
+                                 " first-level tiles per loop; its parallel loops outermost)");
             }
             // The point band lies below the tile band(s); mark its innermost member vector, then
             // climb back (edits below a node leave its ancestors in place).
