@@ -172,7 +172,7 @@ TEST_CASE("a band of three loops gets a second level of tiles where its tiles ru
 }
 
 TEST_CASE("gemm's outer tiles hold 16 row blocks by one column block, rows and columns collapsed into one "
-          "parallel loop; a band of two parallel loops keeps 4 tiles of each",
+          "parallel loop, while a band of two parallel loops keeps 4 tiles of each",
           "[poly][structure]") {
     // The second level of tiles (outer_tile_factors): 8-row blocks by 16 (128 rows, 128 * c0),
     // columns not grouped (512 doubles: 4 KiB, 512 * c1), steps of k by 4 (128), the two
