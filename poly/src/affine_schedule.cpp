@@ -64,37 +64,29 @@ bool skewed(const isl::schedule_node &band) {
 }
 
 // How many first-level tiles the second level of tiles (the outer cache's) holds along each
-// member of the tile band at `tile`:
-// - the vector member (the innermost, coincident) 1: its first-level rows stay the point
-//   tile's 4 KiB, so that the block of an operand the row loop does not move (matmul's B: 128
-//   steps of k by 4 KiB, 512 KiB) fits in L2 and serves every row block of the tile from there
-//   (with 4: 2 MiB, read from L3 for each block of 8 rows);
-// - the one coincident member outside it, where there is only one (matmul's rows):
-//   kOuterRowTiles, so that each pass over that operand serves 128 rows rather than 32. A
-//   2048^3 dgemm's B (32 MiB, the size of L3) came from memory 64 times;
-// - any other member (a reduction; the coincident members of a band with several outside
-//   the vector one, such as doitgen's r and q, which parallelize over tiles of both) 4.
-// dgemm 2048^3, 2 threads: 170-194 -> 111-120 ms; float matmul 2048^3 60-77 -> 48-54 ms.
-// Bands with several coincident members keep 4: with 32 along doitgen's q, its 140 x 150 x
-// 160 ran 9.1 -> 10.9 ms (too few tiles left to share between the threads).
-constexpr int kOuterRowTiles = 16;
+// member of the tile band at `tile`: 4, but 1 along the vector member (the innermost, where
+// it is coincident). Its first-level rows then stay the point tile's 4 KiB, so that the block
+// of an operand the row loop does not move (matmul's B: 128 steps of k by 4 KiB, 512 KiB) fits
+// in L2 and serves each block of 8 rows of the tile from there; with 4 it was 2 MiB, read from
+// L3 for each of them. dgemm 2048^3, 2 threads: 160-170 -> 152-154 ms; float matmul 2048^3
+// 58-66 -> 51-53 ms.
+//
+// More rows per tile would pass over B less often: a 2048^3 dgemm's B (32 MiB, this L3's
+// size) comes from memory once per tile of 32 rows; 16 row blocks per tile ran it in 112-120
+// ms. But the row tiles are what the threads share: 16 left PyTorch's mlp (128 rows by 1024
+// columns: one tile) on one thread, 1.47 -> 2.92 ms. Tiles that size want the threads inside
+// them (BLIS parallelizes its loops around the micro-kernel), or the row count known.
 std::vector<int> outer_tile_factors(const isl::schedule_node &tile) {
     int members = int(isl_schedule_node_band_n_member(tile.get()));
-    auto coincident = [&](int k) { return isl_schedule_node_band_member_get_coincident(tile.get(), k) == isl_bool_true; };
     std::vector<int> factors(size_t(members), 4);
-    if (!coincident(members - 1)) return factors;
-    factors.back() = 1;
-    std::vector<int> outer_coincident;
-    for (int k = 0; k + 1 < members; ++k)
-        if (coincident(k)) outer_coincident.push_back(k);
-    if (outer_coincident.size() == 1) factors[size_t(outer_coincident[0])] = kOuterRowTiles;
+    if (isl_schedule_node_band_member_get_coincident(tile.get(), members - 1) == isl_bool_true) factors.back() = 1;
     return factors;
 }
 
 // The permutable tile band at `tile` with its coincident members first, the others after them,
 // each group in its order: matmul's tile loops (i, k, j) become (i, j, k), and the tiles of
 // rows and of columns run on the threads as one collapsed loop, so that a matrix of few row
-// tiles (tiles of 128 rows: kOuterRowTiles) still has work for every thread.
+// tiles still has work for every thread.
 isl::schedule_node coincident_members_first(const isl::schedule_node &tile) {
     int members = int(isl_schedule_node_band_n_member(tile.get()));
     std::vector<int> order;

@@ -158,11 +158,11 @@ TEST_CASE("a band of three loops gets a second level of tiles where its tiles ru
           "wavefronts",
           "[poly][structure]") {
     // gemm's rows are parallel: tiles of tiles for the outer cache (statement arguments
-    // 128 * c0 + 8 * c3 + ...). lu's step k carries dependences: its tiles run as wavefronts,
+    // 32 * c0 + 8 * c3 + ...). lu's step k carries dependences: its tiles run as wavefronts,
     // where a second level gained nothing and doubled the compile.
     poly::Program gemm = schedule("pb_gemm");
     CHECK(gemm.groups.back().note.find("a second level of tiles") != std::string::npos);
-    CHECK(call_arguments(poly::to_string(gemm.nest), "S_pb_gemm_1").at(0).find("128 * $c0") != std::string::npos);
+    CHECK(call_arguments(poly::to_string(gemm.nest), "S_pb_gemm_1").at(0).find("32 * $c0") != std::string::npos);
     poly::Program lu = schedule("pb_lu");
     INFO(lu.groups.back().note);
     CHECK(lu.groups.back().note.find("wavefronts") != std::string::npos);
@@ -171,31 +171,31 @@ TEST_CASE("a band of three loops gets a second level of tiles where its tiles ru
     poly_test::check_app("pb_lu", {{1}, {9}, {33}, {70}});
 }
 
-TEST_CASE("gemm's outer tiles hold 16 row blocks by one column block, rows and columns collapsed into one "
-          "parallel loop, while a band of two parallel loops keeps 4 tiles of each",
+TEST_CASE("gemm's outer tiles hold 4 row blocks by one column block, rows and columns collapsed into one "
+          "parallel loop",
           "[poly][structure]") {
-    // The second level of tiles (outer_tile_factors): 8-row blocks by 16 (128 rows, 128 * c0),
+    // The second level of tiles (outer_tile_factors): 8-row blocks by 4 (32 rows, 32 * c0),
     // columns not grouped (512 doubles: 4 KiB, 512 * c1), steps of k by 4 (128), the two
     // parallel tile loops outermost and collapsed, the reduction's tile loop inside them.
     poly::Program gemm = schedule("pb_gemm");
     INFO(gemm.groups.back().note);
-    CHECK(gemm.groups.back().note.find("a second level of tiles (16 x 4 x 1 first-level tiles per loop") != std::string::npos);
+    CHECK(gemm.groups.back().note.find("a second level of tiles (4 x 4 x 1 first-level tiles per loop") != std::string::npos);
     std::string nest = poly::to_string(gemm.nest);
     std::vector<std::string> args = call_arguments(nest, "S_pb_gemm_1");
-    CHECK(args.at(0).find("128 * $c0") != std::string::npos);
+    CHECK(args.at(0).find("32 * $c0") != std::string::npos);
     CHECK(args.at(1).find("512 * $c1") != std::string::npos);
     CHECK(args.at(2).find("128 * $c2") != std::string::npos);
     size_t update = nest.find("S_pb_gemm_1(");
     size_t outer = nest.rfind("parallel for collapse(2) ($c0", update);
     REQUIRE(outer != std::string::npos);
     CHECK(nest.substr(outer, update - outer).find("parallel") == nest.substr(outer, update - outer).rfind("parallel"));
-    // doitgen's r and q both run in parallel: neither takes 16 (too few tiles for the threads).
+    // doitgen's band of four: the vector loop p alone is not grouped.
     poly::Program doitgen = schedule("pb_doitgen");
     INFO(doitgen.groups.back().note);
     CHECK(doitgen.groups.back().note.find("a second level of tiles (4 x 4 x 4 x 1 first-level") != std::string::npos);
-    // Sizes around the 128-row and 512-column outer tiles, and smaller than one.
-    poly_test::check_app("pb_gemm", {{1, 1, 1}, {127, 5, 3}, {129, 513, 7}, {130, 511, 129}, {257, 17, 33}});
-    poly_test::check_app("matmul", {{129, 1025, 3}, {5, 1023, 130}});
+    // Sizes around the 32-row and 512-column outer tiles, and smaller than one.
+    poly_test::check_app("pb_gemm", {{1, 1, 1}, {31, 5, 3}, {33, 513, 7}, {65, 511, 129}, {97, 17, 33}});
+    poly_test::check_app("matmul", {{33, 1025, 3}, {5, 1023, 130}});
 }
 
 TEST_CASE("matmul's reduction loop moves outward and its column loop becomes the vector loop",
