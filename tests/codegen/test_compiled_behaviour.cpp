@@ -326,6 +326,48 @@ TEST_CASE("vectorize = false leaves every loop scalar, also one that LLVM's unro
     for (int i = 0; i < 203; ++i) REQUIRE(got(i) == want(i));
 }
 
+TEST_CASE("loops around a vector loop are not unrolled by LLVM, so a zero-initialized block stays a loop of memsets",
+          "[codegen][vector]") {
+    // A batched matmul's pure definition zeroes rows of 128 floats: the vector loop becomes one
+    // 512-byte memset, and the tile loops around it run a constant number of times (the bounds
+    // are constants, as in a traced PyTorch graph). LLVM unrolled them fully into blocks of 64
+    // memsets, a thousand vector stores, which its instruction schedulers took 60 ms over (a
+    // transformer layer had three such blocks).
+    Var i("i"), j("j"), b("b");
+    InputBuffer<float> a_in("a", 3), b_in("b", 3);
+    Func bmm("bmm");
+    RDom k(0, 16, "k");
+    bmm(j, i, b) = 0.f;
+    bmm(j, i, b) += a_in(k, i, b) * b_in(j, k, b);
+    bmm.bound(j, 0, 128).bound(i, 0, 64).bound(b, 0, 8);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    Buffer<float> a_data({16, 64, 8}), b_data({128, 16, 8});
+    for (int z = 0; z < 8; ++z)
+        for (int y = 0; y < 64; ++y)
+            for (int x = 0; x < 16; ++x) a_data(x, y, z) = u(rng);
+    for (int z = 0; z < 8; ++z)
+        for (int y = 0; y < 16; ++y)
+            for (int x = 0; x < 128; ++x) b_data(x, y, z) = u(rng);
+    a_in.set(a_data);
+    b_in.set(b_data);
+    Pipeline p(bmm);
+    CompileOptions o;
+    o.keep_assembly = true;
+    Callable c = p.compile(Target::host(), o);
+    const std::string &ir = c.report().llvm_ir;
+    size_t memsets = 0;
+    for (size_t at = ir.find("call void @llvm.memset"); at != std::string::npos; at = ir.find("call void @llvm.memset", at + 1)) ++memsets;
+    INFO(memsets << " memsets");
+    CHECK(memsets <= 4);
+    Buffer<float> got({128, 64, 8}), want({128, 64, 8});
+    c.realize(got);
+    interpret(p, std::vector<Buffer<void>>{want});
+    for (int z = 0; z < 8; ++z)
+        for (int y = 0; y < 64; ++y)
+            for (int x = 0; x < 128; ++x) REQUIRE(got(x, y, z) == want(x, y, z));
+}
+
 TEST_CASE("fast_math lets float arithmetic contract into fused multiply-adds", "[codegen][vector]") {
     auto app = apps::make_app("blur_x_blur_y");
     app->prepare({37, 29}, 5);
