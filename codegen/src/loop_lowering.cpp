@@ -111,6 +111,8 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     Value *next = b.CreateAdd(i, i64(n.step), n.var + ".next", false, true);
     i->addIncoming(next, latch);
     llvm::BranchInst *back = b.CreateBr(head);
+    // (A register tile's loops, given their body as `emit_body`, are not looked into.)
+    bool around_memset = !remainder && !n.plain && !vector && !emit_body && encloses_constant_vector_loop(n, p, m);
     if (remainder || n.plain) {
         // The few iterations around an explicitly vectorized loop or a register tile's partial
         // block, or a loop of the case that runs only at degenerate sizes (LoopNode::plain):
@@ -122,7 +124,7 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
                   llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")})});
         loop->replaceOperandWith(0, loop);
         back->setMetadata(llvm::LLVMContext::MD_loop, loop);
-    } else if (bool around_memset = !emit_body && !vector && encloses_constant_vector_loop(n, p, m); vector || options.vector_width == 1 || around_memset) {
+    } else if (vector || options.vector_width == 1 || around_memset) {
         std::vector<llvm::Metadata *> md = {nullptr};
         // A loop around a vector loop that stores a constant is not unrolled by LLVM: that
         // vector loop becomes one memset (a zero initialization of a row), the loops around it
