@@ -83,17 +83,19 @@ std::vector<int> outer_tile_factors(const isl::schedule_node &tile) {
     return factors;
 }
 
-// The permutable tile band at `tile` with its coincident members first, the others after them,
-// each group in its order: matmul's tile loops (i, k, j) become (i, j, k), and the tiles of
-// rows and of columns run on the threads as one collapsed loop, so that a matrix of few row
-// tiles still has work for every thread.
-isl::schedule_node coincident_members_first(const isl::schedule_node &tile) {
-    int members = int(isl_schedule_node_band_n_member(tile.get()));
-    std::vector<int> order;
-    for (bool coincident : {true, false})
-        for (int k = 0; k < members; ++k)
-            if ((isl_schedule_node_band_member_get_coincident(tile.get(), k) == isl_bool_true) == coincident) order.push_back(k);
-    return permute_band(tile, order);
+// The members of the band at `band`, its coincident ones first, then the others, each group in
+// its order; `coincident` is set to how many are coincident. Permuting a permutable band so
+// puts its parallel loops outermost: the outer tile loops, where matmul's (i, k, j) become
+// (i, j, k) and the tiles of rows and of columns run on the threads as one collapsed loop (a
+// matrix of few row tiles still has work for every thread); a GPU band's grid and threads.
+std::vector<int> coincident_members_first(const isl::schedule_node &band, int &coincident) {
+    int members = int(isl_schedule_node_band_n_member(band.get()));
+    std::vector<int> order, others;
+    for (int k = 0; k < members; ++k)
+        (isl_schedule_node_band_member_get_coincident(band.get(), k) == isl_bool_true ? order : others).push_back(k);
+    coincident = int(order.size());
+    order.insert(order.end(), others.begin(), others.end());
+    return order;
 }
 
 class BandEditor {
@@ -159,19 +161,16 @@ public:
         // threads need a barrier only between tiles of k, not at every k.
         int thread_member = -1;
         if (o_.gpu && permutable && members >= 2 && !skewed(n) && point_order.empty() && !interleaved) {
-            std::vector<int> parallel_members, reductions;
-            for (int k = 0; k < members; ++k)
-                (isl_schedule_node_band_member_get_coincident(n.get(), k) == isl_bool_true ? parallel_members : reductions).push_back(k);
-            if (!parallel_members.empty() && !reductions.empty()) {
-                std::vector<int> gpu_order = parallel_members;
-                gpu_order.insert(gpu_order.end(), reductions.begin(), reductions.end());
+            int parallel_members = 0;
+            std::vector<int> gpu_order = coincident_members_first(n, parallel_members);
+            if (parallel_members > 0 && parallel_members < members) {
                 n = permute_band(n, gpu_order);
                 if (int(model_sizes.size()) == members) {
                     std::vector<int> sizes;
                     for (int k : gpu_order) sizes.push_back(model_sizes[size_t(k)]);
                     model_sizes = sizes;
                 }
-                thread_member = int(parallel_members.size()) - 1;
+                thread_member = parallel_members - 1;
                 // A tile of the thread loop is the block's width.
                 if (int(model_sizes.size()) == members) model_sizes[size_t(thread_member)] = std::max(32, o_.vector_width * 8);
                 notes_.push_back("GPU: parallel loops outermost, the reduction loops inside each thread");
@@ -224,7 +223,9 @@ public:
             bool outer_coincident = isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
             if (members >= 3 && !skew && !o_.gpu && outer_coincident) {
                 std::vector<int> factors = outer_tile_factors(tile);
-                tile = coincident_members_first(tile_band(tile, factors));
+                isl::schedule_node outer = tile_band(tile, factors);
+                int outer_parallel = 0;
+                tile = permute_band(outer, coincident_members_first(outer, outer_parallel));
                 chain_members += members;
                 std::string listed;
                 for (int f : factors) listed += (listed.empty() ? "" : " x ") + std::to_string(f);
