@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "tessera/poly/isl_expr.h"
@@ -352,37 +354,48 @@ void set_ast_options(isl_ctx *ctx) {
     isl_options_set_ast_build_detect_min_max(ctx, 1);
 }
 
-// The ASTs of `parts` (as generate_ast, within `quota` each), on up to quota.threads threads:
-// each part's schedule and context are printed here and read into a context of its own on the
-// thread that generates it.
-std::vector<PartAst> generate_part_asts(isl_ctx *ctx, const std::vector<ScheduleOverUsedParameters> &parts, AstQuota quota,
-                                        bool plain) {
-    std::vector<PartAst> asts(parts.size());
-    int indent = parts.size() > 1 ? 2 : 0;
-    int threads = int(std::min<size_t>(size_t(std::max(quota.threads, 1)), parts.size()));
+// One AST to generate: a group's part of a case of the loop nest (`plain`: the degenerate
+// case, see NestCase), printed with `indent`.
+struct AstJob {
+    const ScheduleOverUsedParameters *part;
+    bool plain;
+    int indent;
+};
+
+// The ASTs of `jobs` (as generate_ast, within `quota` each), on up to quota.threads threads:
+// each job's schedule and context are printed here and read into a context of its own on the
+// thread that generates it. `meanwhile` runs on the calling thread before it takes jobs of its
+// own: work in the model's context, which the other threads do not touch. The jobs are taken in
+// order, so the costly ones should come first.
+std::vector<PartAst> generate_part_asts(isl_ctx *ctx, const std::vector<AstJob> &jobs, AstQuota quota,
+                                        const std::function<void()> &meanwhile) {
+    std::vector<PartAst> asts(jobs.size());
+    int threads = int(std::min<size_t>(size_t(std::max(quota.threads, 1)), jobs.size()));
     if (threads <= 1) {
-        for (size_t k = 0; k < parts.size(); ++k) {
-            asts[k].generate(ctx, parts[k].schedule, parts[k].context, quota, plain, indent);
+        meanwhile();
+        for (size_t k = 0; k < jobs.size(); ++k) {
+            const AstJob &j = jobs[k];
+            asts[k].generate(ctx, j.part->schedule, j.part->context, quota, j.plain, j.indent);
             if (!asts[k].root) break;  // (the caller gives up at the first part over its quota)
         }
         return asts;
     }
-    std::vector<std::string> schedule_text(parts.size()), context_text(parts.size());
-    for (size_t k = 0; k < parts.size(); ++k) {
-        char *text = isl_schedule_to_str(parts[k].schedule.get());
+    std::vector<std::string> schedule_text(jobs.size()), context_text(jobs.size());
+    for (size_t k = 0; k < jobs.size(); ++k) {
+        char *text = isl_schedule_to_str(jobs[k].part->schedule.get());
         schedule_text[k] = text ? text : "";
         free(text);
-        char *context = isl_set_to_str(parts[k].context.get());
+        char *context = isl_set_to_str(jobs[k].part->context.get());
         context_text[k] = context ? context : "";
         free(context);
     }
     // (isl 0.25 reads no mark node without a child, which it prints for a mark above a leaf, as
     // in a GPU kernel of one block around a statement without loops: such a part is generated
     // here, after the others, in the model's context.)
-    std::vector<char> read_back(parts.size(), 1);
+    std::vector<char> read_back(jobs.size(), 1);
     std::atomic<size_t> next{0};
     auto work = [&] {
-        for (size_t k; (k = next++) < parts.size();) {
+        for (size_t k; (k = next++) < jobs.size();) {
             PartAst &a = asts[k];
             try {
                 a.own_ctx = std::make_unique<IslContext>();
@@ -397,7 +410,7 @@ std::vector<PartAst> generate_part_asts(isl_ctx *ctx, const std::vector<Schedule
                     read_back[k] = 0;
                     continue;
                 }
-                a.generate(own, isl::manage(schedule), isl::manage(context), quota, plain, indent);
+                a.generate(own, isl::manage(schedule), isl::manage(context), quota, jobs[k].plain, jobs[k].indent);
             } catch (...) {
                 a.error = std::current_exception();
             }
@@ -405,50 +418,69 @@ std::vector<PartAst> generate_part_asts(isl_ctx *ctx, const std::vector<Schedule
     };
     std::vector<std::thread> pool;
     for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
+    std::exception_ptr failed;
+    try {
+        meanwhile();
+    } catch (...) {
+        failed = std::current_exception();
+    }
+    if (!failed) work();
+    else next = jobs.size();  // (the threads finish the job they hold)
     for (std::thread &t : pool) t.join();
+    if (failed) std::rethrow_exception(failed);
     for (PartAst &a : asts)
         if (a.error) std::rethrow_exception(a.error);
-    for (size_t k = 0; k < parts.size(); ++k)
-        if (!read_back[k]) asts[k].generate(ctx, parts[k].schedule, parts[k].context, quota, plain, indent);
+    for (size_t k = 0; k < jobs.size(); ++k)
+        if (!read_back[k]) asts[k].generate(ctx, jobs[k].part->schedule, jobs[k].part->context, quota, jobs[k].plain, jobs[k].indent);
     return asts;
 }
 
-// isl's AST of the schedule under `context`, converted; its pseudo-C in `c`. Each group (child
-// of the top-level sequence) has its own AST, generated over the parameters it involves
-// (used_parameters.h), each within `quota` (see generate_ast). Null when a group's AST is not
-// generated within its quota. `plain`: a case that runs only at degenerate sizes, generated
-// atomic first and compiled plain (LoopNode::plain).
-LoopNodePtr loop_nest_under(const Program &p, const isl::schedule &schedule, const isl::set &context, AstQuota quota,
-                            std::string &c, bool plain = false) {
-    isl_ctx *ctx = p.model->ctx().get();
-    std::string why;
-    std::optional<std::vector<ScheduleOverUsedParameters>> parts = schedule_parts_over_used_parameters(schedule, context, why);
-    if (!parts) parts = std::vector<ScheduleOverUsedParameters>{{schedule, context}};
-    std::vector<PartAst> asts = generate_part_asts(ctx, *parts, quota, plain);
-    std::vector<LoopNodePtr> nests;
-    std::string text;
-    for (const PartAst &a : asts) {
-        if (!a.root) return nullptr;
-        if (a.atomic && !plain) text += "// isl's AST generator exceeded its operation quota: every loop of this group is generated atomic\n";
-        if (plain) text += "// degenerate sizes only: loops atomic where isl can, neither vectorized nor unrolled\n";
-        text += a.c;
-        nests.push_back(NestBuilder(p, plain).convert(a.root, "", ""));
+// One case of the loop nest: isl's AST of `schedule` under `context`, one part per group (child
+// of the top-level sequence), each over the parameters it involves (used_parameters.h).
+// `plain`: a case that runs only at degenerate sizes, generated atomic first and compiled plain
+// (LoopNode::plain).
+struct NestCase {
+    std::vector<ScheduleOverUsedParameters> parts;
+    bool plain = false;
+
+    NestCase(const isl::schedule &schedule, const isl::set &context, bool plain_case) : plain(plain_case) {
+        std::string why;
+        std::optional<std::vector<ScheduleOverUsedParameters>> over_used = schedule_parts_over_used_parameters(schedule, context, why);
+        parts = over_used ? std::move(*over_used) : std::vector<ScheduleOverUsedParameters>{{schedule, context}};
     }
-    if (nests.size() == 1) {
-        c += text;
-        return nests[0];
+
+    void add_jobs(std::vector<AstJob> &jobs) const {
+        for (const ScheduleOverUsedParameters &part : parts) jobs.push_back({&part, plain, parts.size() > 1 ? 2 : 0});
     }
-    // One block of the groups' nests in order (a group's own block spliced in).
-    auto block = std::make_shared<LoopNode>();
-    block->kind = LoopNode::Kind::Block;
-    for (const LoopNodePtr &nest : nests) {
-        if (nest->kind == LoopNode::Kind::Block) block->children.insert(block->children.end(), nest->children.begin(), nest->children.end());
-        else block->children.push_back(nest);
+
+    // The case's loop nest from its parts' ASTs, asts[first ...]; its pseudo-C in `c`. Null when
+    // a part's AST was not generated within its quota.
+    LoopNodePtr nest(const Program &p, const std::vector<PartAst> &asts, size_t first, std::string &c) const {
+        std::vector<LoopNodePtr> nests;
+        std::string text;
+        for (size_t k = first; k < first + parts.size(); ++k) {
+            const PartAst &a = asts[k];
+            if (!a.root) return nullptr;
+            if (a.atomic && !plain) text += "// isl's AST generator exceeded its operation quota: every loop of this group is generated atomic\n";
+            if (plain) text += "// degenerate sizes only: loops atomic where isl can, neither vectorized nor unrolled\n";
+            text += a.c;
+            nests.push_back(NestBuilder(p, plain).convert(a.root, "", ""));
+        }
+        if (nests.size() == 1) {
+            c += text;
+            return nests[0];
+        }
+        // One block of the groups' nests in order (a group's own block spliced in).
+        auto block = std::make_shared<LoopNode>();
+        block->kind = LoopNode::Kind::Block;
+        for (const LoopNodePtr &n : nests) {
+            if (n->kind == LoopNode::Kind::Block) block->children.insert(block->children.end(), n->children.begin(), n->children.end());
+            else block->children.push_back(n);
+        }
+        c += "{\n" + text + "}\n";
+        return block;
     }
-    c += "{\n" + text + "}\n";
-    return block;
-}
+};
 
 } // namespace
 
@@ -465,26 +497,41 @@ bool build_loop_nest(Program &p, AstQuota quota) {
             if (s.func == p.model->arrays[size_t(st.array)].func && s.definition > 0) steady = steady.intersect(s.domain.params());
     }
     steady = steady.intersect(context);
+    isl_ctx *ctx = p.model->ctx().get();
     if (steady.is_equal(context) || steady.is_empty()) {
-        p.nest = loop_nest_under(p, p.schedule, context, quota, p.ast_c);
+        NestCase whole(p.schedule, context, false);
+        std::vector<AstJob> jobs;
+        whole.add_jobs(jobs);
+        p.nest = whole.nest(p, generate_part_asts(ctx, jobs, quota, [] {}), 0, p.ast_c);
         return p.nest != nullptr;
     }
     // Versioned on the parameters: where every update of the folded Funcs runs (the steady
     // case), their regions hold the updates' iterations and the AST is one case; otherwise
     // (no steps, no interior) the updates do not run and the AST is small. One AST over both
     // split into cases at every loop level and took isl seconds (heat-3d: 4.9 s -> 0.9 s).
-    std::string steady_c, rest_c;
-    auto version = std::make_shared<LoopNode>();
-    version->kind = LoopNode::Kind::If;
-    version->condition = set_to_condition(steady, context, [&](const std::string &id) { return p.model->param_var(id); });
-    version->then_case = loop_nest_under(p, p.schedule, steady, quota, steady_c);
-    if (!version->then_case) return false;
+    //
     // (Where the folded Funcs' updates never run, the AST without them took heat-3d 250 ms
     // instead of 800 ms.) That case runs only at degenerate sizes (no steps, no interior):
     // atomic and plain, jacobi-1d's compile took 800 -> 450 ms (that case's AST 160 -> 45 ms,
     // LLVM 460 -> 200 ms for the whole module; docs/benchmarks.md).
+    //
+    // The two cases' ASTs are generated together, on quota.threads threads, while this thread
+    // writes the condition between them (heat-3d: the steady case 45 ms, the other 17, the
+    // condition 8: 72 ms on one thread).
     isl::set rest = context.subtract(steady);
-    version->else_case = loop_nest_under(p, without_statements_empty_in(p.schedule, rest), rest, quota, rest_c, true);
+    NestCase steady_case(p.schedule, steady, false), rest_case(without_statements_empty_in(p.schedule, rest), rest, true);
+    std::vector<AstJob> jobs;
+    steady_case.add_jobs(jobs);
+    rest_case.add_jobs(jobs);
+    auto version = std::make_shared<LoopNode>();
+    version->kind = LoopNode::Kind::If;
+    std::vector<PartAst> asts = generate_part_asts(ctx, jobs, quota, [&] {
+        version->condition = set_to_condition(steady, context, [&](const std::string &id) { return p.model->param_var(id); });
+    });
+    std::string steady_c, rest_c;
+    version->then_case = steady_case.nest(p, asts, 0, steady_c);
+    if (!version->then_case) return false;
+    version->else_case = rest_case.nest(p, asts, steady_case.parts.size(), rest_c);
     if (!version->else_case) return false;
     p.nest = version;
     p.ast_c = "if (/* every update of the folded Funcs runs */) {\n" + steady_c + "} else {\n" + rest_c + "}\n";
