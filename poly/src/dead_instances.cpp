@@ -90,13 +90,13 @@ DeadInstances dead_instances(const Model &m) {
             isl::union_map flow = later_accesses(writes, reads, earlier_to_later);
             // w → r with a must-write of that element strictly between: r does not see w's value.
             // (Each writer considered writes one element, so the element of w, w' and r is one.)
-            isl::union_map overwritten = later_accesses(writes, must, earlier_to_later)
-                                             .apply_range(later_accesses(must, reads, earlier_to_later));
+            isl::union_map rewritten = later_accesses(writes, must, earlier_to_later);  // w → a later must-write
+            isl::union_map overwritten = rewritten.apply_range(later_accesses(must, reads, earlier_to_later));
             isl::union_set live = flow.subtract(overwritten.intersect(flow)).domain();
             // Only instances whose element is written again later: an element nothing ever reads
             // again (a stencil's corners, a region's margin) is left alone, since removing it
             // would cut the domain into pieces no loop covers simply.
-            isl::union_set overwritten_later = later_accesses(writes, must, earlier_to_later).domain();
+            isl::union_set overwritten_later = rewritten.domain();
             for (size_t si : writers) {
                 const Statement &s = m.statements[si];
                 isl::set d = overwritten_later.extract_set(s.domain.space()).subtract(live.extract_set(s.domain.space()));
