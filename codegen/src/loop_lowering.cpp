@@ -50,9 +50,9 @@ void FunctionLowering::node(const poly::LoopNodePtr &n, Scope &s) {
 }
 
 namespace {
-// Whether a loop below `n` (not `n` itself) is a vector loop that only stores constants (a
-// zero initialization), which LLVM turns into one memset.
-bool encloses_constant_vector_loop(const poly::LoopNode &n, const poly::Program &p, const poly::Model &m) {
+// Whether a loop below `n` (not `n` itself) is a vector loop; `storing_constant`: one that only
+// stores constants (a zero initialization), which LLVM turns into one memset.
+bool encloses_vector_loop(const poly::LoopNode &n, const poly::Program &p, const poly::Model &m, bool storing_constant) {
     std::function<bool(const poly::LoopNodePtr &, bool)> has = [&](const poly::LoopNodePtr &c, bool in_vector) -> bool {
         if (!c) return false;
         switch (c->kind) {
@@ -65,6 +65,7 @@ bool encloses_constant_vector_loop(const poly::LoopNode &n, const poly::Program 
             return false;
         case poly::LoopNode::Kind::Call: {
             if (!in_vector) return false;
+            if (!storing_constant) return true;
             const poly::Statement &st = m.statements[size_t(p.statements[size_t(c->statement)].statement)];
             return st.value.defined() && ir::is_const(st.value);
         }
@@ -112,7 +113,8 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     i->addIncoming(next, latch);
     llvm::BranchInst *back = b.CreateBr(head);
     // (A register tile's loops, given their body as `emit_body`, are not looked into.)
-    bool around_memset = !remainder && !n.plain && !vector && !emit_body && encloses_constant_vector_loop(n, p, m);
+    bool around_vector = !remainder && !n.plain && !vector && !emit_body && encloses_vector_loop(n, p, m, false);
+    bool around_memset = around_vector && encloses_vector_loop(n, p, m, true);
     if (remainder || n.plain) {
         // The few iterations around an explicitly vectorized loop or a register tile's partial
         // block, or a loop of the case that runs only at degenerate sizes (LoopNode::plain):
@@ -124,18 +126,24 @@ void FunctionLowering::serial_for(const poly::LoopNode &n, Scope &s, Value *lo, 
                   llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")})});
         loop->replaceOperandWith(0, loop);
         back->setMetadata(llvm::LLVMContext::MD_loop, loop);
-    } else if (vector || options.vector_width == 1 || around_memset) {
+    } else if (vector || options.vector_width == 1 || around_vector) {
         std::vector<llvm::Metadata *> md = {nullptr};
         // A loop around a vector loop that stores a constant is not unrolled by LLVM: that
         // vector loop becomes one memset (a zero initialization of a row), the loops around it
         // then look nearly empty to LLVM's unroller, and their full unrolling made basic blocks
         // of a thousand vector stores, which the instruction schedulers handle in quadratic time
         // (a transformer layer's three zero-initialized attention products: 60 ms of machine
-        // code each). Other loops around vector loops keep LLVM's unrolling, which folds their
-        // constants into the copies (with every loop around a vector loop kept a loop,
-        // camera_pipe's loops over 3 colours ran 6% slower, conv2d's 3 x 3 window 5-15%).
+        // code each). Other loops around vector loops keep LLVM's full and partial unrolling of
+        // constant trip counts, which folds their constants into the copies (with every loop
+        // around a vector loop kept a loop, camera_pipe's loops over 3 colours ran 6% slower,
+        // conv2d's 3 x 3 window 5-15%), but not its unrolling of run-time trip counts: that
+        // copies the whole nest inside (a vector loop and its remainder, twice, plus a prologue
+        // for the odd iteration) for no speed (A/B on ten apps, within noise), and heat-3d's
+        // machine code took 112 -> 100 ms on one thread.
         if (around_memset)
             md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")}));
+        else if (around_vector)
+            md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.runtime.disable")}));
         if (vector) {
             md.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
                                                  llvm::ConstantAsMetadata::get(b.getTrue())}));
