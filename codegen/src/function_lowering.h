@@ -149,6 +149,10 @@ public:
     // steps are emitted one after another, without a loop.
     bool vector_for(const poly::LoopNode &n, Scope &s, llvm::Value *lo, llvm::Value *hi, int64_t known_count = 0);
     int vector_lanes(const poly::LoopNode &n) const;  // the lanes vector_for uses; 0: it cannot
+    // The address of the element that the one statement under the vector loop `n` stores at
+    // n.var = x (the first lane of a vector step), when its store is contiguous along the loop;
+    // null otherwise (or when vector_for cannot lower `n`).
+    llvm::Value *contiguous_store_address(const poly::LoopNode &n, Scope &s, llvm::Value *x);
     // The elements of the Func `call` reads, when they are a table byte permutes may look up
     // (CodegenOptions::byte_table_permutes): 8-bit values over one dimension, in a full buffer of
     // a constant extent of at most kByteTableEntries; 0 otherwise.
@@ -160,6 +164,12 @@ public:
     // The loops below a register_tile mark (register_tile_lowering.cpp); false, emitting
     // nothing, when they are not of the register tile's shape.
     bool register_tile(const poly::LoopNode &mark, const poly::Mark &tile, Scope &s);
+    // A register tile's partial block of `count` elements from `lo` in `active` masked vector
+    // steps (of the `steps` a whole block has), under the loops `outer` around the rows' vector
+    // loops (register_tile_lowering.cpp).
+    void masked_block(const std::vector<const poly::LoopNode *> &outer, const poly::LoopNode &rows, const poly::LoopNode &vec,
+                      const poly::LoopNode &call, const poly::Mark &tile, int steps, int active, llvm::Value *row_lo,
+                      llvm::Value *lo, llvm::Value *count, Scope &s);
     void fence_streaming_stores();
     void call(const poly::LoopNode &n, Scope &s);
 
@@ -220,6 +230,14 @@ public:
     const StorageView *tile_view = nullptr;
     int tile_slot = -1;
     std::vector<llvm::MDNode *> tile_scopes;
+    // While a register tile's masked block is emitted (a partial block whose width is no multiple
+    // of its narrowest part: register_tile_lowering.cpp): per vector step, the lanes that hold
+    // elements (<W x i1>); the others are neither loaded nor stored. Empty otherwise.
+    std::vector<llvm::Value *> tile_masks;
+    // Inside such a block's reduction loops: per slot, the stack slot that holds the slot's
+    // elements of `tile_view` (LLVM keeps it in registers), where the statement reads and stores
+    // them. Empty otherwise.
+    std::vector<llvm::AllocaInst *> tile_accumulators;
     llvm::MDNode *access_group = nullptr;  // set inside loops marked vector
     int parallel_depth = 0;
     bool streamed = false;  // the current function issued non-temporal stores

@@ -3,6 +3,9 @@
 // tiles on every side.
 #include "poly_test_util.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <isl/schedule.h>
 #include <isl/schedule_node.h>
 #include <nlohmann/json.hpp>
@@ -85,13 +88,14 @@ TEST_CASE("register-tiled matmul matches plain loops with partial tiles on every
     MatMul mm;
     // Output extents around the 8-row and 32-element register tiles and the 1024 tile, mins not
     // multiples of either (partial tiles at both ends), K odd.
-    // With AVX-512 (blocks of 32 floats): partial blocks of 24 (56 = 32 + 16 + 8, 88 =
-    // 2 x 32 + 16 + 8) run their parts of 16 and 8 jammed, in registers in one pass; 8 (40 =
-    // 32 + 8) runs its one part; 27 (= 16 + 8 + 3) and 28 go the edge's way. With AVX2 (blocks of
-    // 16): 12 (28 = 16 + 8 + 4, 60 = 3 x 16 + 8 + 4) runs jammed, 8 (56, 88, 40) alone.
-    for (auto [M, N, min_i, min_j] : std::vector<std::array<int, 4>>{{8, 32, 0, 0}, {9, 33, 3, 5}, {17, 1091, -5, 1000}, {7, 31, 1, 1},
-                                                                      {40, 96, 8, 32}, {8, 56, 0, 0}, {16, 88, 8, 32}, {9, 40, 0, 0},
-                                                                      {8, 59, 0, 5}, {8, 28, 0, 3}, {16, 60, -8, 0}}) {
+    // With AVX-512 (blocks of 32 floats, two steps of 16): partial blocks of 24 (56, 88), 17
+    // (49), 27 (59), 28 and 31 run two masked steps; 8 (40), 16 (48), 1 (33), 7 and 15 one.
+    // With AVX2 (blocks of 16, two steps of 8): 12 (28, 60), 8 (56, 88, 40) and so on. Rows
+    // short of 8 (M = 7, 9, 17) go the edge's way.
+    for (auto [M, N, min_i, min_j] : std::vector<std::array<int, 4>>{
+             {8, 32, 0, 0}, {9, 33, 3, 5}, {17, 1091, -5, 1000}, {7, 31, 1, 1}, {40, 96, 8, 32}, {8, 56, 0, 0}, {16, 88, 8, 32},
+             {9, 40, 0, 0}, {8, 59, 0, 5}, {8, 28, 0, 3}, {16, 60, -8, 0}, {8, 49, 0, 0}, {16, 48, 0, 0}, {8, 7, 0, 0},
+             {8, 15, 0, 2}, {24, 31, 0, 0}, {8, 1, 0, 0}, {8, 33, 0, 0}}) {
         int K = 33;
         Buffer<float> a(K, M), b(N, K);
         a.set_min({0, min_i});
@@ -120,16 +124,85 @@ TEST_CASE("register-tiled matmul matches plain loops with partial tiles on every
     CHECK(mm.pipeline.schedule_json().find("register_tile") != std::string::npos);
 }
 
-TEST_CASE("a partial register block made of every part runs its parts jammed in one pass", "[poly][register_tiling][codegen]") {
-    // The code for it is there whatever the vector width (blocks of 32 floats have parts of 16
-    // and 8 with AVX-512; blocks of 16 parts of 8 and 4 with AVX2); the sizes at which it runs
-    // are checked against plain loops above.
+TEST_CASE("a partial register block runs masked vector steps with its elements in registers across the reduction",
+          "[poly][register_tiling][codegen]") {
+    // A row's last block of 28 (of 32) columns: two vector steps, the second masked, not the
+    // edge's scalar loops. Its accesses are masked intrinsics, which LLVM does not keep in
+    // registers itself: the block's elements go to stack slots around the reduction loop, and
+    // LLVM makes the slots registers (none is left in the optimized code).
     MatMul mm;
     CompileOptions o;
     o.keep_assembly = true;
     o.cache = false;
     Callable c = mm.pipeline.compile(Target::host(), o);
-    CHECK(c.compiler_ir("llvm_unoptimized").find("register_tile_jammed_parts") != std::string::npos);
+    std::string unoptimized = c.compiler_ir("llvm_unoptimized"), optimized = c.report().llvm_ir;
+    CHECK(unoptimized.find("register_tile_masked") != std::string::npos);
+    CHECK(unoptimized.find("%tile_slot = alloca") != std::string::npos);
+    CHECK(optimized.find("@llvm.masked.load") != std::string::npos);
+    CHECK(optimized.find("@llvm.masked.store") != std::string::npos);
+    CHECK(optimized.find("%tile_slot = alloca") == std::string::npos);
+}
+
+// `n` int32 values that end where a page no access is allowed begins: a read past their end
+// faults.
+struct IntsBeforeGuardPage {
+    size_t bytes = 0;
+    char *map = nullptr;
+    int32_t *data = nullptr;
+    explicit IntsBeforeGuardPage(int n) {
+        size_t page = size_t(sysconf(_SC_PAGESIZE)), used = (size_t(n) * 4 + page - 1) / page * page;
+        bytes = used + page;
+        map = static_cast<char *>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        REQUIRE(map != MAP_FAILED);
+        REQUIRE(mprotect(map + used, page, PROT_NONE) == 0);
+        data = reinterpret_cast<int32_t *>(map + used) - n;
+    }
+    IntsBeforeGuardPage(const IntsBeforeGuardPage &) = delete;
+    IntsBeforeGuardPage &operator=(const IntsBeforeGuardPage &) = delete;
+    ~IntsBeforeGuardPage() { munmap(map, bytes); }
+};
+
+TEST_CASE("a register tile's masked block gathers an operand read through a table only in its lanes",
+          "[poly][register_tiling][codegen]") {
+    // C(j, i) += A(k, i) * B(perm(j), k): B's lanes are gathered through perm, loaded contiguous.
+    // A masked step's lanes past the row's end are neither loaded from perm, which ends where a
+    // guard page begins (a whole vector there would fault), nor gathered from B.
+    Var j("j"), i("i");
+    InputBuffer<float> A("A", 2), B("B", 2);
+    InputBuffer<int32_t> perm("perm", 1);
+    Func C("C");
+    RDom k(0, 19, "k");
+    C(j, i) = 0.f;
+    C(j, i) += A(k, i) * B(clamp(perm(j), 0, 63), k);
+    Pipeline p(C);
+    CHECK(p.schedule_json().find("register_tile") != std::string::npos);
+    CompileOptions o;
+    o.keep_assembly = true;
+    o.cache = false;
+    CHECK(p.compile(Target::host(), o).report().llvm_ir.find("@llvm.masked.gather") != std::string::npos);
+    for (int N : {28, 45, 64, 7}) {
+        Buffer<float> a(19, 16), b(64, 19);
+        IntsBeforeGuardPage guarded(N);
+        Buffer<int32_t> pm(guarded.data, std::vector<int>{N});
+        std::mt19937 rng{uint32_t(N)};
+        std::uniform_real_distribution<float> u(-1.f, 1.f);
+        for (int y = 0; y < 16; ++y)
+            for (int x = 0; x < 19; ++x) a(x, y) = u(rng);
+        for (int y = 0; y < 19; ++y)
+            for (int x = 0; x < 64; ++x) b(x, y) = u(rng);
+        for (int x = 0; x < N; ++x) pm(x) = int32_t((x * 37 + 5) % 64);
+        A.set(a);
+        B.set(b);
+        perm.set(pm);
+        Buffer<float> got(N, 16), want(N, 16);
+        p.realize({got});
+        interpret(p, std::vector<Buffer<void>>{want});
+        int wrong = 0;
+        for (int y = 0; y < 16; ++y)
+            for (int x = 0; x < N; ++x) wrong += got(x, y) != want(x, y);
+        INFO("N " << N);
+        CHECK(wrong == 0);
+    }
 }
 
 TEST_CASE("an update whose write is strided along the vector loop is not register tiled", "[poly][register_tiling][codegen]") {
@@ -195,8 +268,10 @@ TEST_CASE("a convolution's register tile unrolls output channels below its windo
     // statement's first dimension), whose 8 rows start at 8 * c4 + 32 * c0.
     size_t rows = nest.rfind("for (", vec);
     CHECK(nest.substr(rows, vec - rows).find("out_relu_min_2") != std::string::npos);
-    // Widths that leave blocks of 24 (parts 16 + 8) and 23 (the edge) at rows of 56 and 23.
-    for (std::vector<int> sizes : {std::vector<int>{56, 9, 5, 16}, std::vector<int>{23, 7, 3, 9}, std::vector<int>{40, 5, 4, 8}}) {
+    // Widths that leave partial blocks of 24, 23, 8, 28, 7 and 13 (masked steps: a ResNet layer's
+    // rows of 28, 14 and 7 columns are all partial blocks).
+    for (std::vector<int> sizes : {std::vector<int>{56, 9, 5, 16}, std::vector<int>{23, 7, 3, 9}, std::vector<int>{40, 5, 4, 8},
+                                   std::vector<int>{28, 6, 6, 8}, std::vector<int>{7, 7, 3, 16}, std::vector<int>{13, 4, 2, 8}}) {
         app->prepare(sizes, 11);
         std::vector<Buffer<void>> got = app->make_outputs(), want = app->make_outputs();
         app->pipeline().realize(got);

@@ -12,6 +12,10 @@
 // non-temporal (streaming): a scalar prologue then aligns the vector stores to the vector size,
 // and a scalar epilogue finishes the loop. Loads of one row at neighbouring offsets (a stencil's
 // x - 1, x, x + 1) are carried from step to step (rotated_loads.h).
+//
+// A register tile's partial block (register_tile_lowering.cpp) runs masked steps: only the lanes
+// of the mask are loaded and stored (contiguous accesses masked, every other one a masked gather
+// or scatter), so that a row's last block of 28 columns is two vector steps, not a scalar loop.
 #include <optional>
 
 #include <llvm/IR/Intrinsics.h>
@@ -89,6 +93,9 @@ int widest(const Expr &e, const std::function<bool(const ExprNode &)> &table, in
 class VectorLowering {
 public:
     VectorLowering(FunctionLowering &f, int lanes) : f_(f), b_(f.b), w_(lanes) {}
+
+    // The lanes of the steps that follow that hold elements (<W x i1>); null: all of them.
+    void set_mask(Value *mask) { mask_ = mask; }
 
     Value *to_vector(const Lanes &l) {
         if (l.kind == Lanes::Kind::Varying) return l.vector;
@@ -336,7 +343,13 @@ public:
         std::vector<Value *> coords;
         for (const Lanes &l : c) coords.push_back(l.scalar);
         llvm::Type *vt = llvm::FixedVectorType::get(f_.storage_type(view.type), unsigned(w_));
-        llvm::LoadInst *l = b_.CreateAlignedLoad(vt, f_.address(view, coords), llvm::Align(uint64_t(std::max(1, view.type.bytes()))));
+        llvm::Align align(uint64_t(std::max(1, view.type.bytes())));
+        if (mask_) {
+            llvm::CallInst *l = b_.CreateMaskedLoad(vt, f_.address(view, coords), align, mask_, llvm::Constant::getNullValue(vt));
+            f_.tag_access(l, view);
+            return l;
+        }
+        llvm::LoadInst *l = b_.CreateAlignedLoad(vt, f_.address(view, coords), align);
         f_.tag_access(l, view);
         return l;
     }
@@ -390,8 +403,19 @@ public:
         current_.clear();
     }
 
+    // The stack slot that holds the current register tile slot's elements of the written array,
+    // inside a masked block's reduction loops (FunctionLowering::tile_accumulators); null
+    // elsewhere.
+    llvm::AllocaInst *accumulator(const StorageView &view) const {
+        if (&view != f_.tile_view || f_.tile_slot < 0 || size_t(f_.tile_slot) >= f_.tile_accumulators.size()) return nullptr;
+        return f_.tile_accumulators[size_t(f_.tile_slot)];
+    }
+
     Lanes load(const ExprNode &n, const VScope &s) {
         const StorageView &view = view_of_load(n);
+        // (register_tile checked that the statement reads the written array only at the element
+        // it stores.)
+        if (llvm::AllocaInst *acc = accumulator(view)) return varying(f_.from_memory(view.type, b_.CreateLoad(acc->getAllocatedType(), acc)));
         auto rotated = rotated_.find({call_, &n});
         if (rotated != rotated_.end() && !current_.empty()) {
             // Lanes x + k .. x + k + W - 1 of (previous step's x - W + kmax .., this step's x + kmax ..).
@@ -405,7 +429,11 @@ public:
             }
             return varying(f_.from_memory(view.type, v));
         }
-        if (std::optional<Lanes> h = load_at_half(n, s, view)) return *h;
+        // (Two half vectors around the lanes' elements: past the mask's.)
+        if (!mask_)
+            if (std::optional<Lanes> h = load_at_half(n, s, view)) return *h;
+        // (Masked steps too: the interior's whole vector lies within the clamp, and the edge's
+        // lanes are clamped into it.)
         if (std::optional<Lanes> l = load_within_clamp(n, s, view)) return *l;
         return load_lanes(n, s, view);
     }
@@ -487,7 +515,7 @@ public:
             return uniform(f_.load_at(view, coords));
         }
         if (contiguous(c)) return varying(f_.from_memory(t, contiguous_vector(n, s)));
-        if (strided_by_two(c)) {
+        if (strided_by_two(c) && !mask_) {  // (two whole vectors: past the mask's lanes)
             std::vector<Value *> coords;
             for (const Lanes &l : c) coords.push_back(l.scalar);
             return varying(f_.from_memory(t, every_other_element(view, coords)));
@@ -497,6 +525,15 @@ public:
         // Gather, lane by lane (coordinates other than int32).
         std::vector<Value *> cv;
         for (const Lanes &l : c) cv.push_back(to_vector(l));
+        if (mask_) {
+            Value *ptrs = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getPtrTy(), unsigned(w_)));
+            for (int i = 0; i < w_; ++i) {
+                std::vector<Value *> coords;
+                for (Value *v : cv) coords.push_back(b_.CreateExtractElement(v, uint64_t(i)));
+                ptrs = b_.CreateInsertElement(ptrs, f_.address(view, coords), uint64_t(i));
+            }
+            return varying(f_.from_memory(t, masked_gather(ptrs, view)));
+        }
         Value *r = llvm::PoisonValue::get(f_.value_type(t, w_));
         for (int i = 0; i < w_; ++i) {
             std::vector<Value *> coords;
@@ -576,6 +613,7 @@ public:
         llvm::Type *st = f_.storage_type(view.type);
         llvm::Align align(uint64_t(std::max(1, view.type.bytes())));
         Value *r = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, unsigned(w_)));
+        Value *ptrs = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getPtrTy(), unsigned(w_)));
         for (int i = 0; i < w_; ++i) {
             Value *offset = nullptr;
             for (size_t d = 0; d < c.size(); ++d) {
@@ -584,12 +622,25 @@ public:
                 if (d > 0) term = b_.CreateMul(term, view.stride[d]);
                 offset = offset ? b_.CreateAdd(offset, term) : term;
             }
+            if (mask_) {
+                ptrs = b_.CreateInsertElement(ptrs, b_.CreateGEP(st, at, offset), uint64_t(i));
+                continue;
+            }
             llvm::LoadInst *l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, at, offset), align);
             if (f_.access_group) l->setMetadata(llvm::LLVMContext::MD_access_group, f_.access_group);
             f_.tag_access(l, view);
             r = b_.CreateInsertElement(r, l, uint64_t(i));
         }
-        return f_.from_memory(view.type, r);
+        return f_.from_memory(view.type, mask_ ? masked_gather(ptrs, view) : r);
+    }
+
+    // The lanes of the mask loaded from `ptrs` (<W x ptr>), the others zero.
+    Value *masked_gather(Value *ptrs, const StorageView &view) {
+        llvm::Type *vt = llvm::FixedVectorType::get(f_.storage_type(view.type), unsigned(w_));
+        llvm::CallInst *g = b_.CreateMaskedGather(vt, ptrs, llvm::Align(uint64_t(std::max(1, view.type.bytes()))), mask_,
+                                                  llvm::Constant::getNullValue(vt));
+        f_.tag_access(g, view);
+        return g;
     }
 
     // The int32 coordinates of int64 lanes (they fit: the regions are checked at entry).
@@ -624,6 +675,18 @@ public:
         Lanes v = expr(e.value, s);
         const StorageView &view = target;
         Type t = view.type;
+        if (llvm::AllocaInst *acc = accumulator(view)) {  // (at the slot's elements: contiguous)
+            b_.CreateStore(f_.to_memory(t, to_vector(v)), acc);
+            return;
+        }
+        if (contiguous(c) && mask_) {
+            std::vector<Value *> coords;
+            for (const Lanes &l : c) coords.push_back(l.scalar);
+            llvm::CallInst *st = b_.CreateMaskedStore(f_.to_memory(t, to_vector(v)), f_.address(view, coords),
+                                                      llvm::Align(uint64_t(std::max(1, t.bytes()))), mask_);
+            f_.tag_access(st, view);
+            return;
+        }
         if (contiguous(c)) {
             std::vector<Value *> coords;
             for (const Lanes &l : c) coords.push_back(l.scalar);
@@ -642,11 +705,39 @@ public:
         std::vector<Value *> cv;
         for (const Lanes &l : c) cv.push_back(to_vector(l));
         Value *vv = to_vector(v);
+        if (mask_) {
+            // (A masked scatter writes overlapping lanes in lane order too.)
+            Value *ptrs = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getPtrTy(), unsigned(w_)));
+            for (int i = 0; i < w_; ++i) {
+                std::vector<Value *> coords;
+                for (Value *x : cv) coords.push_back(b_.CreateExtractElement(x, uint64_t(i)));
+                ptrs = b_.CreateInsertElement(ptrs, f_.address(view, coords), uint64_t(i));
+            }
+            llvm::CallInst *st = b_.CreateMaskedScatter(f_.to_memory(t, vv), ptrs, llvm::Align(uint64_t(std::max(1, t.bytes()))), mask_);
+            f_.tag_access(st, view);
+            return;
+        }
         for (int i = 0; i < w_; ++i) {
             std::vector<Value *> coords;
             for (Value *x : cv) coords.push_back(b_.CreateExtractElement(x, uint64_t(i)));
             f_.store(view, coords, b_.CreateExtractElement(vv, uint64_t(i)), false);
         }
+    }
+
+    // The address of lane 0's element that `n` (a statement under the vector loop) stores at the
+    // step `outer`, where its store is contiguous along the loop; null otherwise.
+    Value *contiguous_store_address(const poly::LoopNode &n, const VScope &outer) {
+        const poly::ExecStatement &e = f_.p.statements[size_t(n.statement)];
+        const StorageView &view = f_.view_of(f_.m.statements[size_t(e.statement)].func);
+        VScope s = statement_scope(n, outer);
+        f_.index_mode = !view.scratch;
+        std::vector<Lanes> c;
+        for (const Expr &x : e.store) c.push_back(expr(x, s));
+        f_.index_mode = false;
+        if (!contiguous(c)) return nullptr;
+        std::vector<Value *> coords;
+        for (const Lanes &l : c) coords.push_back(l.scalar);
+        return f_.address(view, coords);
     }
 
 private:
@@ -660,6 +751,7 @@ private:
     std::vector<Value *> current_;  // set while the loop's body is emitted
     int call_ = -1;                 // the call being emitted
     int loads_ = 0;
+    Value *mask_ = nullptr;  // set_mask
 };
 
 // The lanes vector_for gives `n`: W elements of its widest type per vector register (or
@@ -742,6 +834,7 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
         int first_slot = tile_slot;
         for (int64_t step = 0; step < known_count; step += w) {
             if (first_slot >= 0) tile_slot = first_slot + int(step / w);
+            if (!tile_masks.empty()) v.set_mask(tile_masks.at(size_t(step / w)));  // (null: every lane)
             vs[n.var] = Lanes{Lanes::Kind::Affine, b.CreateAdd(lo, i64(step), "", false, true), 1, nullptr};
             for (const poly::LoopNode *c : calls) v.call(*c, vs, false);
         }
@@ -832,6 +925,17 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
 
     serial_for(n, s, end, hi, false, true);
     return true;
+}
+
+Value *FunctionLowering::contiguous_store_address(const poly::LoopNode &n, Scope &s, Value *x) {
+    std::vector<const poly::LoopNode *> calls;
+    int w = vector_lanes(n);
+    if (w == 0 || !body_calls(n.body, calls) || calls.size() != 1) return nullptr;
+    VectorLowering v(*this, w);
+    VScope vs;
+    for (const auto &kv : s.vars) vs[kv.first] = Lanes{Lanes::Kind::Uniform, kv.second, 0, nullptr};
+    vs[n.var] = Lanes{Lanes::Kind::Affine, x, 1, nullptr};
+    return v.contiguous_store_address(*calls[0], vs);
 }
 
 // Orders this thread's non-temporal stores before anything that follows (a barrier, the
