@@ -17,7 +17,10 @@ checksums must agree with each other (OpenBLAS within 1e-3, it sums in another o
 over all runs; JSON to bench/results/dnn.json and a Markdown table to stdout.
 
     python3 bench/run_dnn_benchmark.py [--build build] [--runs 5] [--repeats 3]
-        [--conv W H CI CO] [--bmm BATCH M N K] [--kernels conv2d batched_matmul]
+        [--conv W H CI CO [W H CI CO ...]] [--bmm BATCH M N K] [--kernels conv2d batched_matmul]
+
+The convolutions default to ResNet's stages at batch 1: 56 x 56 x 64 -> 64, 28 x 28 x 128 -> 128
+and 14 x 14 x 256 -> 256 (rows of 28 and 14 columns: no multiple of a vector register).
 """
 import argparse
 import json
@@ -69,7 +72,8 @@ def flops_of(kernel, sizes):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--conv", nargs=4, type=int, default=[56, 56, 64, 64], metavar=("W", "H", "CI", "CO"))
+    ap.add_argument("--conv", nargs="+", type=int, default=[56, 56, 64, 64, 28, 28, 128, 128, 14, 14, 256, 256],
+                    help="W H CI CO, one convolution per four numbers")
     ap.add_argument("--bmm", nargs=4, type=int, default=[8, 512, 768, 768], metavar=("BATCH", "M", "N", "K"))
     ap.add_argument("--runs", type=int, default=5, help="timed runs per process (at least 5)")
     ap.add_argument("--repeats", type=int, default=3, help="processes per variant; medians pool all runs")
@@ -80,14 +84,22 @@ def main():
     tessera = os.path.join(out_dir, "bench_app_tessera")
     env = thread_env()
     results = {"threads": int(THREADS), "runs": runs, "repeats": args.repeats, "kernels": {}}
+    if len(args.conv) % 4 != 0:
+        ap.error("--conv takes W H CI CO, four numbers per convolution")
+    problems = []
     for kernel in args.kernels:
-        sizes = args.conv if kernel == "conv2d" else args.bmm
+        if kernel == "conv2d":
+            problems += [(kernel, args.conv[i:i + 4]) for i in range(0, len(args.conv), 4)]
+        else:
+            problems.append((kernel, args.bmm))
+    for kernel, sizes in problems:
         exes = build_baselines(out_dir, kernel, sizes)
         medians, compile_ms = time_variants(
             kernel, exes, lambda check: [tessera, kernel, str(runs), check] + [str(s) for s in sizes], runs, args.repeats, env)
         title = f"{kernel} {' x '.join(str(s) for s in sizes)} float"
         rows = print_table(title, medians, flops_of(kernel, sizes), compile_ms)
-        results["kernels"][kernel] = {"sizes": sizes, "rows": rows, "tessera_compile_ms": compile_ms}
+        key = kernel if kernel not in results["kernels"] else f"{kernel} {'x'.join(str(s) for s in sizes)}"
+        results["kernels"][key] = {"sizes": sizes, "rows": rows, "tessera_compile_ms": compile_ms}
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "results", "dnn.json"), "w") as f:
         json.dump(results, f, indent=2)
