@@ -532,9 +532,10 @@ private:
         };
         for (int k = 0; k < v; ++k) {
             if (!coincident(k) && order.write_invariant[size_t(k)]) reduction = true;
-            // The candidate with the fewest loads per step; of equals, the innermost.
-            if (coincident(k) && !order.write_invariant[size_t(k)] && order.tile_sizes[size_t(k)] <= kMaxUnroll &&
-                (unroll < 0 || loads(k) <= loads(unroll)))
+            // The candidate with the fewest loads per step; of equals, the innermost. (Not a
+            // member tiled by one, a batch: one row.)
+            if (coincident(k) && !order.write_invariant[size_t(k)] && order.tile_sizes[size_t(k)] >= 2 &&
+                order.tile_sizes[size_t(k)] <= kMaxUnroll && (unroll < 0 || loads(k) <= loads(unroll)))
                 unroll = k;
         }
         // The block of the output stays in vector registers only if it is whole vectors: the

@@ -112,6 +112,10 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
     std::vector<int> score(size_t(members), 0);
     std::vector<bool> strided(size_t(members), false);
     std::vector<bool> write_invariant(size_t(members), true), write_contiguous(size_t(members), true);
+    // Members along which every access moves by more than one element (a batch: bmm's b moves C,
+    // A and B each to another matrix): tiling them reuses nothing.
+    std::vector<bool> no_reuse(size_t(members), true);
+    std::vector<bool> varies(size_t(members), false);  // some statement is not constant along it
     auto operand_invariant = std::vector<std::vector<bool>>(size_t(members));
     int element_bytes = 1;
     for (const auto &[name, of_member] : dims) {
@@ -126,6 +130,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
         for (const Access &a : s.reads) accesses.push_back(&a);
         for (int k = 0; k < members; ++k) {
             if (of_member[size_t(k)] == kConstantMember) continue;
+            varies[size_t(k)] = true;
             if (of_member[size_t(k)] < 0) {
                 r.reason = "member " + std::to_string(k) + " is not one dimension of " + name + " (a skewed band)";
                 return r;
@@ -136,6 +141,7 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
                 if (a == &s.write && st != Stride::Invariant) write_invariant[size_t(k)] = false;
                 if (a != &s.write && a->array != s.write.array) operand_invariant[size_t(k)].push_back(st == Stride::Invariant);
                 if (a == &s.write && st != Stride::One) write_contiguous[size_t(k)] = false;
+                if (!a->exact || st != Stride::Other) no_reuse[size_t(k)] = false;  // (inexact: unknown)
                 switch (st) {
                 case Stride::One: score[size_t(k)] += 2; break;
                 case Stride::Invariant: score[size_t(k)] += 1; break;
@@ -168,11 +174,17 @@ LoopOrder stride_one_innermost_order(const Model &m, const isl::schedule_node &b
     for (int k = 0; k < members; ++k)
         if (k != best) order.push_back(k);
     order.push_back(best);
+    // A batch member of a band with a reduction (a batched matmul) gets tiles of one: each tile
+    // then works on one matrix, its operand blocks in L2 (bmm 8 x 512 x 768 x 768 tiled 8 along
+    // the batch: a tile of k steps touched 8 matrices of B, 3 MiB, from L3 for each block of rows).
+    bool reduction = false;
+    for (int k = 0; k < members; ++k) reduction = reduction || (varies[size_t(k)] && !coincident(k) && write_invariant[size_t(k)]);
     for (int k : order) {
         int size = 8;
         if (k == best && r.chain_innermost) size = kChainTile;
         else if (k == best) size = std::max(32, 4096 / element_bytes);
         else if (!coincident(k) && write_invariant[size_t(k)]) size = 32;
+        else if (reduction && coincident(k) && no_reuse[size_t(k)]) size = 1;
         r.tile_sizes.push_back(size);
         r.write_invariant.push_back(write_invariant[size_t(k)]);
         r.write_contiguous.push_back(write_contiguous[size_t(k)]);

@@ -24,8 +24,10 @@ struct LoopOrder {
     // Tile sizes per member of the band in its new order (empty when the band was not analyzed),
     // from the strides: the innermost (vector) member gets rows of 4 KiB, so that each tile
     // streams long contiguous runs and the loop overhead is amortized; a reduction member (not
-    // coincident, the written array invariant along it) 32; the others 8, which keeps the
-    // tile's working set within L2 (matmul 1024^3 float: 8 x 32 x 1024, 161 KiB).
+    // coincident, the written array invariant along it) 32; a batch member of a band with a
+    // reduction (every access moves along it by more than one element: bmm's b) 1; the others
+    // 8, which keeps the tile's working set within L2 (matmul 1024^3 float: 8 x 32 x 1024, 161
+    // KiB).
     std::vector<int> tile_sizes;
     // Per member of the band in its new order: whether every statement's written element stays
     // the same along it (a reduction loop, such as matmul's k).
