@@ -525,15 +525,7 @@ public:
         // Gather, lane by lane (coordinates other than int32).
         std::vector<Value *> cv;
         for (const Lanes &l : c) cv.push_back(to_vector(l));
-        if (mask_) {
-            Value *ptrs = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getPtrTy(), unsigned(w_)));
-            for (int i = 0; i < w_; ++i) {
-                std::vector<Value *> coords;
-                for (Value *v : cv) coords.push_back(b_.CreateExtractElement(v, uint64_t(i)));
-                ptrs = b_.CreateInsertElement(ptrs, f_.address(view, coords), uint64_t(i));
-            }
-            return varying(f_.from_memory(t, masked_gather(ptrs, view)));
-        }
+        if (mask_) return varying(f_.from_memory(t, masked_gather(lane_addresses(cv, view), view)));
         Value *r = llvm::PoisonValue::get(f_.value_type(t, w_));
         for (int i = 0; i < w_; ++i) {
             std::vector<Value *> coords;
@@ -634,6 +626,17 @@ public:
         return f_.from_memory(view.type, mask_ ? masked_gather(ptrs, view) : r);
     }
 
+    // Each lane's element address (<W x ptr>), from its coordinates `cv` (vectors of lanes).
+    Value *lane_addresses(const std::vector<Value *> &cv, const StorageView &view) {
+        Value *ptrs = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getPtrTy(), unsigned(w_)));
+        for (int i = 0; i < w_; ++i) {
+            std::vector<Value *> coords;
+            for (Value *x : cv) coords.push_back(b_.CreateExtractElement(x, uint64_t(i)));
+            ptrs = b_.CreateInsertElement(ptrs, f_.address(view, coords), uint64_t(i));
+        }
+        return ptrs;
+    }
+
     // The lanes of the mask loaded from `ptrs` (<W x ptr>), the others zero.
     Value *masked_gather(Value *ptrs, const StorageView &view) {
         llvm::Type *vt = llvm::FixedVectorType::get(f_.storage_type(view.type), unsigned(w_));
@@ -707,13 +710,8 @@ public:
         Value *vv = to_vector(v);
         if (mask_) {
             // (A masked scatter writes overlapping lanes in lane order too.)
-            Value *ptrs = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getPtrTy(), unsigned(w_)));
-            for (int i = 0; i < w_; ++i) {
-                std::vector<Value *> coords;
-                for (Value *x : cv) coords.push_back(b_.CreateExtractElement(x, uint64_t(i)));
-                ptrs = b_.CreateInsertElement(ptrs, f_.address(view, coords), uint64_t(i));
-            }
-            llvm::CallInst *st = b_.CreateMaskedScatter(f_.to_memory(t, vv), ptrs, llvm::Align(uint64_t(std::max(1, t.bytes()))), mask_);
+            llvm::CallInst *st = b_.CreateMaskedScatter(f_.to_memory(t, vv), lane_addresses(cv, view),
+                                                        llvm::Align(uint64_t(std::max(1, t.bytes()))), mask_);
             f_.tag_access(st, view);
             return;
         }
