@@ -42,52 +42,6 @@ struct Lanes {
 
 using VScope = std::map<std::string, Lanes>;
 
-// Whether a coordinate may be a vector of lanes in a vector step, gathered or scattered lane by
-// lane: it loads something, or it is not built of sums, constant multiples and divisions, and
-// casts (a clamp).
-bool gathered(const Expr &e) {
-    bool found = false;
-    ir::visit(e, [&](const Expr &n) {
-        switch (n->op) {
-        case Op::IntConst: case Op::UIntConst: case Op::Var: case Op::Param: case Op::BufferDim:
-        case Op::Cast: case Op::Add: case Op::Sub: break;
-        case Op::Mul: case Op::Div: case Op::Mod:
-            found = found || !(ir::is_const(n->args[0]) || ir::is_const(n->args[1]));
-            break;
-        default: found = true;
-        }
-        return !found;
-    });
-    return found;
-}
-
-// The widest element (in bits) among the values of an expression and the elements it loads;
-// 64 when a load is gathered lane by lane (a bilateral grid's lookups, whose lane addresses were
-// int64 vectors then, ran 30 ms with 16 float lanes, 25 with 8; with int32 lane offsets, 16 and 8
-// lanes measured the same for it and camera_pipe). Not the coordinates of other loads, which
-// stay scalar in a vector step (uniform, or affine in the lane): counted, an overlapped tile's
-// int64 offsets in every scratchpad coordinate gave float loops 64-bit lanes, half the lanes
-// (harris 33 -> 27 ms, camera_pipe 14.2 -> 11.8 ms without them).
-// `table(call)`: whether a gathered call is a lookup in a byte table (its lanes do not count as
-// gathered), which `tables` counts.
-int widest(const Expr &e, const std::function<bool(const ExprNode &)> &table, int &tables) {
-    int w = 0;
-    ir::visit(e, [&](const Expr &n) {
-        Type t = n.type();
-        int bits = t.is_bool() ? 8 : (t.is_float() && t.bits == 16 ? 32 : t.bits);
-        w = std::max(w, bits);
-        if (n->op != Op::FuncCall && n->op != Op::InputCall) return true;
-        for (const Expr &a : n->args)
-            if (gathered(a)) {
-                if (table(*n)) ++tables;
-                else w = std::max(w, 64);
-                w = std::max(w, widest(a, table, tables));
-            }
-        return false;
-    });
-    return w;
-}
-
 } // namespace
 
 class VectorLowering {
@@ -751,56 +705,6 @@ private:
     int loads_ = 0;
     Value *mask_ = nullptr;  // set_mask
 };
-
-// The lanes vector_for gives `n`: W elements of its widest type per vector register (or
-// options.vector_width); 0 when its body does not allow explicit vectors.
-int FunctionLowering::vector_lanes(const poly::LoopNode &n) const {
-    std::vector<const poly::LoopNode *> calls;
-    if (!body_calls(n.body, calls) || calls.empty() || n.step != 1) return 0;
-    int bits = 0, tables = 0;
-    auto table = [&](const ExprNode &call) { return options.byte_table_permutes && byte_table_entries(call) > 0; };
-    for (const poly::LoopNode *c : calls) {
-        const poly::ExecStatement &e = p.statements[size_t(c->statement)];
-        if (!e.guards.empty()) return 0;
-        bits = std::max({bits, widest(e.value, table, tables)});
-        for (const Expr &x : e.store)
-            if (gathered(x)) bits = std::max({bits, 64, widest(x, table, tables)});
-        const StorageView &view = view_of(m.statements[size_t(e.statement)].func);
-        bits = std::max(bits, view.type.is_bool() ? 8 : view.type.bits);
-    }
-    int w = options.vector_bits / std::max(bits, 8);
-    // Non-temporal stores of an output: at most 256 bits a step where the loop moves memory more
-    // than it computes (blur_y, 4096 x 4096 floats: 14.0 ms with 16 lanes, 11.8 with 8 on an
-    // AVX-512 AMD EPYC). Where it computes (harris's output, 60 operations a point: 8 lanes
-    // doubled its instructions; 16 lanes ran it 12% faster on an AVX-512 Intel Xeon), whole
-    // registers.
-    constexpr uint64_t kComputeBoundOperations = 16;
-    uint64_t operations = 0;
-    for (const poly::LoopNode *c : calls) operations += ir::operation_count(p.statements[size_t(c->statement)].value);
-    for (const poly::LoopNode *c : calls) {
-        const StorageView &view = view_of(m.statements[size_t(p.statements[size_t(c->statement)].statement)].func);
-        if (view.output && options.streaming_output_stores && operations < kComputeBoundOperations * calls.size())
-            w = std::min(w, 256 / std::max(bits, 8));
-    }
-    // Lookups in byte tables, and no other gather: a whole register of bytes per step, each
-    // lookup a few permutes for 64 lanes (camera_pipe's tone curve: see docs/benchmarks.md).
-    if (tables > 0 && bits < 64) w = options.vector_bits / 8;
-    if (options.vector_width > 0) w = options.vector_width;
-    return w < 2 ? 0 : w;
-}
-
-int64_t FunctionLowering::byte_table_entries(const ExprNode &call) const {
-    if (call.op != Op::FuncCall || call.args.size() != 1 || call.type.bits != 8 || call.type.is_bool() || call.type.is_float())
-        return 0;
-    const FuncContents *f = call.func_ptr ? call.func_ptr : call.func.get();
-    if (!f) return 0;
-    int array = m.array_of(f);
-    if (array < 0 || size_t(array) >= p.storage_of_array.size() || p.storage_of_array[size_t(array)] < 0) return 0;
-    const poly::Storage &st = p.storage[size_t(p.storage_of_array[size_t(array)])];
-    if (st.kind == poly::Storage::Kind::Scratch || st.extent.size() != 1) return 0;
-    std::optional<int64_t> extent = ir::as_const_int(st.extent[0]);
-    return extent && *extent >= 1 && *extent <= kByteTableEntries ? *extent : 0;
-}
 
 // Vectorizes `n` over [lo, hi] if its body allows it; returns false (emitting nothing) otherwise.
 bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, Value *hi, int64_t known_count) {
