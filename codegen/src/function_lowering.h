@@ -103,6 +103,7 @@ private:
     std::vector<StorageView> storage_;
     std::map<const InputContents *, StorageView> inputs_;
     std::vector<llvm::Value *> heap_;
+    std::vector<std::pair<llvm::Value *, llvm::Value *>> pooled_;
     bool streamed_;
 };
 

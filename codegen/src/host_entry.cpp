@@ -112,9 +112,18 @@ void FunctionLowering::allocate_scratch(int group) {
     for (const ScratchLayout &l : layouts) {
         const poly::Storage &st = p.storage[l.storage];
         if (heap) {
-            llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty());
-            Value *ptr = b.CreateCall(alloc, {i64(64), i64((l.bytes + 63) / 64 * 64)});
-            heap_allocations.push_back(ptr);
+            // From the pool where the loader provides one (the JIT): a parallel body's
+            // scratchpads are allocated by each thread on every call, and freed at its end.
+            Value *bytes = i64((l.bytes + 63) / 64 * 64), *ptr = nullptr;
+            if (options.pooled_buffers && !options.gpu) {
+                ptr = b.CreateCall(module.getOrInsertFunction(kBufferPoolAllocSymbol, b.getPtrTy(), b.getInt64Ty()), {bytes},
+                                   st.name + ".scratch");
+                pooled_buffers.emplace_back(ptr, bytes);
+            } else {
+                llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty());
+                ptr = b.CreateCall(alloc, {i64(64), bytes});
+                heap_allocations.push_back(ptr);
+            }
             place_scratch(l, ptr);
         } else {
             llvm::AllocaInst *a = eb.CreateAlloca(b.getInt8Ty(), i64(l.bytes), st.name + ".scratch");

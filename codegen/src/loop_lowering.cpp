@@ -229,8 +229,9 @@ void for_each_view(const FunctionLowering &f, F &&visit) {
 
 OutlinedBody::OutlinedBody(FunctionLowering &f, llvm::Function *fn)
     : f_(f), parent_block_(f.b.GetInsertBlock()), parent_(f.function), storage_(f.storage), inputs_(f.inputs),
-      heap_(f.heap_allocations), streamed_(f.streamed) {
+      heap_(f.heap_allocations), pooled_(f.pooled_buffers), streamed_(f.streamed) {
     f.heap_allocations.clear();
+    f.pooled_buffers.clear();
     f.streamed = false;
     f.function = fn;
     f.b.SetInsertPoint(llvm::BasicBlock::Create(f.ctx, "entry", fn));
@@ -241,6 +242,7 @@ void OutlinedBody::finish() {
     f_.storage = storage_;
     f_.inputs = inputs_;
     f_.heap_allocations = heap_;
+    f_.pooled_buffers = pooled_;
     f_.streamed = streamed_;
     f_.b.SetInsertPoint(parent_block_);
 }
