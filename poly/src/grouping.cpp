@@ -224,15 +224,21 @@ private:
                 // pyramid_blend's gauss_1_down_x under gauss_1), which kept every pyramid level
                 // out of its consumer's tiles. (With the sizes grown one for one, see scaled(),
                 // such a level's box is then all it needs at tiles above the probe's.)
-                if (s.dims.size() == rank && scales[i].size() == rank) {
+                // A dimension of the stage that no tile dimension moves (a grid's intensity bins
+                // and channels under an image's tiles) is needed whole by every tile. But when
+                // some tile dimension moves none of the stage's, each tile along it computes the
+                // same points again: left to the count below. bilateral_grid's grid stages (4-D
+                // under the 2-D output) were counted as all needed, recomputation 0%, while 8-row
+                // tiles computed each grid row's blur six times.
+                if (scales[i].size() == s.dims.size() && sizes.size() == s.dims.size()) {
                     double own = 1;
-                    bool moves = true;
-                    for (size_t d = 0; d < rank; ++d) {
+                    std::vector<bool> moved(rank, false);
+                    for (size_t d = 0; d < s.dims.size(); ++d) {
                         const BoxScale &b = scales[i][d];
-                        moves = moves && b.tile_dim >= 0;
+                        if (b.tile_dim >= 0 && size_t(b.tile_dim) < rank) moved[size_t(b.tile_dim)] = true;
                         own *= b.tile_dim >= 0 ? std::min(double(sizes[d]), b.scale * tiles[size_t(b.tile_dim)]) : double(sizes[d]);
                     }
-                    if (moves) needed = own;
+                    if (std::all_of(moved.begin(), moved.end(), [](bool m) { return m; })) needed = own;
                 }
                 // A sliding window keeps only its ring of rows.
                 double kept = volume;

@@ -222,6 +222,24 @@ TEST_CASE("a batched matmul's tiles hold one matrix of the batch, its register t
     poly_test::check_app("batched_matmul", {{1, 1, 1, 1}, {3, 9, 37, 19}, {5, 17, 33, 129}, {9, 8, 64, 5}});
 }
 
+TEST_CASE("a grid stage of more dimensions than its consumer's tiles counts the grid rows neighbouring tiles compute again",
+          "[poly][structure]") {
+    // bilateral_grid's blurs run over a 4-D grid (x / 8, y / 8, z, c) in the tiles of the 2-D
+    // output: a tile of 8 rows needs blurz at 6 grid rows, of which it alone needs one, the rest
+    // computed again by the tiles above and below. Only stages of the tiles' own rank were
+    // counted so; the grid stages counted as all needed (estimated recomputation 0%, and tiles of
+    // 4 rows, each grid row blurred twelve times).
+    poly::Program grid = schedule("bilateral_grid");
+    const poly::Group &slice = grid.groups.back();
+    INFO(slice.note);
+    REQUIRE(slice.tile_sizes.size() == 2);
+    size_t at = slice.note.find("estimated recomputation ");
+    REQUIRE(at != std::string::npos);
+    int percent = std::stoi(slice.note.substr(at + std::string("estimated recomputation ").size()));
+    CHECK(percent > 0);
+    CHECK(slice.tile_sizes[0] >= 8);  // rows: at least one grid row per tile
+}
+
 TEST_CASE("matmul's reduction loop moves outward and its column loop becomes the vector loop",
           "[poly][structure]") {
     // C(j, i) += A(k, i) * B(j, k): isl keeps k innermost, where B is read with a row stride
