@@ -8,7 +8,7 @@
 //   - regs scalar R: a thread a column walks R rows down, blur_x's last five rows in registers
 //     (a sliding window: no shared memory, no barrier);
 //   - regs vec4 R: the same with four columns a thread, loaded and stored as float4;
-//   - shared vec4 TY x 1024: Tessera's shape with four columns a thread.
+//   - shared vec4 TY x 4T: Tessera's shape with four columns a thread (T threads).
 // The sizes are fixed at the benchmark's (bench/run_gpu_benchmark.py --size 4096 4096).
 // scripts/gpu_check.sh builds it with nvcc and runs it on a machine with a GPU:
 //   nvcc -O3 -arch=sm_90 -std=c++17 bench/gpu_blur_reference.cu -o gpu_blur_reference
@@ -95,19 +95,22 @@ __global__ void regs(const float *__restrict__ in, float *__restrict__ out) {
     }
 }
 
-// Tessera's structure with float4 per thread: tile TY x 1024, 256 threads.
-template <int TY>
+// Tessera's structure with float4 per thread: tile TY x 4T, T threads, each thread four columns;
+// the row loops unrolled by four, as Tessera jams rows.
+template <int TY, int T = 256>
 __global__ void shared_vec4(const float *__restrict__ in, float *__restrict__ out) {
     extern __shared__ float4 s4[];
-    int t = threadIdx.x, x = blockIdx.x * 1024 + 4 * t, y0 = blockIdx.y * TY, c = blockIdx.z;
+    int t = threadIdx.x, x = blockIdx.x * 4 * T + 4 * t, y0 = blockIdx.y * TY, c = blockIdx.z;
     const float *img = in + (size_t)c * W * H;
-    for (int r = 0; r < TY + 4 && y0 + r < H; r++)
-        if (x < OW) s4[r * 256 + t] = bx4(img + (size_t)(y0 + r) * W, x);
+#pragma unroll 4
+    for (int r = 0; r < TY + 4; r++)
+        if (x < OW && y0 + r < H) s4[r * T + t] = bx4(img + (size_t)(y0 + r) * W, x);
     __syncthreads();
-    for (int r = 0; r < TY && y0 + r < OH; r++)
-        if (x < OW)
+#pragma unroll 4
+    for (int r = 0; r < TY; r++)
+        if (x < OW && y0 + r < OH)
             *reinterpret_cast<float4 *>(out + (size_t)c * OW * OH + (size_t)(y0 + r) * OW + x) =
-                by4(s4[r * 256 + t], s4[(r + 1) * 256 + t], s4[(r + 2) * 256 + t], s4[(r + 3) * 256 + t], s4[(r + 4) * 256 + t]);
+                by4(s4[r * T + t], s4[(r + 1) * T + t], s4[(r + 2) * T + t], s4[(r + 3) * T + t], s4[(r + 4) * T + t]);
 }
 
 static std::vector<float> ref_out;
@@ -194,6 +197,12 @@ int main() {
         RUN("regs vec4 R=64 b256", dim3((OW / 4 + 255) / 256, (OH + 63) / 64, C), 256, 0, regs<64, float4>);
         RUN("shared vec4 8x1024", dim3((OW + 1023) / 1024, (OH + 7) / 8, C), 256, 12 * 256 * 16, shared_vec4<8>);
         RUN("shared vec4 16x1024", dim3((OW + 1023) / 1024, (OH + 15) / 16, C), 256, 20 * 256 * 16, shared_vec4<16>);
+        // Taller tiles with fewer threads: the halo rows' share falls as in regs R (2026-11-30).
+        RUN("shared vec4 32x256", dim3((OW + 255) / 256, (OH + 31) / 32, C), 64, 36 * 64 * 16, shared_vec4<32, 64>);
+        RUN("shared vec4 40x256", dim3((OW + 255) / 256, (OH + 39) / 40, C), 64, 44 * 64 * 16, shared_vec4<40, 64>);
+        RUN("shared vec4 16x512", dim3((OW + 511) / 512, (OH + 15) / 16, C), 128, 20 * 128 * 16, shared_vec4<16, 128>);
+        RUN("shared vec4 32x512", dim3((OW + 511) / 512, (OH + 31) / 32, C), 128, 36 * 128 * 16, shared_vec4<32, 128>);
+        RUN("shared vec4 32x128", dim3((OW + 127) / 128, (OH + 31) / 32, C), 32, 36 * 32 * 16, shared_vec4<32, 32>);
     }
     return 0;
 }
