@@ -223,6 +223,10 @@ public:
             bool outer_coincident = isl_schedule_node_band_member_get_coincident(n.get(), 0) == isl_bool_true;
             if (members >= 3 && !skew && !o_.gpu && outer_coincident) {
                 std::vector<int> factors = outer_tile_factors(tile);
+                // A member tiled by one (its tiles reuse nothing: loop_order.h) is not grouped
+                // again either: bilateral_grid's histogram cells went in blocks of 4 x 4.
+                for (size_t k = 0; k < factors.size() && k < sizes.size(); ++k)
+                    if (sizes[k] == 1) factors[k] = 1;
                 isl::schedule_node outer = tile_band(tile, factors);
                 int outer_parallel = 0;
                 tile = permute_band(outer, coincident_members_first(outer, outer_parallel));
