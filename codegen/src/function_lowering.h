@@ -200,7 +200,11 @@ public:
     // `bytes` of device memory (null when out of memory), and its release.
     llvm::Value *device_alloc(llvm::Value *bytes);
     void device_release(llvm::Value *memory);
-    // Frees heap_allocations (device memory on GPU targets).
+    // `bytes` (a multiple of 64) of host memory, 64-byte aligned, null when out of memory: from
+    // the buffer pool where the loader provides one (CodegenOptions::pooled_buffers), else
+    // aligned_alloc; free_heap() gives it back.
+    llvm::Value *host_alloc(llvm::Value *bytes, const std::string &name);
+    // Frees heap_allocations (device memory on GPU targets) and gives pooled_buffers back.
     void free_heap();
 
     const poly::Program &p;

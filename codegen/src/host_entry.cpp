@@ -112,25 +112,27 @@ void FunctionLowering::allocate_scratch(int group) {
     for (const ScratchLayout &l : layouts) {
         const poly::Storage &st = p.storage[l.storage];
         if (heap) {
-            // From the pool where the loader provides one (the JIT): a parallel body's
-            // scratchpads are allocated by each thread on every call, and freed at its end.
-            Value *bytes = i64((l.bytes + 63) / 64 * 64), *ptr = nullptr;
-            if (options.pooled_buffers && !options.gpu) {
-                ptr = b.CreateCall(module.getOrInsertFunction(kBufferPoolAllocSymbol, b.getPtrTy(), b.getInt64Ty()), {bytes},
-                                   st.name + ".scratch");
-                pooled_buffers.emplace_back(ptr, bytes);
-            } else {
-                llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty());
-                ptr = b.CreateCall(alloc, {i64(64), bytes});
-                heap_allocations.push_back(ptr);
-            }
-            place_scratch(l, ptr);
+            // A parallel body's scratchpads are allocated by each thread on every call and freed
+            // at its end: from the pool, calls after the first find their pages mapped.
+            place_scratch(l, host_alloc(i64((l.bytes + 63) / 64 * 64), st.name + ".scratch"));
         } else {
             llvm::AllocaInst *a = eb.CreateAlloca(b.getInt8Ty(), i64(l.bytes), st.name + ".scratch");
             a->setAlignment(llvm::Align(64));
             place_scratch(l, a);
         }
     }
+}
+
+Value *FunctionLowering::host_alloc(Value *bytes, const std::string &name) {
+    if (options.pooled_buffers && !options.gpu) {
+        Value *buffer = b.CreateCall(module.getOrInsertFunction(kBufferPoolAllocSymbol, b.getPtrTy(), b.getInt64Ty()), {bytes}, name);
+        pooled_buffers.emplace_back(buffer, bytes);
+        return buffer;
+    }
+    llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", b.getPtrTy(), b.getInt64Ty(), b.getInt64Ty());
+    Value *buffer = b.CreateCall(alloc, {i64(64), bytes}, name);
+    heap_allocations.push_back(buffer);
+    return buffer;
 }
 
 void FunctionLowering::free_heap() {
@@ -396,7 +398,6 @@ void FunctionLowering::run() {
         v.alias = int(k);
     }
     storage.assign(p.storage.size(), StorageView{});
-    llvm::FunctionCallee alloc = module.getOrInsertFunction("aligned_alloc", ptr, b.getInt64Ty(), b.getInt64Ty());
     for (size_t i = 0; i < p.storage.size(); ++i) {
         const poly::Storage &st = p.storage[i];
         const FuncContents *f = m.arrays[size_t(st.array)].func;
@@ -417,14 +418,11 @@ void FunctionLowering::run() {
             }
             Value *bytes = b.CreateMul(elems, i64(st.type.bytes()));
             bytes = b.CreateAnd(b.CreateAdd(bytes, i64(127)), i64(~int64_t(63)));
-            // (On a GPU target, in the device's memory.)
-            bool pooled = !options.gpu && options.pooled_buffers;
-            if (options.gpu) v.base = device_alloc(bytes);
-            else if (pooled) v.base = b.CreateCall(module.getOrInsertFunction(kBufferPoolAllocSymbol, b.getPtrTy(), b.getInt64Ty()), {bytes}, st.name + ".buffer");
-            else v.base = b.CreateCall(alloc, {i64(64), bytes}, st.name + ".buffer");
+            // On a GPU target, in the device's memory. (On the host, a failed allocation's null
+            // is given back with the others on the way out: free and the pool ignore it.)
+            v.base = options.gpu ? device_alloc(bytes) : host_alloc(bytes, st.name + ".buffer");
             fail_if(b.CreateIsNull(v.base), TESSERA_ERROR_OUT_OF_MEMORY, 0, 0, bytes, bytes, nullptr, nullptr);
-            if (pooled) pooled_buffers.emplace_back(v.base, bytes);
-            else heap_allocations.push_back(v.base);
+            if (options.gpu) heap_allocations.push_back(v.base);
             storage[i] = v;
         }
         storage[i].alias = int(m.graph.inputs.size() + i);

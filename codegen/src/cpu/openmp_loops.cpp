@@ -151,10 +151,7 @@ void OpenMPLoopGenerator::emit(FunctionLowering &f, const poly::LoopNode &n, Sco
     f.b.CreateCondBr(alone, done, dispatch);
     f.b.SetInsertPoint(done);
     f.fence_streaming_stores();
-    llvm::FunctionCallee free_fn = f.module.getOrInsertFunction("free", f.b.getVoidTy(), ptr);
-    for (Value *h : f.heap_allocations) f.b.CreateCall(free_fn, {h});
-    llvm::FunctionCallee pool_free = f.module.getOrInsertFunction(kBufferPoolFreeSymbol, f.b.getVoidTy(), ptr, f.b.getInt64Ty());
-    for (auto [buffer, bytes] : f.pooled_buffers) f.b.CreateCall(pool_free, {buffer, bytes});
+    f.free_heap();  // the body's scratchpads
     f.b.CreateRetVoid();
 
     // Back in the parent: store what the body reads, and fork the team.
