@@ -335,6 +335,65 @@ bool inline_cheap_input_functions(const PipelineGraph &g, std::set<const FuncCon
     return added;
 }
 
+// Whether every call of `f` in `value` (its consumer c's value, inlined Funcs substituted) reads
+// f at c's own point in some coordinates (the same pure Vars of c plus or minus the same
+// constants, in the same positions, each Var once) and at integer constants in the others (at
+// least one), no two calls at the same constants: each point of f is then read once, by one
+// point of c.
+// bilateral_grid's out(x, y) = interpolated(x, y, 0) / interpolated(x, y, 1).
+bool reads_each_point_once(const FuncContents &f, const Expr &value, const FuncContents &c) {
+    std::optional<std::vector<std::string>> shape;  // per coordinate: the shifted Var, or "" (a constant)
+    std::set<std::vector<int64_t>> constants;
+    bool ok = true, any = false;
+    ir::visit(value, [&](const Expr &n) {
+        if (!ok || n->op != Op::FuncCall || n->func_ptr != &f) return ok;
+        any = true;
+        std::vector<std::string> at;
+        std::vector<int64_t> fixed;
+        std::set<std::string> vars;
+        for (const Expr &a : n->args) {
+            if (std::optional<int64_t> k = ir::as_const_int(a)) {
+                at.push_back("");
+                fixed.push_back(*k);
+                continue;
+            }
+            std::optional<std::string> v = shifted_var(a);
+            ok = ok && v && std::find(c.pure_args.begin(), c.pure_args.end(), *v) != c.pure_args.end() && vars.insert(*v).second;
+            at.push_back(to_string(a));
+        }
+        ok = ok && (!shape || *shape == at) && constants.insert(fixed).second;
+        shape = at;
+        return ok;
+    });
+    // Some coordinate at a constant: a Func read one-to-one (no constant) is inline_one_to_one's,
+    // whose conditions on what the Func reads keep floor divisions out of its consumer. And every
+    // Var of c among the coordinates, else several points of c read each point of f (camera_pipe's
+    // colour matrix, read at constants alone by every pixel).
+    return ok && any && shape && std::count(shape->begin(), shape->end(), "") > 0 &&
+           size_t(std::count_if(shape->begin(), shape->end(), [](const std::string &a) { return !a.empty(); })) == c.pure_args.size();
+}
+
+// Inlines the Funcs whose only consumer reads each of their points once, at constants in the
+// coordinates it does not share (reads_each_point_once): inlining recomputes nothing, and the
+// calls at each consumer point share their work (bilateral_grid's slice, whose two channels look
+// up the same 8 grid cells: 15.1 -> 13.1 ms). Unlike one-to-one Funcs, these may read at any
+// coordinates (the slice's x / 8 and data-dependent bin): the consumer reads the same points of
+// what they read as they did, at its own point.
+bool inline_read_once(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
+    bool added = false;
+    for (auto it = g.funcs.rbegin(); it != g.funcs.rend(); ++it) {
+        const FuncContents &f = **it;
+        if (inlined.count(&f) || f.compute_inline || !f.updates.empty() || g.is_output(&f) || f.dimensions() == 0 || !f.bounds.empty())
+            continue;
+        const FuncContents *c = only_consumer(f, g, inlined);
+        if (!c || !reads_each_point_once(f, inline_calls(c->pure.value, inlined), *c)) continue;
+        inlined.insert(&f);
+        if (within_size(*c, inlined)) added = true;
+        else inlined.erase(&f);
+    }
+    return added;
+}
+
 } // namespace
 
 std::set<const FuncContents *> automatic_inlines(const PipelineGraph &g) {
@@ -347,6 +406,7 @@ std::set<const FuncContents *> automatic_inlines(const PipelineGraph &g) {
         added = inline_one_to_one(g, inlined) || added;
         added = inline_cheap_pointwise(g, inlined) || added;
         added = inline_cheap_input_functions(g, inlined) || added;
+        added = inline_read_once(g, inlined) || added;
         if (!added) break;
     }
     return inlined;

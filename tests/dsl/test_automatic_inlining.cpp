@@ -256,6 +256,48 @@ TEST_CASE("a cheap Func of inputs alone is inlined into all its consumers where 
     }
 }
 
+TEST_CASE("a Func whose only consumer reads each of its points once, at constants in the coordinates it lacks, is inlined",
+          "[inlining]") {
+    // slice reads the input at x / 2 (so it is no one-to-one Func), and out reads its channels 0
+    // and 1 at its own point: each point of slice is read once, and inlined, both channels' reads
+    // share their addresses (bilateral_grid's slice: 15.1 -> 13.1 ms). Kept: matrix, read at
+    // constants alone (by every point of out: recomputed at each); shifted, read at two different
+    // shifts; twice, read twice at one point. (Each kept one reads at x / 2 or has more than 4
+    // operations, out of the other kinds' reach.)
+    Var x("x"), y("y"), c("c");
+    InputBuffer<int> in("in", 3);
+    Func slice("slice"), matrix("matrix"), shifted("shifted"), twice("twice"), out("out");
+    slice(x, y, c) = in(x / 2, y, c) * (c + 2);
+    matrix(x, y) = ((x * 3 + y) * 7 - x) * (y + 2) + 1;
+    shifted(x, y, c) = in(x / 2, y, c) - c;
+    twice(x, y, c) = in(x / 2, y, c) * 5 + c;
+    out(x, y) = slice(x, y, 0) - slice(x, y, 1) * 3 + matrix(1, 0) * in(x, y, 0) + shifted(x, y, 1) * shifted(x + 1, y, 1) +
+                twice(x, y, 0) * twice(x, y, 0);
+    Pipeline p(out);
+    CHECK(inlined_names(p) == std::set<std::string>{"slice"});
+    std::mt19937 rng(3);
+    std::uniform_int_distribution<int> value(-100, 100);
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {7, 3}, {37, 11}}) {
+        Buffer<int> data(std::vector<int>{w + 1, h, 2});
+        for (int k = 0; k < 2; ++k)
+            for (int j = 0; j < h; ++j)
+                for (int i = 0; i <= w; ++i) data(i, j, k) = value(rng);
+        in.set(data);
+        Buffer<int> got(std::vector<int>{w, h}), interpreted(std::vector<int>{w, h});
+        p.compile(Target::host(), {}).realize(got);
+        interpret(p, std::vector<Buffer<void>>{Buffer<void>(interpreted)});
+        for (int j = 0; j < h; ++j)
+            for (int i = 0; i < w; ++i) {
+                int twice = data(i / 2, j, 0) * 5;
+                int want = data(i / 2, j, 0) * 2 - data(i / 2, j, 1) * 3 * 3 + 41 * data(i, j, 0) +
+                           (data(i / 2, j, 1) - 1) * (data((i + 1) / 2, j, 1) - 1) + twice * twice;
+                INFO(w << " x " << h << " at " << i << ", " << j);
+                REQUIRE(got(i, j) == want);
+                REQUIRE(interpreted(i, j) == want);
+            }
+    }
+}
+
 TEST_CASE("inlined Funcs give the values of plain loops, compiled for the CPU and the GPU emulator and interpreted",
           "[inlining]") {
     std::mt19937 rng(17);

@@ -9,7 +9,7 @@ namespace tessera {
 
 struct PipelineGraph;
 
-// Two kinds of Func are inlined, to a fixed point (each inline can make another Func's consumer
+// Five kinds of Func are inlined, to a fixed point (each inline can make another Func's consumer
 // unique). "The consumer" of f is the one Func that reads it once Funcs computed inline are seen
 // through: with trace(x, y) = Sxx(x, y) + Syy(x, y) inlined into harris, harris reads Sxx.
 //
@@ -32,6 +32,13 @@ struct PipelineGraph;
 //    inlined, the consumer reads the inputs at each point it read the Func. interpolate's
 //    premultiplied(x, y, c) = in(x, y, c) * in(x, y, 3), read at 2x - 1, 2x, 2x + 1 by the first
 //    downsample and at 2 points by the finest composite, is inlined into both.
+// 5. Funcs whose only consumer reads each of their points once, at its own point in some
+//    coordinates and at distinct constants in the others (bilateral_grid's out(x, y) =
+//    interpolated(x, y, 0) / interpolated(x, y, 1)): inlining recomputes nothing, and the calls
+//    at one consumer point share their work (the slice's two channels look up the same grid
+//    cells). Such a Func may read at any coordinates; not when every coordinate is a Var (a
+//    one-to-one Func: kind 1 and its conditions) or when some Var of the consumer is missing
+//    (several of its points would read the same point: a colour matrix read at constants).
 //
 // In harris (apps/src/harris.cpp)
 //
@@ -47,7 +54,8 @@ struct PipelineGraph;
 // schedule computes it. Ix and Iy are kept: harris reads each at 9 points, and each costs 11
 // operations.
 //
-// A Func f of kinds 1 and 2 is inlined only when all of these hold:
+// A Func f of kinds 1 and 2 is inlined only when all of these hold (kind 5: the first two, and
+// the size):
 // - no Func of the pipeline has schedule directives (has_schedule_directives): a written
 //   schedule says itself what is inlined;
 // - f is pure (no updates), not an output, has dimensions and no bound() or align_bounds();
