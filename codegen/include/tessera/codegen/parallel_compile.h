@@ -44,8 +44,8 @@ struct MachineCode {
     std::vector<std::string> objects;  // relocatable objects, to be linked together
     int optimization_level = 0;        // as optimize_module returns it
     int partitions = 1;
-    double optimization_ms = 0;        // wall time of the optimization of every partition
-    double machine_code_ms = 0;        // wall time of machine code for every partition
+    double optimization_ms = 0;        // wall time until every partition is optimized
+    double machine_code_ms = 0;        // wall time after that, until every partition's machine code is generated
     std::string optimized_ir;          // the partitions' optimized IR, when asked for
     std::string assembly;              // their assembly, when asked for
 };
