@@ -1,5 +1,8 @@
 #include "tessera/poly/isl_expr.h"
 
+#include <algorithm>
+#include <utility>
+
 #include <isl/ast.h>
 #include <isl/aff.h>
 #include <isl/ast_build.h>
@@ -147,6 +150,26 @@ Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdReso
         internal_error("isl could not build an expression for a region bound: ", why ? why : "no message");
     }
     return from_ast_expr(isl::manage(e), ids, Int(64));
+}
+
+Expr pw_aff_to_select(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids) {
+    std::vector<std::pair<isl::set, isl::aff>> pieces;
+    isl_pw_aff_foreach_piece(
+        pa.get(),
+        [](isl_set *domain, isl_aff *aff, void *user) {
+            static_cast<std::vector<std::pair<isl::set, isl::aff>> *>(user)->emplace_back(isl::manage(domain), isl::manage(aff));
+            return isl_stat_ok;
+        },
+        &pieces);
+    if (pieces.empty()) internal_error("an expression of a piecewise bound defined nowhere");
+    // The most complex domain (the most disjuncts) is the one left untested.
+    std::stable_sort(pieces.begin(), pieces.end(), [](const auto &a, const auto &b) {
+        return isl_set_n_basic_set(a.first.get()) < isl_set_n_basic_set(b.first.get());
+    });
+    Expr value = aff_to_expr(pieces.back().second, {}, ids, Int(64));
+    for (size_t i = pieces.size() - 1; i-- > 0;)
+        value = ir::make_select(set_to_condition(pieces[i].first, context, ids), aff_to_expr(pieces[i].second, {}, ids, Int(64)), value);
+    return value;
 }
 
 Expr set_to_condition(const isl::set &params, const isl::set &context, const IdResolver &ids) {

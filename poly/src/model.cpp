@@ -370,7 +370,7 @@ private:
             // A bound defined nowhere in the context (an empty piece) cannot be an expression.
             if (b.domain().intersect(m_.context).is_empty()) return neutral;
             Expr present = set_to_condition(b.domain(), m_.context, ids);
-            return ir::make_select(present, pw_aff_to_expr(b, m_.context, ids), neutral);
+            return ir::make_select(present, pw_aff_to_select(b, m_.context, ids), neutral);
         };
         isl::pw_aff exact;
         Expr value;

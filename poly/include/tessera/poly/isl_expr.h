@@ -35,6 +35,16 @@ Expr aff_to_expr(const isl::aff &a, const std::vector<Expr> &dims, const IdResol
 // (and where `pa` is defined; elsewhere its value is unspecified).
 Expr pw_aff_to_expr(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids);
 
+// The value of `pa` (over the parameters alone) where it is defined, as a chain of selects over
+// its pieces: each piece's affine expression under the condition of its domain, but for the
+// piece of the most complex domain, last and untested. Where `pa` is not defined the value is
+// that piece's: callers test where it is defined themselves. pw_aff_to_expr's isl expression
+// simplifies the pieces against each other instead, which took 2-3 ms for a bound of two
+// pieces on domains of a few disjuncts (heat-3d's ring planes), 0.2-0.4 ms this way:
+//   [N, T] -> { [(0)] : T > 0 and N >= 3; [(2T)] : T <= 0 or N <= 2 }
+//   becomes  select(T > 0 && N >= 3, 0, 2 * T)
+Expr pw_aff_to_select(const isl::pw_aff &pa, const isl::set &context, const IdResolver &ids);
+
 // A set of parameter values as a boolean Expr (over Int(64) arithmetic) valid under `context`.
 Expr set_to_condition(const isl::set &params, const isl::set &context, const IdResolver &ids);
 
