@@ -198,8 +198,12 @@ isl::union_map carried_dependences(const isl::schedule_node &node, const isl::un
     int n = std::min(members, int(size));
     if (n <= 0) return isl::union_map::empty(deps.ctx());
     isl::multi_union_pw_aff first = isl::manage(isl_multi_union_pw_aff_drop_dims(band.release(), isl_dim_set, unsigned(n), unsigned(size - n)));
-    isl::union_map same = isl::manage(isl_union_map_eq_at_multi_union_pw_aff(carried.copy(), first.release()));
-    return carried.subtract(same);
+    // Pairs that differ at the first n members: those ordered either way there, rather than all
+    // pairs less those equal there, a subtraction of relations with the tile loops' divisions
+    // (heat-3d's legality check on one thread: 80 -> 73 ms).
+    isl::union_map before = isl::manage(isl_union_map_lex_lt_at_multi_union_pw_aff(carried.copy(), first.copy()));
+    isl::union_map after = isl::manage(isl_union_map_lex_gt_at_multi_union_pw_aff(carried.release(), first.release()));
+    return before.unite(after);
 }
 
 namespace {
