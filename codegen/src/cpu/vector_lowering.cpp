@@ -771,7 +771,10 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     Value *vector_count = b.CreateMul(b.CreateSDiv(b.CreateSub(count, peel), i64(w)), i64(w));
     Value *end = b.CreateAdd(start, vector_count);  // exclusive
 
-    serial_for(n, s, lo, b.CreateSub(start, i64(1)), false, true);
+    // The scalar iterations before the first aligned store. Without a streaming store there
+    // are none: no loop at all (LLVM kept an empty one, a copy of the body that ran when lo was
+    // INT64_MIN only, through every pass down to machine code).
+    if (stream_view) serial_for(n, s, lo, b.CreateSub(start, i64(1)), false, true);
 
     VScope vs;
     for (const auto &kv : s.vars) vs[kv.first] = Lanes{Lanes::Kind::Uniform, kv.second, 0, nullptr};
