@@ -79,7 +79,8 @@ namespace {
 
 class NestBuilder {
 public:
-    // `plain`: every loop is LoopNode::plain, and vector marks vectorize nothing.
+    // `plain`: every loop is LoopNode::plain, vector marks vectorize nothing, and parallel marks
+    // (but kernels') run nothing on threads.
     explicit NestBuilder(const Program &p, bool plain = false) : p_(p), plain_(plain) {}
 
     // `parallel` / `vectorize`: the iterator of the loop an enclosing mark applies to, or "".
@@ -130,8 +131,12 @@ public:
             std::string marked;
             if (mark && mark->loop_depth >= 0) marked = "$c" + std::to_string(mark->loop_depth);
             // A kernel's block loops are marked parallel in the loop nest, its thread loop
-            // vectorized: inside a kernel mark, the GPU code generator reads them so.
-            bool blocks = mark && mark->marks_loop() && (mark->kind == Mark::Kind::Parallel || mark->kind == Mark::Kind::Kernel);
+            // vectorized: inside a kernel mark, the GPU code generator reads them so. A plain
+            // case's parallel loops run serially: on threads, each would be a function of its
+            // own for LLVM (heat-3d's degenerate case: two, a tenth of its LLVM time), for sizes
+            // whose speed does not matter.
+            bool blocks = mark && mark->marks_loop() &&
+                          ((mark->kind == Mark::Kind::Parallel && !plain_) || mark->kind == Mark::Kind::Kernel);
             std::string par = blocks ? marked : parallel;
             if (blocks && !marked.empty()) band_end_[marked] = mark->loop_depth + mark->collapse;
             bool vector_mark = mark && (mark->kind == Mark::Kind::Thread || (mark->kind == Mark::Kind::Vector && !plain_));
@@ -484,7 +489,7 @@ struct NestCase {
             const PartAst &a = asts[k];
             if (!a.root) return nullptr;
             if (a.atomic && !plain) text += "// isl's AST generator exceeded its operation quota: every loop of this group is generated atomic\n";
-            if (plain) text += "// degenerate sizes only: loops atomic where isl can, neither vectorized nor unrolled\n";
+            if (plain) text += "// degenerate sizes only: loops atomic where isl can, serial, neither vectorized nor unrolled\n";
             text += a.c;
             nests.push_back(NestBuilder(p, plain).convert(a.root, "", ""));
         }

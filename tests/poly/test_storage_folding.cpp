@@ -97,15 +97,15 @@ TEST_CASE("a Func stepped in time keeps a ring of two planes, its initialization
 }
 
 namespace {
-// Every For loop of `n`: {loops, plain ones, vectorized ones}.
-std::array<int, 3> count_loops(const poly::LoopNodePtr &n) {
-    std::array<int, 3> c{0, 0, 0};
+// Every For loop of `n`: {loops, plain ones, vectorized ones, parallel ones}.
+std::array<int, 4> count_loops(const poly::LoopNodePtr &n) {
+    std::array<int, 4> c{0, 0, 0, 0};
     if (!n) return c;
     auto add = [&](const poly::LoopNodePtr &m) {
-        std::array<int, 3> d = count_loops(m);
-        for (int i = 0; i < 3; ++i) c[size_t(i)] += d[size_t(i)];
+        std::array<int, 4> d = count_loops(m);
+        for (int i = 0; i < 4; ++i) c[size_t(i)] += d[size_t(i)];
     };
-    if (n->kind == poly::LoopNode::Kind::For) c = {1, n->plain ? 1 : 0, n->vectorize ? 1 : 0};
+    if (n->kind == poly::LoopNode::Kind::For) c = {1, n->plain ? 1 : 0, n->vectorize ? 1 : 0, n->parallel ? 1 : 0};
     add(n->body);
     add(n->then_case);
     add(n->else_case);
@@ -114,21 +114,23 @@ std::array<int, 3> count_loops(const poly::LoopNodePtr &n) {
 }
 } // namespace
 
-TEST_CASE("the case where folded updates never run is compiled plain, the steady case vectorized", "[poly][fold]") {
+TEST_CASE("the case where folded updates never run is compiled plain, the steady case vectorized and parallel", "[poly][fold]") {
     // jacobi-1d: without a step or an interior, the planes are their initialization alone. That
-    // case's loops are neither vectorized nor unrolled (its AST and its code were half of the
-    // compile), the steady case's are as before.
+    // case's loops are neither vectorized, unrolled nor run on threads (its AST and its code
+    // were half of the compile), the steady case's are as before.
     auto app = apps::make_app("pb_jacobi_1d");
     poly::Program p = verified_schedule(app->pipeline());
     REQUIRE(p.nest);
     REQUIRE(p.nest->kind == poly::LoopNode::Kind::If);
-    std::array<int, 3> steady = count_loops(p.nest->then_case), rest = count_loops(p.nest->else_case);
+    std::array<int, 4> steady = count_loops(p.nest->then_case), rest = count_loops(p.nest->else_case);
     CHECK(steady[0] > 0);
     CHECK(steady[1] == 0);
     CHECK(steady[2] > 0);
+    CHECK(steady[3] > 0);
     CHECK(rest[0] > 0);
     CHECK(rest[1] == rest[0]);
     CHECK(rest[2] == 0);
+    CHECK(rest[3] == 0);
     size_t rest_text = p.ast_c.find("} else {");
     REQUIRE(rest_text != std::string::npos);
     CHECK(p.ast_c.find("degenerate sizes only", rest_text) != std::string::npos);
