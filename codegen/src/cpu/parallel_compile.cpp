@@ -208,6 +208,7 @@ int compile_threads() {
 MachineCode compile_module(std::unique_ptr<llvm::Module> module, llvm::TargetMachine &tm,
                            const std::function<std::unique_ptr<llvm::TargetMachine>()> &make_target_machine, int threads,
                            bool keep) {
+    keep_x86_domain_reassignment_off();
     MachineCode out;
     out.optimization_level = optimization_level(*module);
     int used = 1;

@@ -59,6 +59,11 @@ const std::string &host_cpu_identity();
 // runs at O3. Throws an InternalError if LLVM lacks the target.
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget &t, bool fast_math);
 
+// Turns LLVM's X86 domain reassignment off (it moves integer computations into AVX-512 mask
+// registers; on Tessera's code it changes nothing, slowly). Called before each compile, on the
+// compiling thread: lld's driver resets LLVM's options whenever it links.
+void keep_x86_domain_reassignment_off();
+
 // Sets the module's triple and data layout from the TargetMachine.
 void prepare_module(llvm::Module &m, llvm::TargetMachine &tm);
 
