@@ -66,6 +66,10 @@ struct OutlinedValues {
     std::vector<llvm::Value *> loaded;  // each value as load_context loaded it, once it has
 };
 OutlinedValues outlined_values(const FunctionLowering &f, const Scope &s, const std::vector<llvm::Value *> &extra);
+// A value (pointer, integer, float or double) packed into a 64-bit word of a context array, and
+// the word unpacked back to type `t`.
+llvm::Value *pack(llvm::IRBuilder<> &b, llvm::Value *v);
+llvm::Value *unpack(llvm::IRBuilder<> &b, llvm::Value *w, llvm::Type *t);
 // Stores the values into a context array allocated in the current function's entry block.
 // After load_context and the outlined body, only the values the body uses are stored, and the
 // loads of the others are erased: a body reads a few of the dozens of views and parameters a

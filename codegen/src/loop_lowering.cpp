@@ -196,9 +196,6 @@ void FunctionLowering::call(const poly::LoopNode &n, Scope &s) {
     }
 }
 
-namespace {
-
-// A value packed into 64 bits for a context array, and back.
 Value *pack(llvm::IRBuilder<> &b, Value *v) {
     llvm::Type *t = v->getType();
     if (t->isPointerTy()) return b.CreatePtrToInt(v, b.getInt64Ty());
@@ -215,6 +212,8 @@ Value *unpack(llvm::IRBuilder<> &b, Value *w, llvm::Type *t) {
     if (t->isIntegerTy(64)) return w;
     return b.CreateTrunc(w, t);
 }
+
+namespace {
 
 template <typename F>
 void for_each_view(const FunctionLowering &f, F &&visit) {
