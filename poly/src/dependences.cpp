@@ -4,6 +4,7 @@
 #include <isl/union_map.h>
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace tessera::poly {
@@ -97,7 +98,9 @@ Dependences compute_dependences(const Model &m, long max_operations) {
         // handles carries a column per parameter, dozens in a model with many Region
         // parameters, of which one array's accesses use a few (fuzzer seed 30457: 3.1 s of
         // dependence analysis over all 73 at once).
-        isl::union_map order = isl::manage(isl_schedule_get_map(m.original.get()));
+        // The original schedule as a map, made when an array first needs it (arrays of a single
+        // writer need none: dead_instances.cpp).
+        std::optional<isl::union_map> order;
         std::map<std::string, isl::union_map> reads_of = by_array(reads), may_of = by_array(may);
         // Each statement's place in the original sequence (the cases of a definition share one).
         std::vector<int> position(m.statements.size(), 0);
@@ -127,7 +130,8 @@ Dependences compute_dependences(const Model &m, long max_operations) {
                 d.flow = d.flow.unite(simplified(pairs));
                 continue;
             }
-            isl::union_map o = over_used_parameters(order.intersect_domain(statements).release());
+            if (!order) order = isl::manage(isl_schedule_get_map(m.original.get()));
+            isl::union_map o = over_used_parameters(order->intersect_domain(statements).release());
             isl::union_map earlier_to_later = isl::manage(isl_union_map_lex_lt_union_map(o.copy(), o.copy()));
             d.flow = d.flow.unite(simplified(all_earlier_accesses(r, w, earlier_to_later)));
             d.anti = d.anti.unite(simplified(all_earlier_accesses(w, r, earlier_to_later)));
