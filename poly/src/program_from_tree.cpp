@@ -173,6 +173,9 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
         // the scratchpad (offset per tile, constant size).
         isl_map *per_tile = isl_map_from_range(p.statements[w].domain.copy());
         per_tile = isl_map_move_dims(per_tile, isl_dim_in, 0, isl_dim_out, 0, unsigned(p.statements[w].tiles));
+        // Over the parameters it involves (a few of local_laplacian's hundreds, each a column of
+        // every constraint isl handles): the same box, its offset in the same parameters.
+        per_tile = drop_unused_params(per_tile);
         isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(per_tile);
         isl_map_free(per_tile);
         bool valid = isl_fixed_box_is_valid(box) == isl_bool_true;
