@@ -97,36 +97,50 @@ TEST_CASE("offsets a whole vector apart are carried too, and farther ones are lo
     CHECK_FALSE(contains(check_against_interpreter(far, in, 40), "%rotated"));
 }
 
-TEST_CASE("a time stencil folded to two planes carries its loads of plane t while it stores plane t + 1",
-          "[codegen][rotated]") {
-    // jacobi-1d written the natural way: the update stores into the ring's other plane, which
-    // the loads of plane t never read, so they are rotated.
-    InputBuffer<double> in("in", 1);
-    Param<int> steps("steps");
-    Var x("x"), t("t");
-    Func J("J"), out("out");
-    RDom r(1, in.width() - 2, 0, steps, "r");
-    J(x, t) = in(x);
-    J(r.x, r.y + 1) = 0.33333 * (J(r.x - 1, r.y) + J(r.x, r.y) + J(r.x + 1, r.y));
-    out(x) = J(x, steps);
-    Callable c = Pipeline(out).compile(Target::host(), kept());
-    CHECK(contains(c.compiler_ir("loop_nest"), "fold:F_J:1:2"));
-    CHECK(contains(c.compiler_ir("llvm_unoptimized"), "%rotated"));
-    for (int w : {3, 4, 9, 17, 18, 33, 100}) {
-        for (int s : {1, 2, 7}) {
-            Buffer<double> data(w);
-            std::mt19937 rng(uint32_t(w * 5 + s));
-            apps::fill_random(data, rng, -1, 1);
-            in.set(data);
-            steps.set(s);
-            Buffer<double> got(w), want(w);
-            c.realize(got);
-            interpret(Pipeline(out), {want});
-            apps::Comparison cmp = apps::compare(got, want, 0);
-            INFO(w << " x " << s << " steps: " << cmp.first_mismatch);
-            CHECK(cmp.ok);
+namespace {
+// jacobi-1d written the natural way: the update stores into the ring's other plane. `scaled`:
+// the output is twice the last plane (a stage of its own) rather than the plane itself.
+struct RingJacobi {
+    InputBuffer<double> in{"in", 1};
+    Param<int> steps{"steps"};
+    Var x{"x"}, t{"t"};
+    Func J{"J"}, out{"out"};
+    explicit RingJacobi(bool scaled) {
+        RDom r(1, in.width() - 2, 0, steps, "r");
+        J(x, t) = in(x);
+        J(r.x, r.y + 1) = 0.33333 * (J(r.x - 1, r.y) + J(r.x, r.y) + J(r.x + 1, r.y));
+        if (scaled) out(x) = J(x, steps) * 2.0;
+        else out(x) = J(x, steps);
+    }
+    // Runs `c` at widths around a vector's, for each of `step_counts`, against the interpreter.
+    void check(Callable &c, const std::vector<int> &step_counts, uint32_t seed) {
+        for (int w : {3, 4, 9, 17, 18, 33, 100}) {
+            for (int s : step_counts) {
+                Buffer<double> data(w);
+                std::mt19937 rng(uint32_t(w) * seed + uint32_t(s));
+                apps::fill_random(data, rng, -1, 1);
+                in.set(data);
+                steps.set(s);
+                Buffer<double> got(w), want(w);
+                c.realize(got);
+                interpret(Pipeline(out), {want});
+                apps::Comparison cmp = apps::compare(got, want, 0);
+                INFO(w << " x " << s << " steps: " << cmp.first_mismatch);
+                CHECK(cmp.ok);
+            }
         }
     }
+};
+} // namespace
+
+TEST_CASE("a time stencil folded to two planes carries its loads of plane t while it stores plane t + 1",
+          "[codegen][rotated]") {
+    // The loads of plane t never read the plane the update stores, so they are rotated.
+    RingJacobi j(false);
+    Callable c = Pipeline(j.out).compile(Target::host(), kept());
+    CHECK(contains(c.compiler_ir("loop_nest"), "fold:F_J:1:2"));
+    CHECK(contains(c.compiler_ir("llvm_unoptimized"), "%rotated"));
+    j.check(c, {1, 2, 7}, 5);
 }
 
 namespace {
@@ -165,34 +179,13 @@ TEST_CASE("an explicit vector loop has a scalar loop before it only to align a s
     // remainder after the vector steps, with no empty loop before them (LLVM kept one, a copy
     // of the body through every pass to machine code). The output's loop streams its stores
     // and peels up to a vector's worth of iterations to align them.
-    InputBuffer<double> in("in", 1);
-    Param<int> steps("steps");
-    Var x("x"), t("t");
-    Func J("J"), out("out");
-    RDom r(1, in.width() - 2, 0, steps, "r");
-    J(x, t) = in(x);
-    J(r.x, r.y + 1) = 0.33333 * (J(r.x - 1, r.y) + J(r.x, r.y) + J(r.x + 1, r.y));
-    out(x) = J(x, steps) * 2.0;
-    Callable c = Pipeline(out).compile(Target::host(), kept());
+    RingJacobi j(true);
+    Callable c = Pipeline(j.out).compile(Target::host(), kept());
     std::vector<bool> peeled = scalar_loop_before_vector_loops(c.compiler_ir("llvm_unoptimized"));
     REQUIRE(peeled.size() >= 2);
     CHECK(std::count(peeled.begin(), peeled.end(), false) >= 1);  // the ring's stages
     CHECK(std::count(peeled.begin(), peeled.end(), true) >= 1);   // the output
-    for (int w : {3, 4, 9, 17, 18, 33, 100}) {
-        for (int s : {0, 1, 2, 7}) {
-            Buffer<double> data(w);
-            std::mt19937 rng(uint32_t(w * 7 + s));
-            apps::fill_random(data, rng, -1, 1);
-            in.set(data);
-            steps.set(s);
-            Buffer<double> got(w), want(w);
-            c.realize(got);
-            interpret(Pipeline(out), {want});
-            apps::Comparison cmp = apps::compare(got, want, 0);
-            INFO(w << " x " << s << " steps: " << cmp.first_mismatch);
-            CHECK(cmp.ok);
-        }
-    }
+    j.check(c, {0, 1, 2, 7}, 7);
 }
 
 TEST_CASE("a vector loop whose update is guarded to a plane's interior is split at the guard into explicit vector loops",
