@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <tessera/tessera.h>
 
@@ -74,6 +75,17 @@ struct BoundedStencil {
         in.set(data);
     }
 };
+
+// The function definitions of LLVM IR text, each from "define" to the next one (or the end).
+inline std::vector<std::string> ir_functions(const std::string &ir) {
+    std::vector<std::string> functions;
+    for (size_t at = ir.find("\ndefine "); at != std::string::npos;) {
+        size_t end = ir.find("\ndefine ", at + 1);
+        functions.push_back(ir.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1));
+        at = end;
+    }
+    return functions;
+}
 
 } // namespace test_util
 

@@ -175,9 +175,13 @@ void FunctionLowering::run() {
     auto field = [&](Value *desc, int64_t offset, llvm::Type *t) {
         return b.CreateLoad(t, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), desc, uint64_t(offset)));
     };
+    // The buffer descriptors, loaded from `args` in the function being emitted.
     std::vector<Value *> desc(arguments.size(), nullptr);
-    for (size_t i = 0; i < arguments.size(); ++i)
-        if (arguments[i].kind != Argument::Kind::Param) desc[i] = arg_ptr(i);
+    auto load_descriptors = [&] {
+        for (size_t i = 0; i < arguments.size(); ++i)
+            if (arguments[i].kind != Argument::Kind::Param) desc[i] = arg_ptr(i);
+    };
+    load_descriptors();
     auto arg_of_input = [&](const InputContents *in) {
         for (size_t i = 0; i < arguments.size(); ++i)
             if (arguments[i].input.get() == in) return i;
@@ -411,8 +415,7 @@ void FunctionLowering::run() {
     record.clear();
     args = entry_function->getArg(0);
     error_arg = entry_function->getArg(1);
-    for (size_t i = 0; i < arguments.size(); ++i)
-        if (arguments[i].kind != Argument::Kind::Param) desc[i] = arg_ptr(i);
+    load_descriptors();
     llvm::AllocaInst *parameter_words =
         b.CreateAlloca(llvm::ArrayType::get(b.getInt64Ty(), std::max<size_t>(1, parameters.size())), nullptr, "parameters");
     Value *code = b.CreateCall(setup, {args, error_arg, parameter_words}, "setup");

@@ -630,10 +630,7 @@ TEST_CASE("a parallel loop's context carries only the values its body reads", "[
     CHECK(contexts >= 2);
     // Every word stored is loaded by the outlined bodies (their third argument, %2), and no other.
     std::regex load_re("getelementptr inbounds i64, ptr %2, i64 [0-9]+");
-    for (size_t at = ir.find("\ndefine "); at != std::string::npos;) {
-        size_t end = ir.find("\ndefine ", at + 1);
-        std::string function = ir.substr(at, end == std::string::npos ? std::string::npos : end - at);
-        at = end;
+    for (const std::string &function : test_util::ir_functions(ir)) {
         if (function.substr(0, function.find('(')).find(".par.") == std::string::npos) continue;
         loaded += int(std::distance(std::sregex_iterator(function.begin(), function.end(), load_re), std::sregex_iterator()));
     }

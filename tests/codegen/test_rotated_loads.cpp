@@ -151,10 +151,7 @@ std::vector<bool> scalar_loop_before_vector_loops(const std::string &ir) {
     std::vector<bool> peeled;
     // A block's label and its predecessors, as LLVM prints them: `"$c1.vhead":  ; preds = %a, %"$c1.vfirst"`.
     std::regex label("\n\"?([$a-zA-Z0-9_.]+)\"?:[^\n]*; preds = ([^\n]*)"), block_name("%\"?([$a-zA-Z0-9_.]+)");
-    for (size_t at = ir.find("\ndefine "); at != std::string::npos;) {
-        size_t end = ir.find("\ndefine ", at + 1);
-        std::string f = ir.substr(at, end == std::string::npos ? std::string::npos : end - at);
-        at = end;
+    for (const std::string &f : test_util::ir_functions(ir)) {
         std::map<std::string, std::vector<std::string>> preds;
         for (std::sregex_iterator m(f.begin(), f.end(), label), none; m != none; ++m) {
             std::string list = (*m)[2].str();
