@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cctype>
+#include <climits>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
@@ -9,9 +11,13 @@
 #include <pthread.h>
 #include <thread>
 
+#include <isl/id.h>
+#include <isl/mat.h>
 #include <isl/schedule.h>
+#include <isl/space.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
+#include <isl/val.h>
 
 namespace tessera::poly {
 
@@ -213,6 +219,136 @@ std::string isl_name(const std::string &name) {
     for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "_" + s;
     return s;
+}
+
+namespace {
+// An id of context `to` with the name and user pointer of `id` (taken).
+isl_id *id_in(isl_ctx *to, isl_id *id) {
+    isl_id *r = isl_id_alloc(to, isl_id_get_name(id), isl_id_get_user(id));
+    isl_id_free(id);
+    return r;
+}
+
+// `sp` (kept) in context `to`: its parameters, tuples and dimensions with their ids. Null for a
+// space with nested tuples, which copied_to leaves to isl's text.
+isl_space *space_in(isl_ctx *to, isl_space *sp) {
+    if (isl_space_is_wrapping(sp) == isl_bool_true || isl_space_domain_is_wrapping(sp) == isl_bool_true ||
+        isl_space_range_is_wrapping(sp) == isl_bool_true)
+        return nullptr;
+    bool is_set = isl_space_is_set(sp) == isl_bool_true;
+    isl_size params = isl_space_dim(sp, isl_dim_param), in = isl_space_dim(sp, isl_dim_in),
+             out = isl_space_dim(sp, isl_dim_out);
+    isl_space *r = is_set ? isl_space_set_alloc(to, unsigned(params), unsigned(out))
+                          : isl_space_alloc(to, unsigned(params), unsigned(in), unsigned(out));
+    auto copy_dims = [&](isl_dim_type type, isl_size n) {
+        for (int i = 0; i < n; ++i)
+            if (isl_space_has_dim_id(sp, type, unsigned(i)) == isl_bool_true)
+                r = isl_space_set_dim_id(r, type, unsigned(i), id_in(to, isl_space_get_dim_id(sp, type, unsigned(i))));
+    };
+    copy_dims(isl_dim_param, params);
+    copy_dims(isl_dim_in, in);
+    copy_dims(isl_dim_out, out);
+    for (isl_dim_type type : {isl_dim_in, isl_dim_out})
+        if (!(is_set && type == isl_dim_in) && isl_space_has_tuple_id(sp, type) == isl_bool_true)
+            r = isl_space_set_tuple_id(r, type, id_in(to, isl_space_get_tuple_id(sp, type)));
+    return r;
+}
+
+// `m` (taken) in context `to`, element by element.
+isl_mat *mat_in(isl_ctx *to, isl_mat *m) {
+    isl_size rows = isl_mat_rows(m), cols = isl_mat_cols(m);
+    isl_mat *r = isl_mat_alloc(to, unsigned(rows), unsigned(cols));
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+            isl_val *v = isl_mat_get_element_val(m, i, j);
+            isl_val *w;
+            if (isl_val_cmp_si(v, LONG_MAX) < 0 && isl_val_cmp_si(v, LONG_MIN) > 0) {
+                w = isl_val_int_from_si(to, isl_val_get_num_si(v));
+            } else {
+                char *text = isl_val_to_str(v);
+                w = isl_val_read_from_str(to, text);
+                free(text);
+            }
+            isl_val_free(v);
+            r = isl_mat_set_element_val(r, i, j, w);
+        }
+    isl_mat_free(m);
+    return r;
+}
+
+// `m` (kept) in context `to`, basic map by basic map from their constraints (existentially
+// quantified variables stay so); null where space_in is.
+isl_map *map_in(isl_ctx *to, isl_map *m) {
+    isl_space *sp = isl_map_get_space(m);
+    isl_space *target = space_in(to, sp);
+    isl_space_free(sp);
+    if (!target) return nullptr;
+    struct Copy {
+        isl_ctx *to;
+        isl_space *space;
+        isl_map *result;
+    } copy{to, target, isl_map_empty(isl_space_copy(target))};
+    isl_map_foreach_basic_map(
+        m,
+        [](isl_basic_map *b, void *user) {
+            Copy &c = *static_cast<Copy *>(user);
+            isl_mat *eq = isl_basic_map_equalities_matrix(b, isl_dim_param, isl_dim_in, isl_dim_out, isl_dim_div, isl_dim_cst);
+            isl_mat *ineq = isl_basic_map_inequalities_matrix(b, isl_dim_param, isl_dim_in, isl_dim_out, isl_dim_div, isl_dim_cst);
+            isl_basic_map_free(b);
+            isl_basic_map *copied = isl_basic_map_from_constraint_matrices(isl_space_copy(c.space), mat_in(c.to, eq), mat_in(c.to, ineq),
+                                                                           isl_dim_param, isl_dim_in, isl_dim_out, isl_dim_div, isl_dim_cst);
+            c.result = isl_map_union(c.result, isl_map_from_basic_map(copied));
+            return isl_stat_ok;
+        },
+        &copy);
+    isl_space_free(target);
+    return copy.result;
+}
+} // namespace
+
+isl::union_map copied_to(isl::ctx to, const isl::union_map &u) {
+    struct Copy {
+        isl_ctx *to;
+        isl_union_map *result;
+        bool complete;
+    } copy{to.get(), isl_union_map_empty_ctx(to.get()), true};
+    isl_union_map_foreach_map(
+        u.get(),
+        [](isl_map *m, void *user) {
+            Copy &c = *static_cast<Copy *>(user);
+            isl_map *copied = map_in(c.to, m);
+            isl_map_free(m);
+            if (!copied) {
+                c.complete = false;
+                return isl_stat_error;
+            }
+            c.result = isl_union_map_add_map(c.result, copied);
+            return isl_stat_ok;
+        },
+        &copy);
+    if (copy.complete) return isl::manage(copy.result);
+    isl_union_map_free(copy.result);
+    char *text = isl_union_map_to_str(u.get());
+    isl::union_map r(to, text);
+    free(text);
+    return r;
+}
+
+isl::union_set copied_to(isl::ctx to, const isl::union_set &u) {
+    return copied_to(to, isl::manage(isl_union_map_from_range(u.copy()))).range();
+}
+
+isl::set copied_to(isl::ctx to, const isl::set &s) {
+    // (A set of parameter values goes as a set of no dimensions, and comes back one.)
+    bool params = isl_set_is_params(s.get()) == isl_bool_true;
+    isl_map *as_map = isl_map_from_range(params ? isl_set_from_params(s.copy()) : s.copy());
+    isl_map *copied = map_in(to.get(), as_map);
+    isl_map_free(as_map);
+    if (copied) return isl::manage(params ? isl_set_params(isl_map_range(copied)) : isl_map_range(copied));
+    char *text = isl_set_to_str(s.get());
+    isl::set r(to, text);
+    free(text);
+    return r;
 }
 
 } // namespace tessera::poly
