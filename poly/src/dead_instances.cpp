@@ -1,13 +1,19 @@
 #include "tessera/poly/dead_instances.h"
 
+#include "tessera/poly/storage_folding.h"
+
 #include <isl/schedule.h>
 #include <isl/set.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
 #include <algorithm>
-#include <optional>
-#include <set>
+#include <future>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace tessera::poly {
 namespace {
@@ -45,14 +51,17 @@ bool overwrites_unread(const Statement &s, int ai) {
     return true;
 }
 
-} // namespace
+// What the analysis reads of one candidate Func: its accesses, and the domains of the
+// statements that access it and of those that write it exactly, unguarded.
+struct FuncAccesses {
+    isl::union_map reads, writes, must;
+    isl::union_set statements;
+    std::vector<isl::set> writers;
+    int array;
+};
 
-DeadInstances dead_instances(const Model &m) {
-    isl::union_set dead = isl::union_set::empty(m.ctx()), overwritten = dead;
-    if (m.statements.empty()) return {dead, overwritten};
-    // The original schedule as a map, made when a Func first needs it: a pipeline without
-    // updates needs none, and local_laplacian's (99 statements) took isl 100 ms.
-    std::optional<isl::union_map> order;
+std::vector<FuncAccesses> candidate_accesses(const Model &m) {
+    std::vector<FuncAccesses> funcs;
     for (size_t ai = 0; ai < m.arrays.size(); ++ai) {
         const Array &a = m.arrays[ai];
         if (!candidate_func(a)) continue;
@@ -62,52 +71,58 @@ DeadInstances dead_instances(const Model &m) {
         // layer: about 0.6 s of its 3.7 s compile).
         if (std::none_of(m.statements.begin(), m.statements.end(), [&](const Statement &s) { return overwrites_unread(s, int(ai)); }))
             continue;
-        std::vector<size_t> writers;  // statements that write the array, exactly and unguarded
         isl::union_map none = isl::union_map::empty(m.ctx());
-        isl::union_map reads = none, writes = none, must = none;
-        isl::union_set statements = isl::union_set::empty(m.ctx());
-        for (size_t si = 0; si < m.statements.size(); ++si) {
-            const Statement &s = m.statements[si];
+        FuncAccesses f{none, none, none, isl::union_set::empty(m.ctx()), {}, int(ai)};
+        for (const Statement &s : m.statements) {
             if (s.domain.is_empty()) continue;
             bool touches = false;
             for (const Access &r : s.reads)
                 if (r.array == int(ai)) {
-                    reads = reads.unite(isl::union_map(r.relation));
+                    f.reads = f.reads.unite(isl::union_map(r.relation));
                     touches = true;
                 }
             if (s.write.array == int(ai)) {
-                writes = writes.unite(isl::union_map(s.write.relation));
+                f.writes = f.writes.unite(isl::union_map(s.write.relation));
                 if (s.write.exact && s.guards.empty()) {
-                    must = must.unite(isl::union_map(s.write.relation));
-                    writers.push_back(si);
+                    f.must = f.must.unite(isl::union_map(s.write.relation));
+                    f.writers.push_back(s.domain);
                 }
                 touches = true;
             }
-            if (touches) statements = statements.unite(isl::union_set(s.domain));
+            if (touches) f.statements = f.statements.unite(isl::union_set(s.domain));
         }
-        isl::union_set dead_here = isl::union_set::empty(m.ctx()), overwritten_here = dead_here;
-        if (!order) order = isl::manage(isl_schedule_get_map(m.original.get()));
-        bool finished = within_quota(m.ctx(), kDeadInstanceOperations, [&] {
-            isl::union_map o = order->intersect_domain(statements);
+        funcs.push_back(f);
+    }
+    return funcs;
+}
+
+// The dead instances of `funcs` under `order` (the original schedule as a map), all in one
+// isl context.
+DeadInstances analyse(const isl::union_map &order, const std::vector<FuncAccesses> &funcs) {
+    isl::ctx ctx = order.ctx();
+    isl::union_set dead = isl::union_set::empty(ctx), overwritten = dead;
+    for (const FuncAccesses &f : funcs) {
+        isl::union_set dead_here = isl::union_set::empty(ctx), overwritten_here = dead_here;
+        bool finished = within_quota(ctx, kDeadInstanceOperations, [&] {
+            isl::union_map o = order.intersect_domain(f.statements);
             isl::union_map earlier_to_later = isl::manage(isl_union_map_lex_lt_union_map(o.copy(), o.copy()));
             // w → r: r reads, after w, the element w writes (whoever else writes it between).
-            isl::union_map flow = later_accesses(writes, reads, earlier_to_later);
+            isl::union_map flow = later_accesses(f.writes, f.reads, earlier_to_later);
             // w → r with a must-write of that element strictly between: r does not see w's value.
             // (Each writer considered writes one element, so the element of w, w' and r is one.)
-            isl::union_map rewritten = later_accesses(writes, must, earlier_to_later);  // w → a later must-write
-            isl::union_map overwritten = rewritten.apply_range(later_accesses(must, reads, earlier_to_later));
+            isl::union_map rewritten = later_accesses(f.writes, f.must, earlier_to_later);  // w → a later must-write
+            isl::union_map overwritten = rewritten.apply_range(later_accesses(f.must, f.reads, earlier_to_later));
             isl::union_set live = flow.subtract(overwritten.intersect(flow)).domain();
             // Only instances whose element is written again later: an element nothing ever reads
             // again (a stencil's corners, a region's margin) is left alone, since removing it
             // would cut the domain into pieces no loop covers simply.
             isl::union_set overwritten_later = rewritten.domain();
-            for (size_t si : writers) {
-                const Statement &s = m.statements[si];
-                isl::set d = overwritten_later.extract_set(s.domain.space()).subtract(live.extract_set(s.domain.space()));
-                d = d.intersect(s.domain).coalesce();
+            for (const isl::set &domain : f.writers) {
+                isl::set d = overwritten_later.extract_set(domain.space()).subtract(live.extract_set(domain.space()));
+                d = d.intersect(domain).coalesce();
                 if (d.is_empty()) continue;
                 overwritten_here = overwritten_here.unite(isl::union_set(d));
-                isl::set remaining = s.domain.subtract(d).coalesce();
+                isl::set remaining = domain.subtract(d).coalesce();
                 if (isl_set_n_basic_set(remaining.get()) > kMaxRemainingPieces) continue;
                 dead_here = dead_here.unite(isl::union_set(d));
             }
@@ -116,7 +131,73 @@ DeadInstances dead_instances(const Model &m) {
         dead = dead.unite(dead_here);
         overwritten = overwritten.unite(overwritten_here);
     }
-    return {dead.coalesce(), overwritten.coalesce()};
+    return {dead.coalesce(), overwritten.coalesce(), {}};
+}
+
+} // namespace
+
+DeadInstances dead_instances(const Model &m) {
+    std::vector<FuncAccesses> funcs = candidate_accesses(m);
+    if (funcs.empty()) return {isl::union_set::empty(m.ctx()), isl::union_set::empty(m.ctx()), {}};
+    // (The original schedule as a map only where a Func needs it: local_laplacian's, of 99
+    // statements and no candidate, took isl 100 ms.)
+    return analyse(isl::manage(isl_schedule_get_map(m.original.get())), funcs);
+}
+
+std::function<DeadInstances()> start_dead_instances(const Model &m) {
+    isl::ctx ctx = m.ctx();
+    std::vector<FuncAccesses> funcs = candidate_accesses(m);
+    if (funcs.empty()) return [ctx] { return DeadInstances{isl::union_set::empty(ctx), isl::union_set::empty(ctx), {}}; };
+    // The accesses copied into the helper's context here, its result back into the model's
+    // when asked for (each copy reads its source context while no other thread uses it).
+    // The helper also finds the Funcs' region_covers_accesses, which their rings' first
+    // planes need with the dead instances (heat-3d: 15 ms more of the scheduler's beside it).
+    struct Covers {
+        int array;
+        isl::set region;
+        std::vector<isl::set> touched;
+    };
+    struct Handoff {
+        IslContext own;  // first: destroyed after the isl objects below
+        std::vector<FuncAccesses> funcs;
+        std::vector<Covers> covers;
+        isl::union_map order;
+        isl::union_set dead, overwritten;
+        std::map<int, isl::set> found_covers;
+    };
+    auto h = std::make_shared<Handoff>();
+    isl::ctx own = h->own.ctx();
+    for (const FuncAccesses &f : funcs) {
+        FuncAccesses copy{copied_to(own, f.reads), copied_to(own, f.writes), copied_to(own, f.must),
+                          copied_to(own, f.statements), {}, f.array};
+        for (const isl::set &w : f.writers) copy.writers.push_back(copied_to(own, w));
+        h->funcs.push_back(copy);
+        const isl::set &region = m.arrays[size_t(f.array)].region;
+        if (m.region_covers.count(f.array) || region.is_empty()) continue;
+        Covers c{f.array, copied_to(own, region), {}};
+        for (const isl::set &t : touched_elements(m, f.array)) c.touched.push_back(copied_to(own, t));
+        h->covers.push_back(c);
+    }
+    h->order = copied_to(own, isl::manage(isl_schedule_get_map(m.original.get())));
+    // (A future of std::async waits for its thread when destroyed: a model dropped before its
+    // dead instances were asked for waits for them, and no thread outlives the library.)
+    // (As in build_model, an isl error outside the analysis' quota is an internal error.)
+    auto found = std::make_shared<std::future<void>>(std::async(std::launch::async, [h] {
+        try {
+            DeadInstances d = analyse(h->order, h->funcs);
+            h->dead = d.dead;
+            h->overwritten = d.overwritten;
+            for (const Covers &c : h->covers) h->found_covers.emplace(c.array, covering_parameters(c.region, c.touched));
+        } catch (const isl::exception &e) {
+            internal_error("isl failed while finding the model's dead instances: ", e.what());
+        }
+    }));
+    return [ctx, h, found] {
+        found->get();
+        DeadInstances d{copied_to(ctx, h->dead), copied_to(ctx, h->overwritten), {}};
+        for (const auto &[array, covers] : h->found_covers) d.covers.emplace(array, copied_to(ctx, covers));
+        return d;
+    };
 }
 
 } // namespace tessera::poly

@@ -127,7 +127,7 @@ struct Checker {
         ge = not_before(time, dims);
         to_copies = to_instance.reverse();
         if (dims > 0) time_at = isl::manage(isl_multi_union_pw_aff_from_union_map(time.copy()));
-        may_be_left_out = m.dead.is_null() ? isl::union_set::empty(m.ctx()) : m.dead;
+        may_be_left_out = m.dead();
         ring_first_before_reads = isl::union_map::empty(m.ctx());
         isl::union_set executed = to_instance.range();
         for (const Storage &st : p.storage)

@@ -30,6 +30,25 @@
 
 namespace tessera::poly {
 
+void Model::set_dead_instances(std::function<DeadInstances()> find) { find_dead_ = std::move(find); }
+
+const DeadInstances &Model::dead_instances() const {
+    std::call_once(dead_found_, [this] {
+        TESSERA_INTERNAL_ASSERT(find_dead_, "a model without its dead-instance analysis");
+        dead_.emplace(find_dead_());
+        find_dead_ = nullptr;
+        // (Over every parameter of the model, as region_covers_accesses gives them.)
+        isl::space params = set_space("", 0).params();
+        for (const auto &[array, covers] : dead_->covers)
+            region_covers.emplace(array, isl::manage(isl_set_align_params(covers.copy(), params.copy())));
+    });
+    return *dead_;
+}
+
+const isl::union_set &Model::dead() const { return dead_instances().dead; }
+
+const isl::union_set &Model::overwritten() const { return dead_instances().overwritten; }
+
 isl::union_set Model::domains() const {
     isl::union_set u = isl::union_set::empty(ctx());
     for (const Statement &s : statements) u = u.unite(isl::union_set(s.domain));
@@ -131,7 +150,8 @@ std::string array_dim_var(int j) { return "$a" + std::to_string(j); }
 
 class ModelBuilder {
 public:
-    ModelBuilder(Model &m, const std::string &imported_schedule, bool gpu) : m_(m), imported_schedule_(imported_schedule), gpu_(gpu) {}
+    ModelBuilder(Model &m, const std::string &imported_schedule, bool gpu, int threads)
+        : m_(m), imported_schedule_(imported_schedule), gpu_(gpu), threads_(threads) {}
 
     void build() {
         m_.graph = build_pipeline_graph(m_.pipeline.outputs());
@@ -149,9 +169,12 @@ public:
         infer_regions();
         order_statements();
         make_original_schedule();
-        DeadInstances dead = dead_instances(m_);
-        m_.dead = dead.dead;
-        m_.overwritten = dead.overwritten;
+        if (threads_ > 1) {
+            m_.set_dead_instances(start_dead_instances(m_));
+        } else {
+            DeadInstances dead = dead_instances(m_);
+            m_.set_dead_instances([dead] { return dead; });
+        }
         describe_regions();
     }
 
@@ -855,6 +878,7 @@ private:
     Model &m_;
     const std::string &imported_schedule_;
     const bool gpu_;  // a GPU schedule: inputs are staged in shared memory (staged_inputs.h)
+    const int threads_;  // build_model's
     ThreadCpuClock cpu_;  // since the model was started (check_time_budget)
     std::set<std::string> used_names_;
     std::map<const FuncContents *, std::vector<Statement>> by_func_;
@@ -883,13 +907,13 @@ std::vector<std::vector<int>> definitions_in_order(const Model &m) {
     return definitions;
 }
 
-std::unique_ptr<Model> build_model(const Pipeline &p, const std::string &imported_schedule, bool gpu) {
+std::unique_ptr<Model> build_model(const Pipeline &p, const std::string &imported_schedule, bool gpu, int threads) {
     auto m = std::make_unique<Model>();
     // A Pipeline of its own over the same outputs: a model cached by `p` (through its compiled
     // code) must not hold p's contents, or neither would ever be freed.
     m->pipeline = Pipeline(p.outputs());
     try {
-        ModelBuilder(*m, imported_schedule, gpu).build();  // bounded: region_bound's quotas, check_time_budget
+        ModelBuilder(*m, imported_schedule, gpu, threads).build();  // bounded: region_bound's quotas, check_time_budget
     } catch (const isl::exception &e) {
         internal_error("isl failed while building the model: ", e.what());
     }

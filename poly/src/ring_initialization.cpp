@@ -113,7 +113,6 @@ RingInitialization analyse(const Model &m, const StorageFold &fold) {
     }
     if (!pure) return refused(m, a.func->name + " has no pure definition in the model");
     if (!pure->guards.empty() || !pure->write.exact) return refused(m, "the pure definition of " + a.func->name + " is guarded");
-    if (m.overwritten.is_null()) return refused(m, "no dead-instance analysis");
     isl::map write = pure->write.relation.intersect_domain(pure->domain);
     if (!write.is_injective()) return refused(m, "the pure definition of " + a.func->name + " writes an element twice");
     // The first planes: the region's first ring of them, the elements written a full ring behind
@@ -135,7 +134,7 @@ RingInitialization analyse(const Model &m, const StorageFold &fold) {
             if (acc.array == fold.array) read_u = read_u.unite(isl::union_set(acc.relation.intersect_domain(s.domain).range()));
     isl::set kept = r.left_out.extract_set(pure->domain.space())
                         .intersect_params(covers)
-                        .subtract(m.overwritten.extract_set(pure->domain.space()))
+                        .subtract(m.overwritten().extract_set(pure->domain.space()))
                         .apply(write)
                         .intersect(read_u.extract_set(written.space()));
     if (kept.is_empty()) return r;

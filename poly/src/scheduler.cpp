@@ -146,7 +146,7 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
     // without staging, and the first group's note says why.
     if (std::string why = unstaged_copy(p); !why.empty()) {
         Stopwatch watch;
-        std::shared_ptr<const Model> plain = build_model(model->pipeline, "", false);
+        std::shared_ptr<const Model> plain = build_model(model->pipeline, "", false, o.ast_threads);
         double model_ms = watch.lap();
         p = schedule_groups(plain, o);
         p.timings.insert(p.timings.begin(), {"model (inputs not staged)", model_ms});
@@ -226,8 +226,8 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
     // unless a ring's first planes already run alone. In a skewed time-tiled band the pure
     // planes shrunk to their borders split the tiles into many more pieces (jacobi-2d: 9 s of
     // AST, and slower loops): there the dead instances run.
-    if (!ring_applied && !m.dead.is_empty()) {
-        isl::union_set live = isl::manage(isl_union_set_subtract(isl_schedule_get_domain(tree.get()), m.dead.copy()));
+    if (!ring_applied && !m.dead().is_empty()) {
+        isl::union_set live = isl::manage(isl_union_set_subtract(isl_schedule_get_domain(tree.get()), m.dead().copy()));
         isl::schedule without_dead = isl::manage(isl_schedule_intersect_domain(tree.copy(), live.release()));
         p = program_from_tree(model, separate_vector_loops(without_dead), groups, AstQuota{kDeadInstanceAstOperations, -1, o.ast_threads});
     }
@@ -280,7 +280,7 @@ Program schedule_groups(std::shared_ptr<const Model> model, const ScheduleOption
 
 Program schedule_pipeline(const Pipeline &pl, const ScheduleOptions &o) {
     Stopwatch watch;
-    std::shared_ptr<const Model> m = build_model(pl, "", o.gpu && o.gpu_stage_inputs);
+    std::shared_ptr<const Model> m = build_model(pl, "", o.gpu && o.gpu_stage_inputs, o.ast_threads);
     double model_ms = watch.lap();
     Program p = schedule_model(m, o);
     p.timings.insert(p.timings.begin(), {"model", model_ms});

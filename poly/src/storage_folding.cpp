@@ -226,34 +226,36 @@ isl::set along(const isl::set &s, unsigned q, const isl::set &like) {
 }
 } // namespace
 
-isl::set region_covers_accesses(const Model &m, int array) {
-    if (auto known = m.region_covers.find(array); known != m.region_covers.end()) return known->second;
-    const Array &a = m.arrays[size_t(array)];
-    isl::set covers = isl::set::universe(m.set_space("", 0).params());
-    if (a.region.is_empty()) return covers;
+std::vector<isl::set> touched_elements(const Model &m, int array) {
+    std::vector<isl::set> touched;
+    for (const Statement &s : m.statements) {
+        if (s.write.array == array && s.definition > 0) touched.push_back(s.write.relation.intersect_domain(s.domain).range());
+        for (const Access &r : s.reads)
+            if (r.array == array) touched.push_back(r.relation.intersect_domain(s.domain).range());
+    }
+    return touched;
+}
+
+isl::set covering_parameters(const isl::set &region, const std::vector<isl::set> &touched) {
+    isl::set covers = isl::set::universe(isl::manage(isl_space_params(isl_set_get_space(region.get()))));
+    if (region.is_empty()) return covers;
     isl::set result = covers;
-    bool done = within_quota(m.ctx(), kCoveringOperations, [&] {
-        std::vector<isl::set> touched;
-        for (const Statement &s : m.statements) {
-            if (s.write.array == array && s.definition > 0) touched.push_back(s.write.relation.intersect_domain(s.domain).range());
-            for (const Access &r : s.reads)
-                if (r.array == array) touched.push_back(r.relation.intersect_domain(s.domain).range());
-        }
+    bool done = within_quota(region.ctx(), kCoveringOperations, [&] {
         // A region that is a box (box_hull's, an output's) holds an access exactly where it
         // holds the access's range along each dimension alone: the parameters where an access
         // leaves it are the union, over dimensions, of those where the access's 1-D projection
         // leaves the region's. Projections of the accesses repeat (a stencil's reads differ in
         // one dimension each), and 1-D differences are far cheaper for isl than the 4-D ones
         // (heat-3d: 23 -> 14 ms of its 350 ms schedule).
-        unsigned n = unsigned(a.dimensions);
+        unsigned n = unsigned(isl_set_dim(region.get(), isl_dim_set));
         std::vector<isl::set> region_along;
-        isl::set box = isl::set::universe(a.region.space());
+        isl::set box = isl::set::universe(region.space());
         for (unsigned q = 0; q < n; ++q) {
-            region_along.push_back(dimension_alone(a.region, q));
-            box = box.intersect(along(region_along.back(), q, a.region));
+            region_along.push_back(dimension_alone(region, q));
+            box = box.intersect(along(region_along.back(), q, region));
         }
         isl::set outside = isl::set::empty(covers.space());
-        if (n > 0 && box.is_equal(a.region)) {
+        if (n > 0 && box.is_equal(region)) {
             for (unsigned q = 0; q < n; ++q) {
                 std::vector<isl::set> distinct;
                 for (const isl::set &t : touched) {
@@ -265,13 +267,24 @@ isl::set region_covers_accesses(const Model &m, int array) {
                 for (const isl::set &d : distinct) outside = outside.unite(d.subtract(region_along[q]).params());
             }
         } else {
-            for (const isl::set &t : touched) outside = outside.unite(t.subtract(a.region).params());
+            for (const isl::set &t : touched) outside = outside.unite(t.subtract(region).params());
         }
         covers = covers.subtract(outside).coalesce();
     });
-    isl::set known = done ? covers : result;
-    m.region_covers.emplace(array, known);
-    return known;
+    return done ? covers : result;
+}
+
+isl::set region_covers_accesses(const Model &m, int array) {
+    // (Resolves what build_model's helper found, the covers of the Funcs it analysed among it.)
+    m.dead();
+    if (auto known = m.region_covers.find(array); known != m.region_covers.end()) return known->second;
+    const Array &a = m.arrays[size_t(array)];
+    isl::space params = m.set_space("", 0).params();
+    isl::set covers = a.region.is_empty() ? isl::set::universe(params)
+                                          : isl::manage(isl_set_align_params(covering_parameters(a.region, touched_elements(m, array)).release(),
+                                                                            params.release()));
+    m.region_covers.emplace(array, covers);
+    return covers;
 }
 
 isl::union_map ring_slots(const Model &m, const Array &arr, const std::vector<int64_t> &fold, unsigned n_tile) {

@@ -122,7 +122,7 @@ std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::
         imported = p.contents()->schedule_override;
         automatic = p.contents()->auto_schedule;
     }
-    std::shared_ptr<const poly::Model> model = poly::build_model(p, imported, so.gpu && so.gpu_stage_inputs);
+    std::shared_ptr<const poly::Model> model = poly::build_model(p, imported, so.gpu && so.gpu_stage_inputs, so.ast_threads);
     report.phase_ms.emplace_back("model", w.lap());
     std::shared_ptr<const poly::Program> program;
     const bool directives = imported.empty() && !p.auto_scheduled();

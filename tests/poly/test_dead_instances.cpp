@@ -5,6 +5,7 @@
 #include <isl/union_set.h>
 
 #include <tessera/poly/dead_instances.h>
+#include <tessera/poly/storage_folding.h>
 
 using namespace tessera;
 
@@ -50,8 +51,16 @@ struct PlaneJacobi1D {
     }
 };
 
+// Whether two union sets of different isl contexts are equal (one read into the other's).
+bool equal_across_contexts(const isl::union_set &a, const isl::union_set &b) {
+    char *text = isl_union_set_to_str(a.get());
+    isl::union_set a_in_b(b.ctx(), text);
+    free(text);
+    return a_in_b.is_equal(b);
+}
+
 bool dead_at(const poly::Model &m, const std::string &point, const std::string &params) {
-    return poly_test::holds_at(m.dead, point, params);
+    return poly_test::holds_at(m.dead(), point, params);
 }
 
 } // namespace
@@ -59,7 +68,7 @@ bool dead_at(const poly::Model &m, const std::string &point, const std::string &
 TEST_CASE("the pure planes of a time loop lose the instances the update overwrites before any read", "[poly][dead]") {
     PlaneJacobi1D j;
     std::shared_ptr<const poly::Model> m = poly::build_model(Pipeline(j.out));
-    REQUIRE_FALSE(m->dead.is_empty());
+    REQUIRE_FALSE(m->dead().is_empty());
     // Dead: an interior point of a plane after the first. Alive: plane 0, a plane's two ends (the
     // update never writes them) and every instance of the update.
     std::string sizes = "[in_a_extent_0, p_steps] -> { : in_a_extent_0 = 10 and p_steps = 4 }";
@@ -93,7 +102,7 @@ TEST_CASE("a value read before it is overwritten is not dead", "[poly][dead]") {
     // The update reads the plane it writes, before writing it: the pure planes stay whole.
     PlaneJacobi1D j(true);
     std::shared_ptr<const poly::Model> m = poly::build_model(Pipeline(j.out));
-    CHECK(m->dead.is_empty());
+    CHECK(m->dead().is_empty());
     poly::Program p = poly::schedule_model(m, {});
     for (int n : {3, 8, 17})
         for (int t : {1, 3}) j.run_and_compare(p, n, t);
@@ -105,7 +114,7 @@ TEST_CASE("a value read before it is overwritten is not dead", "[poly][dead]") {
     RDom r(0, x.width(), "r");
     c(i, k) = 0.0f;
     c(i, k) += x(r, k) * y(i, r);
-    CHECK(poly::build_model(Pipeline(c))->dead.is_empty());
+    CHECK(poly::build_model(Pipeline(c))->dead().is_empty());
 }
 
 TEST_CASE("an output Func keeps every instance, since its final values are observed", "[poly][dead]") {
@@ -117,8 +126,41 @@ TEST_CASE("an output Func keeps every instance, since its final values are obser
     f(r) = 2.0f * a(r);  // overwrites f's interior before anything reads it
     g(i) = f(i) + 1.0f;
     // As an intermediate Func, f's overwritten interior is dead; as an output, it is not.
-    CHECK_FALSE(poly::build_model(Pipeline(g))->dead.is_empty());
-    CHECK(poly::build_model(Pipeline(f))->dead.is_empty());
+    CHECK_FALSE(poly::build_model(Pipeline(g))->dead().is_empty());
+    CHECK(poly::build_model(Pipeline(f))->dead().is_empty());
     // (f and g both outputs: f's values are observed.)
-    CHECK(poly::build_model(Pipeline({f, g}))->dead.is_empty());
+    CHECK(poly::build_model(Pipeline({f, g}))->dead().is_empty());
+}
+
+TEST_CASE("the dead instances found on a thread of their own are those found in the model's context", "[poly][dead]") {
+    // The helper thread reads the accesses as isl's text into a context of its own; what it
+    // finds comes back the same way. Compared with the analysis in place, for a Func with dead
+    // instances, one without, and a model without candidates (no thread at all).
+    PlaneJacobi1D with_dead, without_dead(true);
+    InputBuffer<float> a("a", 1);
+    Var i("i");
+    Func plain("plain");
+    plain(i) = a(i) * 2.0f;
+    for (const Func &out : {with_dead.out, without_dead.out, plain}) {
+        std::unique_ptr<poly::Model> m = poly::build_model(Pipeline(out));
+        poly::DeadInstances in_place = poly::dead_instances(*m);
+        poly::DeadInstances on_thread = poly::start_dead_instances(*m)();
+        INFO(out.name());
+        CHECK(on_thread.dead.is_equal(in_place.dead));
+        CHECK(on_thread.overwritten.is_equal(in_place.overwritten));
+        CHECK(on_thread.dead.is_equal(m->dead()));
+        // The helper also finds the analysed Funcs' region_covers_accesses (storage_folding.h).
+        CHECK(in_place.covers.empty());
+        for (const auto &[array, covers] : on_thread.covers) {
+            isl::set known = poly::region_covers_accesses(*m, array);
+            CHECK(isl::manage(isl_set_align_params(covers.copy(), known.space().release())).is_equal(known));
+        }
+        // (build_model with threads to spare starts the helper itself.)
+        std::unique_ptr<poly::Model> threaded = poly::build_model(Pipeline(out), "", false, 2);
+        CHECK(equal_across_contexts(threaded->dead(), m->dead()));
+        CHECK(equal_across_contexts(threaded->overwritten(), m->overwritten()));
+    }
+    std::unique_ptr<poly::Model> m = poly::build_model(Pipeline(with_dead.out));
+    CHECK_FALSE(poly::dead_instances(*m).overwritten.is_empty());
+    CHECK(poly::start_dead_instances(*m)().covers.size() == 1);
 }

@@ -21,20 +21,19 @@
 // analysed: each later write reads the value it replaces, so none is dead.
 #pragma once
 
+#include <functional>
+
 #include "tessera/poly/model.h"
 
 namespace tessera::poly {
 
-struct DeadInstances {
-    // The dead instances that leave each statement's domain in few pieces (what schedules
-    // leave out).
-    isl::union_set dead;
-    // Every dead instance found, however many pieces the rest of its statement makes (a folded
-    // Func's pure planes past the first ring, ring_initialization.h).
-    isl::union_set overwritten;
-};
-
-// The dead instances of `m`'s statements, under `m.original`.
+// The dead instances of `m`'s statements, under `m.original` (struct DeadInstances: model.h).
 DeadInstances dead_instances(const Model &m);
+
+// The same analysis started on a thread of its own, in an isl context of its own (the accesses
+// it reads copied there, copied_to): `m`'s context stays free for the caller meanwhile. The
+// function returned waits for the result and gives it in `m`'s context (call it once, on a
+// thread that may use that context). A model without candidate Funcs starts no thread.
+std::function<DeadInstances()> start_dead_instances(const Model &m);
 
 } // namespace tessera::poly

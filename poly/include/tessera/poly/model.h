@@ -14,6 +14,7 @@
 // remainders; see affine.h) and recorded as a may-access.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -103,6 +104,20 @@ struct BoundCheck {
     Expr need_min, need_max, bound_min, bound_max;
 };
 
+// The instances of a model's statements whose value is overwritten before anything reads it
+// (dead_instances.h).
+struct DeadInstances {
+    // The dead instances that leave each statement's domain in few pieces (what schedules
+    // leave out).
+    isl::union_set dead;
+    // Every dead instance found, however many pieces the rest of its statement makes (a folded
+    // Func's pure planes past the first ring, ring_initialization.h).
+    isl::union_set overwritten;
+    // By array, region_covers_accesses (storage_folding.h) of the Funcs analysed, where a helper
+    // thread found them together (start_dead_instances): a ring's first planes need both.
+    std::map<int, isl::set> covers;
+};
+
 // Note: isl's C++ objects have no move constructor and cannot be copied while null, so every
 // struct holding them is filled in completely before it is copied into a container.
 class Model {
@@ -119,11 +134,15 @@ public:
     isl::set context;                   // what is assumed of the parameters
     isl::schedule original;             // the sequential order of the definitions
     // Statement instances whose value is overwritten before anything reads it (dead_instances.h):
-    // a schedule may leave them out. Empty when there are none.
-    isl::union_set dead;
-    // Every instance whose value is overwritten before anything reads it, a superset of `dead`
+    // a schedule may leave them out. Empty when there are none. The first call may wait for
+    // them: build_model can find them on a thread of its own (see set_dead_instances).
+    const isl::union_set &dead() const;
+    // Every instance whose value is overwritten before anything reads it, a superset of dead()
     // (DeadInstances::overwritten).
-    isl::union_set overwritten;
+    const isl::union_set &overwritten() const;
+    // What dead() and overwritten() return: `find`'s result, asked for on their first call
+    // (once, whichever thread calls first); its covers go into region_covers.
+    void set_dead_instances(std::function<DeadInstances()> find);
     std::vector<BoundCheck> bound_checks;
     // region_covers_accesses (storage_folding.h) by array, computed once: the AST, the legality
     // check and ring_initialization.h all assume it.
@@ -156,6 +175,12 @@ public:
     // Where the expressions of a statement instance `tuple[dims...]` live in isl: its Vars are
     // the set dimensions, input sizes and integer Params the model's parameters (affine.h).
     AffineSpace instance_space(const std::string &tuple, const std::vector<std::string> &dims) const;
+
+private:
+    const DeadInstances &dead_instances() const;
+    mutable std::once_flag dead_found_;
+    mutable std::function<DeadInstances()> find_dead_;
+    mutable std::optional<DeadInstances> dead_;
 };
 
 // The model's statements grouped by definition, in the model's order: the cases an update's
@@ -168,6 +193,11 @@ std::vector<std::vector<int>> definitions_in_order(const Model &m);
 // (inlined_in_schedule_json) in place of PipelineGraph::inlined, and the inputs it stages are
 // staged (staged_inputs_in_schedule_json). Otherwise, for a GPU schedule (`gpu`), the inputs
 // that qualify are staged in shared memory (staged_inputs.h).
-std::unique_ptr<Model> build_model(const Pipeline &p, const std::string &imported_schedule = "", bool gpu = false);
+//
+// With `threads` > 1 the dead instances (dead_instances.h) are found on a thread of their own,
+// in an isl context of their own, while the caller goes on with the model (heat-3d: 28 ms of
+// its 60 ms model, hidden behind its dependences).
+std::unique_ptr<Model> build_model(const Pipeline &p, const std::string &imported_schedule = "", bool gpu = false,
+                                   int threads = 1);
 
 } // namespace tessera::poly

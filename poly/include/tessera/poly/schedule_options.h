@@ -54,8 +54,9 @@ struct ScheduleOptions {
     // Check the produced schedule against the dependences with isl (tests and imported
     // schedules always do; compilation can skip it, the scheduler being correct by construction).
     bool verify = false;
-    // Threads the groups' ASTs may be generated on (AstQuota::threads). Not part of the
-    // schedule, which is the same on any number of threads.
+    // Threads the groups' ASTs may be generated on (AstQuota::threads), and the model's dead
+    // instances found on (build_model). Not part of the schedule, which is the same on any
+    // number of threads.
     int ast_threads = 1;
     // The legality check a folded (or verified) schedule gets is left to the caller
     // (Program::deferred_legality), which runs it while it does work of its own that does

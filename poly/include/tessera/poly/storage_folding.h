@@ -67,8 +67,18 @@ std::string fold_reader_violation(const Model &m, const StorageFold &fold);
 // a folded jacobi's AST a hundred loops and seconds of isl. The AST of a folded group assumes
 // it. (Not part of the model's context: computing it for every array cost seconds on deep
 // pipelines, and its disjunctions slow every AST.) The universe when isl runs out of a quota.
-// Computed once per array (Model::region_covers).
+// Computed once per array (Model::region_covers), unless build_model's helper thread found it
+// with the dead instances (DeadInstances::covers).
 isl::set region_covers_accesses(const Model &m, int array);
+
+// What region_covers_accesses computes, in any isl context: the parameter values for which
+// `region` (a box, or any set of an array's elements) holds every set of `touched` (the
+// elements of one access each, as touched_elements gives them).
+isl::set covering_parameters(const isl::set &region, const std::vector<isl::set> &touched);
+
+// The elements of array `array` each of its updates writes and each statement reads, one set
+// per access, over the statements' domains.
+std::vector<isl::set> touched_elements(const Model &m, int array);
 
 // Where each element of `arr` lives when it is folded by `fold` (its planes kept along each
 // dimension, Halide order; 0: not folded): element [t, j] (t: `n_tile` tile coordinates in front)
