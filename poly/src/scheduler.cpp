@@ -155,6 +155,10 @@ Program schedule_model(std::shared_ptr<const Model> model, const ScheduleOptions
     // (A fallback that rescheduled with other options, such as without storage folding, keeps
     // those.)
     if (!p.scheduled_with) p.scheduled_with = o;
+    // The models' helper threads (build_model) are done before the schedule is returned, even
+    // where it never asked for the dead instances: none runs beside what is compiled from it.
+    model->dead();
+    if (p.model) p.model->dead();
     return p;
 }
 

@@ -122,10 +122,13 @@ std::shared_ptr<const poly::Program> program_for(const Pipeline &p, const poly::
         imported = p.contents()->schedule_override;
         automatic = p.contents()->auto_schedule;
     }
-    std::shared_ptr<const poly::Model> model = poly::build_model(p, imported, so.gpu && so.gpu_stage_inputs, so.ast_threads);
+    const bool directives = imported.empty() && !p.auto_scheduled();
+    // (The automatic scheduler's model finds its dead instances on a helper thread meanwhile;
+    // written and imported schedules need none.)
+    std::shared_ptr<const poly::Model> model =
+        poly::build_model(p, imported, so.gpu && so.gpu_stage_inputs, imported.empty() && !directives ? so.ast_threads : 1);
     report.phase_ms.emplace_back("model", w.lap());
     std::shared_ptr<const poly::Program> program;
-    const bool directives = imported.empty() && !p.auto_scheduled();
     if (!imported.empty() || directives) {
         poly::Program q = directives ? poly::schedule_from_directives(model, so, automatic)
                                      : poly::schedule_from_json(model, imported);
