@@ -348,16 +348,25 @@ bool inline_cheap_input_functions(const PipelineGraph &g, std::set<const FuncCon
     return added;
 }
 
-// Whether every call of `f` in `value` (its consumer c's value, inlined Funcs substituted) reads
-// f at c's own point in some coordinates (the same pure Vars of c plus or minus the same
-// constants, in the same positions, each Var once) and at integer constants in the others (at
-// least one), no two calls at the same constants: each point of f is then read once, by one
-// point of c.
-// bilateral_grid's out(x, y) = interpolated(x, y, 0) / interpolated(x, y, 1).
-bool reads_each_point_once(const FuncContents &f, const Expr &value, const FuncContents &c) {
-    std::optional<std::vector<std::string>> shape;  // per coordinate: the shifted Var, or "" (a constant)
+// `e` as a base expression plus an integer constant: (base, constant). `li + 1` is (li, 1), `li`
+// is (li, 0), a constant k is (no base, k).
+std::pair<Expr, int64_t> base_plus_constant(const Expr &e) {
+    if (std::optional<int64_t> k = ir::as_const_int(e)) return {Expr(), *k};
+    if (e->op == Op::Add || e->op == Op::Sub) {
+        if (std::optional<int64_t> k = ir::as_const_int(e->args[1])) {
+            auto [base, more] = base_plus_constant(e->args[0]);
+            return {base, e->op == Op::Add ? more + *k : more - *k};
+        }
+    }
+    return {e, 0};
+}
+
+} // namespace
+
+ReadOncePattern read_once_pattern(const FuncContents &f, const Expr &value, const FuncContents &c) {
+    std::optional<std::vector<std::string>> shape;  // per coordinate: the shifted Var, or "@" and the base printed
     std::set<std::vector<int64_t>> constants;
-    bool ok = true, any = false;
+    bool ok = true, any = false, data_dependent = false;
     ir::visit(value, [&](const Expr &n) {
         if (!ok || n->op != Op::FuncCall || n->func_ptr != &f) return ok;
         any = true;
@@ -365,25 +374,49 @@ bool reads_each_point_once(const FuncContents &f, const Expr &value, const FuncC
         std::vector<int64_t> fixed;
         std::set<std::string> vars;
         for (const Expr &a : n->args) {
-            if (std::optional<int64_t> k = ir::as_const_int(a)) {
-                at.push_back("");
-                fixed.push_back(*k);
+            std::optional<std::string> v = shifted_var(a);
+            if (v && std::find(c.pure_args.begin(), c.pure_args.end(), *v) != c.pure_args.end()) {
+                ok = ok && vars.insert(*v).second;
+                at.push_back(to_string(a));
                 continue;
             }
-            std::optional<std::string> v = shifted_var(a);
-            ok = ok && v && std::find(c.pure_args.begin(), c.pure_args.end(), *v) != c.pure_args.end() && vars.insert(*v).second;
-            at.push_back(to_string(a));
+            auto [base, k] = base_plus_constant(a);
+            if (base.defined()) {
+                // A base that reads f itself, or an RDom's variable, is not one value per point of c.
+                ok = ok && !ir::contains_call_to(base, &f) && ir::rdoms_in(base).empty();
+                data_dependent = true;
+            }
+            at.push_back("@" + (base.defined() ? to_string(base) : std::string()));
+            fixed.push_back(k);
         }
         ok = ok && (!shape || *shape == at) && constants.insert(fixed).second;
         shape = at;
         return ok;
     });
-    // Some coordinate at a constant: a Func read one-to-one (no constant) is inline_one_to_one's,
-    // whose conditions on what the Func reads keep floor divisions out of its consumer. And every
-    // Var of c among the coordinates, else several points of c read each point of f (camera_pipe's
-    // colour matrix, read at constants alone by every pixel).
-    return ok && any && shape && std::count(shape->begin(), shape->end(), "") > 0 &&
-           size_t(std::count_if(shape->begin(), shape->end(), [](const std::string &a) { return !a.empty(); })) == c.pure_args.size();
+    if (!ok || !any || !shape) return ReadOncePattern::None;
+    auto is_other = [](const std::string &a) { return a[0] == '@'; };
+    // Every Var of c among the coordinates, else several points of c read each point of f
+    // (camera_pipe's colour matrix, read at constants alone by every pixel).
+    if (size_t(std::count_if(shape->begin(), shape->end(), [&](const std::string &a) { return !is_other(a); })) != c.pure_args.size())
+        return ReadOncePattern::None;
+    if (std::count_if(shape->begin(), shape->end(), is_other) == 0) return ReadOncePattern::OneToOne;
+    return data_dependent ? ReadOncePattern::AtComputedCoordinates : ReadOncePattern::AtConstants;
+}
+
+namespace {
+
+// Whether `f`'s only consumer c reads each of its points at most once, at c's own point in some
+// coordinates and elsewhere in the others (read_once_pattern). A Func read one-to-one is
+// inline_one_to_one's, whose conditions on what the Func reads keep floor divisions out of its
+// consumer; one read at computed coordinates must meet them too (local_laplacian's gauss_up_0,
+// an upsampling read at (y + 1) / 2 and read at data-dependent levels, inlined, put floor
+// divisions and data-dependent levels into one access and isl's AST generator ran past its quota).
+bool reads_each_point_once(const FuncContents &f, const Expr &value, const FuncContents &c) {
+    switch (read_once_pattern(f, value, c)) {
+    case ReadOncePattern::AtConstants: return true;
+    case ReadOncePattern::AtComputedCoordinates: return reads_only_shifted(f);
+    default: return false;
+    }
 }
 
 // Inlines the Funcs whose only consumer reads each of their points once, at constants in the

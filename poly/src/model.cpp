@@ -21,6 +21,7 @@
 #include "tessera/poly/schedule_json.h"
 #include "tessera/poly/staged_inputs.h"
 #include "tessera/poly/invariant_subexpressions.h"
+#include "tessera/poly/recomputed_reads.h"
 #include "tessera/poly/transposed_operands.h"
 
 #include "opaque_parameters.h"
@@ -58,6 +59,7 @@ public:
         for (const OperandCopies::Copy &c : staged.copies) m_.staged_copies.push_back(c.func.get());
         copies_.append(std::move(staged));
         add_operand_copies(m_.graph, copies_);
+        if (!gpu_) m_.recomputed = recompute_computed_coordinate_reads(m_.graph, copies_);
         make_parameters();
         make_arrays();
         make_context();

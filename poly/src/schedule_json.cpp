@@ -183,6 +183,11 @@ std::string schedule_to_json(const Program &p, const ScheduleOptions *o, int ind
     }
     j["pipeline"] = {{"outputs", outputs}, {"funcs", funcs}, {"inlined", inlined}};
     if (!m.staged_copies.empty()) j["pipeline"]["staged_inputs"] = staged_input_names(m);
+    for (const RecomputedFunc &r : m.recomputed) {
+        json by = json::array();
+        for (const FuncContents *c : r.by) by.push_back(c->name);
+        j["pipeline"]["recomputed"].push_back({{"func", r.func->name}, {"by", by}});
+    }
     if (!o && p.scheduled_with) o = &*p.scheduled_with;
     if (o) {
         j["options"] = {{"fusion", fusion_name(o->fusion)}, {"tile_sizes", o->tile_sizes}, {"parallel", o->parallel},

@@ -298,6 +298,46 @@ TEST_CASE("a Func whose only consumer reads each of its points once, at constant
     }
 }
 
+TEST_CASE("a Func whose only consumer reads two of its levels chosen per point from data is inlined, if it reads at shifts",
+          "[inlining]") {
+    // pick reads levels at (x, y, li) and (x, y, li + 1), li computed from the input at its own
+    // point: each point of levels is read once at most, and only 2 of its 5 levels per pixel
+    // (local_laplacian's laplace_j in out_laplace_j). Kept: coarse, read the same way but reading
+    // the input at x / 2 (its floor division would enter pick's data-dependent access); apart,
+    // read at li and at a second computed level lj (both may be one point).
+    Var x("x"), y("y"), k("k");
+    InputBuffer<int> in("in", 2);
+    Func levels("levels"), coarse("coarse"), apart("apart"), pick("pick");
+    levels(x, y, k) = in(x, y) * (k + 3) - k * k;
+    coarse(x, y, k) = in(x / 2, y) * 5 + k;
+    apart(x, y, k) = in(x, y) * 7 + k;
+    Expr li = clamp(in(x, y) % 4, 0, 3), lj = clamp(in(x, y) / 16, 0, 4);
+    pick(x, y) = levels(x, y, li) * 2 + levels(x, y, li + 1) + coarse(x, y, li) - coarse(x, y, li + 1) * 3 +
+                 apart(x, y, li) * apart(x, y, lj);
+    Pipeline p(pick);
+    CHECK(inlined_names(p) == std::set<std::string>{"levels"});
+    std::mt19937 rng(5);
+    std::uniform_int_distribution<int> value(0, 80);
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {7, 3}, {37, 11}}) {
+        Buffer<int> data(std::vector<int>{w, h});
+        for (int j = 0; j < h; ++j)
+            for (int i = 0; i < w; ++i) data(i, j) = value(rng);
+        in.set(data);
+        Buffer<int> got(std::vector<int>{w, h}), interpreted(std::vector<int>{w, h});
+        p.compile(Target::host(), {}).realize(got);
+        interpret(p, std::vector<Buffer<void>>{Buffer<void>(interpreted)});
+        for (int j = 0; j < h; ++j)
+            for (int i = 0; i < w; ++i) {
+                int v = data(i, j), l = std::clamp(v % 4, 0, 3), m = std::clamp(v / 16, 0, 4), c = data(i / 2, j);
+                auto lv = [&](int kk) { return v * (kk + 3) - kk * kk; };
+                int want = lv(l) * 2 + lv(l + 1) + (c * 5 + l) - (c * 5 + l + 1) * 3 + (v * 7 + l) * (v * 7 + m);
+                INFO(w << " x " << h << " at " << i << ", " << j);
+                REQUIRE(got(i, j) == want);
+                REQUIRE(interpreted(i, j) == want);
+            }
+    }
+}
+
 TEST_CASE("inlined Funcs give the values of plain loops, compiled for the CPU and the GPU emulator and interpreted",
           "[inlining]") {
     std::mt19937 rng(17);

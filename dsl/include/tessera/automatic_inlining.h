@@ -33,10 +33,14 @@ struct PipelineGraph;
 //    premultiplied(x, y, c) = in(x, y, c) * in(x, y, 3), read at 2x - 1, 2x, 2x + 1 by the first
 //    downsample and at 2 points by the finest composite, is inlined into both.
 // 5. Funcs whose only consumer reads each of their points once, at its own point in some
-//    coordinates and at distinct constants in the others (bilateral_grid's out(x, y) =
-//    interpolated(x, y, 0) / interpolated(x, y, 1)): inlining recomputes nothing, and the calls
-//    at one consumer point share their work (the slice's two channels look up the same grid
-//    cells). Such a Func may read at any coordinates; not when every coordinate is a Var (a
+//    coordinates and, in the others, at one expression plus distinct constants
+//    (read_once_pattern): bilateral_grid's out(x, y) = interpolated(x, y, 0) /
+//    interpolated(x, y, 1), local_laplacian's out_laplace_0(x, y) = (1 - lf) * laplace_0(x, y,
+//    li) + lf * laplace_0(x, y, li + 1) with li computed from the input. Inlining recomputes
+//    nothing, and computes only the points read (2 of laplace_0's 8 levels per pixel); the
+//    calls at one consumer point share their work (the slice's two channels look up the same
+//    grid cells). Read at constants, such a Func may read at any coordinates; read at computed
+//    coordinates, only as kinds 1 and 2 may (below). Not when every coordinate is a Var (a
 //    one-to-one Func: kind 1 and its conditions) or when some Var of the consumer is missing
 //    (several of its points would read the same point: a colour matrix read at constants).
 //
@@ -71,5 +75,17 @@ struct PipelineGraph;
 // The reference interpreter and the model inline the same Funcs (PipelineGraph::inlined), so that
 // both require the same regions of everything else.
 std::set<const FuncContents *> automatic_inlines(const PipelineGraph &g);
+
+// How consumer `c`'s value `value` (Funcs computed inline substituted) reads `f`, when every call
+// reads each point of f at most once, at c's own point: each Var of c, plus or minus a constant,
+// in one coordinate of every call (the same in all calls), and in the others one expression
+// common to all calls plus constants distinct between calls.
+// - OneToOne: no other coordinate (then a single call);
+// - AtConstants: the others are constants alone (interpolated(x, y, 0), interpolated(x, y, 1));
+// - AtComputedCoordinates: an expression that varies, possibly read from data (laplace_0(x, y,
+//   li), laplace_0(x, y, li + 1)): a few points along those coordinates, chosen per point of c;
+// - None: some call reads otherwise, or none reads f.
+enum class ReadOncePattern { None, OneToOne, AtConstants, AtComputedCoordinates };
+ReadOncePattern read_once_pattern(const FuncContents &f, const Expr &value, const FuncContents &c);
 
 } // namespace tessera

@@ -28,6 +28,7 @@
 
 #include "tessera/poly/affine.h"
 #include "tessera/poly/isl_util.h"
+#include "tessera/poly/recomputed_reads.h"
 
 namespace tessera::poly {
 
@@ -156,6 +157,8 @@ public:
     // The copies of inputs staged in GPU shared memory (staged_inputs.h): the Funcs
     // `<input>_shared` of the graph, read by the Funcs that read the input at several offsets.
     std::vector<const FuncContents *> staged_copies;
+    // The Funcs some consumers recompute at the few points they read (recomputed_reads.h).
+    std::vector<RecomputedFunc> recomputed;
 
     isl::ctx ctx() const { return isl.ctx(); }
     isl::union_set domains() const;
