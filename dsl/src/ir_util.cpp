@@ -151,6 +151,15 @@ std::vector<std::shared_ptr<RDomContents>> rdoms_in(const Expr &e) {
     return r;
 }
 
+bool reads_data(const Expr &e) {
+    bool found = false;
+    visit(e, [&](const Expr &n) {
+        found = found || n->op == Op::FuncCall || n->op == Op::InputCall;
+        return !found;
+    });
+    return found;
+}
+
 bool contains_call_to(const Expr &e, const FuncContents *f) {
     bool found = false;
     visit(e, [&](const Expr &n) {

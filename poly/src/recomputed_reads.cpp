@@ -17,14 +17,6 @@ constexpr uint64_t kMaxRecomputedOperations = 24;
 
 bool has_vars(const Expr &e) { return !ir::free_vars(e).empty() || !ir::rdoms_in(e).empty(); }
 
-bool reads_data(const Expr &e) {
-    bool found = false;
-    ir::visit(e, [&](const Expr &n) {
-        found = found || n->op == Op::FuncCall || n->op == Op::InputCall;
-        return !found;
-    });
-    return found;
-}
 
 // Whether every call in `value` (f's value) reads at f's pure Vars plus or minus constants (an
 // input also at such Vars clamped), at coordinates without Vars, or at coordinates computed from
@@ -36,7 +28,7 @@ bool reads_at_shifts_or_data(const FuncContents &f, const Expr &value) {
         if (!ok) return false;
         if (n->op != Op::FuncCall && n->op != Op::InputCall) return true;
         for (const Expr &a : n->args) {
-            if (!has_vars(a) || reads_data(a)) continue;
+            if (!has_vars(a) || ir::reads_data(a)) continue;
             // An input read at a shifted Var clamped between bounds without Vars (a boundary
             // condition inlined into f) reads at that Var's points.
             Expr inner = a;

@@ -245,3 +245,21 @@ TEST_CASE("a float stage that writes a scratchpad gets a whole vector register o
     INFO("host vector bits " << codegen::host_target_info().vector_bits);
     CHECK(contains(ir, "<" + std::to_string(lanes) + " x float>"));
 }
+
+TEST_CASE("a lookup at an index computed from data gets a whole vector register of float lanes", "[codegen][rotated]") {
+    // The table's lane offsets are int32 (vector_lowering.cpp, gather): the lookup counts as its
+    // float element, not as a 64-bit address per lane (which once halved the lanes: 8 floats on
+    // AVX-512, where bilateral_grid's and local_laplacian's lookups ran 4% faster with 16).
+    InputBuffer<float> in("in", 2);
+    Var x("x"), y("y");
+    Func out("looked_up");
+    Expr v = in(x, y), index = clamp(cast<int>(v * 3.f), 0, 9) + 10;
+    // Enough operations (16 or more) that the output's streamed stores do not cap the lanes.
+    Expr p = v;
+    for (int k = 1; k <= 8; ++k) p = p * v + float(k);
+    out(x, y) = in(index, y) * p;
+    std::string ir = check_against_interpreter(out, in, 20);
+    int lanes = codegen::host_target_info().vector_bits / 32;
+    INFO("host vector bits " << codegen::host_target_info().vector_bits);
+    CHECK(contains(ir, "<" + std::to_string(lanes) + " x float>"));
+}

@@ -31,12 +31,16 @@ bool gathered(const Expr &e) {
 }
 
 // The widest element (in bits) among the values of an expression and the elements it loads;
-// 64 when a load is gathered lane by lane (a bilateral grid's lookups, whose lane addresses were
-// int64 vectors then, ran 30 ms with 16 float lanes, 25 with 8; with int32 lane offsets, 16 and 8
-// lanes measured the same for it and camera_pipe). Not the coordinates of other loads, which
-// stay scalar in a vector step (uniform, or affine in the lane): counted, an overlapped tile's
-// int64 offsets in every scratchpad coordinate gave float loops 64-bit lanes, half the lanes
-// (harris 33 -> 27 ms, camera_pipe 14.2 -> 11.8 ms without them).
+// 64 when a load is gathered lane by lane, except a lookup: a gather at int32 coordinates
+// computed from data, which takes int32 lane offsets (vector_lowering.cpp, gather) and counts
+// its element alone. With 16 float lanes instead of 8, bilateral_grid ran 13.5 -> 12.95 ms and
+// local_laplacian 38.6 -> 37.4 (A/B, 3 rounds of 15 runs, an AVX-512 AMD EPYC); conv2d's gathers,
+// whose coordinates load nothing, ran 4% slower so (0.634 -> 0.662 ms) and keep 8 lanes. (When
+// every gather's lane addresses were int64 vectors, the bilateral grid's lookups ran 30 ms with 16
+// lanes, 25 with 8.) Not the coordinates of other loads, which stay scalar in a vector step
+// (uniform, or affine in the lane): counted, an overlapped tile's int64 offsets in every
+// scratchpad coordinate gave float loops 64-bit lanes, half the lanes (harris 33 -> 27 ms,
+// camera_pipe 14.2 -> 11.8 ms without them).
 // `table(call)`: whether a gathered call is a lookup in a byte table (its lanes do not count as
 // gathered), which `tables` counts.
 int widest(const Expr &e, const std::function<bool(const ExprNode &)> &table, int &tables) {
@@ -49,7 +53,7 @@ int widest(const Expr &e, const std::function<bool(const ExprNode &)> &table, in
         for (const Expr &a : n->args)
             if (gathered(a)) {
                 if (table(*n)) ++tables;
-                else w = std::max(w, 64);
+                else if (a.type().bits > 32 || !ir::reads_data(a)) w = std::max(w, 64);
                 w = std::max(w, widest(a, table, tables));
             }
         return false;

@@ -190,6 +190,8 @@ std::vector<std::string> free_vars(const Expr &e);
 // The RDoms whose variables appear in e.
 std::vector<std::shared_ptr<RDomContents>> rdoms_in(const Expr &e);
 bool contains_call_to(const Expr &e, const FuncContents *f);
+// Whether e reads a Func or an input anywhere (a lookup's index computed from data does).
+bool reads_data(const Expr &e);
 
 // Constant folding of integer and float constants, using the evaluator's exact semantics.
 Expr fold_constants(const Expr &e);
