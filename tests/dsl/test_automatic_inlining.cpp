@@ -24,6 +24,21 @@ std::set<std::string> inlined_names(const Pipeline &p) {
     return names;
 }
 
+// `p` (one int output of w x h, its inputs bound) compiled for the host and interpreted: both
+// equal want(i, j) at every point.
+template <class Want>
+void require_compiled_and_interpreted(const Pipeline &p, int w, int h, Want want) {
+    Buffer<int> got(std::vector<int>{w, h}), interpreted(std::vector<int>{w, h});
+    p.compile(Target::host(), {}).realize(got);
+    interpret(p, std::vector<Buffer<void>>{Buffer<void>(interpreted)});
+    for (int j = 0; j < h; ++j)
+        for (int i = 0; i < w; ++i) {
+            INFO(w << " x " << h << " at " << i << ", " << j);
+            REQUIRE(got(i, j) == want(i, j));
+            REQUIRE(interpreted(i, j) == want(i, j));
+        }
+}
+
 // A pipeline with one Func of each kind:
 //   a        read one-to-one by b at (x + 1, y - 1)                            inlined
 //   b        read by s at two points; 2 operations and 1 read, recomputed      inlined
@@ -283,18 +298,11 @@ TEST_CASE("a Func whose only consumer reads each of its points once, at constant
             for (int j = 0; j < h; ++j)
                 for (int i = 0; i <= w; ++i) data(i, j, k) = value(rng);
         in.set(data);
-        Buffer<int> got(std::vector<int>{w, h}), interpreted(std::vector<int>{w, h});
-        p.compile(Target::host(), {}).realize(got);
-        interpret(p, std::vector<Buffer<void>>{Buffer<void>(interpreted)});
-        for (int j = 0; j < h; ++j)
-            for (int i = 0; i < w; ++i) {
-                int twice = data(i / 2, j, 0) * 5;
-                int want = data(i / 2, j, 0) * 2 - data(i / 2, j, 1) * 3 * 3 + 41 * data(i, j, 0) +
-                           (data(i / 2, j, 1) - 1) * (data((i + 1) / 2, j, 1) - 1) + twice * twice;
-                INFO(w << " x " << h << " at " << i << ", " << j);
-                REQUIRE(got(i, j) == want);
-                REQUIRE(interpreted(i, j) == want);
-            }
+        require_compiled_and_interpreted(p, w, h, [&](int i, int j) {
+            int twice = data(i / 2, j, 0) * 5;
+            return data(i / 2, j, 0) * 2 - data(i / 2, j, 1) * 3 * 3 + 41 * data(i, j, 0) +
+                   (data(i / 2, j, 1) - 1) * (data((i + 1) / 2, j, 1) - 1) + twice * twice;
+        });
     }
 }
 
@@ -323,18 +331,11 @@ TEST_CASE("a Func whose only consumer reads two of its levels chosen per point f
         for (int j = 0; j < h; ++j)
             for (int i = 0; i < w; ++i) data(i, j) = value(rng);
         in.set(data);
-        Buffer<int> got(std::vector<int>{w, h}), interpreted(std::vector<int>{w, h});
-        p.compile(Target::host(), {}).realize(got);
-        interpret(p, std::vector<Buffer<void>>{Buffer<void>(interpreted)});
-        for (int j = 0; j < h; ++j)
-            for (int i = 0; i < w; ++i) {
-                int v = data(i, j), l = std::clamp(v % 4, 0, 3), m = std::clamp(v / 16, 0, 4), c = data(i / 2, j);
-                auto lv = [&](int kk) { return v * (kk + 3) - kk * kk; };
-                int want = lv(l) * 2 + lv(l + 1) + (c * 5 + l) - (c * 5 + l + 1) * 3 + (v * 7 + l) * (v * 7 + m);
-                INFO(w << " x " << h << " at " << i << ", " << j);
-                REQUIRE(got(i, j) == want);
-                REQUIRE(interpreted(i, j) == want);
-            }
+        require_compiled_and_interpreted(p, w, h, [&](int i, int j) {
+            int v = data(i, j), l = std::clamp(v % 4, 0, 3), m = std::clamp(v / 16, 0, 4), c = data(i / 2, j);
+            auto lv = [&](int kk) { return v * (kk + 3) - kk * kk; };
+            return lv(l) * 2 + lv(l + 1) + (c * 5 + l) - (c * 5 + l + 1) * 3 + (v * 7 + l) * (v * 7 + m);
+        });
     }
 }
 
