@@ -419,12 +419,13 @@ bool reads_each_point_once(const FuncContents &f, const Expr &value, const FuncC
     }
 }
 
-// Inlines the Funcs whose only consumer reads each of their points once, at constants in the
-// coordinates it does not share (reads_each_point_once): inlining recomputes nothing, and the
-// calls at each consumer point share their work (bilateral_grid's slice, whose two channels look
-// up the same 8 grid cells: 15.5 -> 13.4 ms). Unlike one-to-one Funcs, these may read at any
-// coordinates (the slice's x / 8 and data-dependent bin): the consumer reads the same points of
-// what they read as they did, at its own point.
+// Inlines the Funcs whose only consumer reads each of their points once, at constants or at
+// computed coordinates in the coordinates it does not share (reads_each_point_once): inlining
+// recomputes nothing, and the calls at each consumer point share their work (bilateral_grid's
+// slice, whose two channels look up the same 8 grid cells: 15.5 -> 13.4 ms), or compute only
+// the points read (local_laplacian's laplace_j, 2 of 8 levels). Read at constants, unlike
+// one-to-one Funcs, these may read at any coordinates (the slice's x / 8 and data-dependent bin):
+// the consumer reads the same points of what they read as they did, at its own point.
 bool inline_read_once(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
     return inline_into_only_consumer(g, inlined, inlinable, reads_each_point_once);
 }

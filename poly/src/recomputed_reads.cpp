@@ -17,7 +17,6 @@ constexpr uint64_t kMaxRecomputedOperations = 24;
 
 bool has_vars(const Expr &e) { return !ir::free_vars(e).empty() || !ir::rdoms_in(e).empty(); }
 
-
 // Whether every call in `value` (f's value) reads at f's pure Vars plus or minus constants (an
 // input also at such Vars clamped), at coordinates without Vars, or at coordinates computed from
 // data: substituted into a consumer, its reads bring no floor division of the consumer's Vars
@@ -99,9 +98,11 @@ std::vector<RecomputedFunc> recompute_computed_coordinate_reads(PipelineGraph &g
         for (const auto &cp : g.funcs) {
             FuncContents *c = cp.get();
             if (!consumers.count(c)) continue;
-            bool pointwise = c->updates.empty() &&
-                             read_once_pattern(*f, model_value(g, copies, *c), *c) == ReadOncePattern::AtComputedCoordinates;
-            (pointwise ? recomputing.push_back(c) : void(stays_stored = true));
+            if (c->updates.empty() &&
+                read_once_pattern(*f, model_value(g, copies, *c), *c) == ReadOncePattern::AtComputedCoordinates)
+                recomputing.push_back(c);
+            else
+                stays_stored = true;
         }
         if (recomputing.empty() || !stays_stored) continue;
         // Each consumer computes f's value at its calls' coordinates, the Funcs computed inline
