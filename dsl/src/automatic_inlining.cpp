@@ -41,14 +41,14 @@ bool clamped_pure_coordinate(const Expr &e, const FuncContents &f) {
     return v && std::find(f.pure_args.begin(), f.pure_args.end(), *v) != f.pure_args.end();
 }
 
-// Whether every Func and input `f`'s value reads, it reads at f's pure Vars plus or minus
-// constants, or at coordinates without Vars; an input also at such Vars clamped (a boundary
-// condition inlined into f: its accesses are those the boundary Func had).
-bool reads_only_shifted(const FuncContents &f) {
+} // namespace
+
+bool reads_at_shifted_points(const FuncContents &f, const Expr &value, bool data_coordinates) {
     bool ok = true;
-    ir::visit(f.pure.value, [&](const Expr &n) {
+    ir::visit(value, [&](const Expr &n) {
         if (n->op != Op::FuncCall && n->op != Op::InputCall) return ok;
         for (const Expr &a : n->args) {
+            if (data_coordinates && ir::reads_data(a)) continue;
             if (n->op == Op::InputCall) {
                 ok = ok && clamped_pure_coordinate(a, f);
                 continue;
@@ -61,6 +61,13 @@ bool reads_only_shifted(const FuncContents &f) {
     });
     return ok;
 }
+
+namespace {
+
+// Whether every Func and input `f`'s value reads, it reads at f's pure Vars plus or minus
+// constants, or at coordinates without Vars; an input also at such Vars clamped (a boundary
+// condition inlined into f: its accesses are those the boundary Func had).
+bool reads_only_shifted(const FuncContents &f) { return reads_at_shifted_points(f, f.pure.value, false); }
 
 // The distinct points of `f` that `value` (the value of consumer `c`, with what is inlined into
 // it substituted) reads, when each call of f has as arguments distinct pure Vars of c plus or minus

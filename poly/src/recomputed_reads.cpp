@@ -15,33 +15,6 @@ namespace {
 // points each; the loads from its stored planes they no longer make ran from memory.
 constexpr uint64_t kMaxRecomputedOperations = 24;
 
-bool has_vars(const Expr &e) { return !ir::free_vars(e).empty() || !ir::rdoms_in(e).empty(); }
-
-// Whether every call in `value` (f's value) reads at f's pure Vars plus or minus constants (an
-// input also at such Vars clamped), at coordinates without Vars, or at coordinates computed from
-// data: substituted into a consumer, its reads bring no floor division of the consumer's Vars
-// into the consumer's accesses.
-bool reads_at_shifts_or_data(const FuncContents &f, const Expr &value) {
-    bool ok = true;
-    ir::visit(value, [&](const Expr &n) {
-        if (!ok) return false;
-        if (n->op != Op::FuncCall && n->op != Op::InputCall) return true;
-        for (const Expr &a : n->args) {
-            if (!has_vars(a) || ir::reads_data(a)) continue;
-            // An input read at a shifted Var clamped between bounds without Vars (a boundary
-            // condition inlined into f) reads at that Var's points.
-            Expr inner = a;
-            if (n->op == Op::InputCall && a->op == Op::Min && !has_vars(a->args[1]) && a->args[0]->op == Op::Max &&
-                !has_vars(a->args[0]->args[1]))
-                inner = a->args[0]->args[0];
-            std::optional<ir::ShiftedVar> v = ir::as_shifted_var(inner);
-            ok = ok && v && std::find(f.pure_args.begin(), f.pure_args.end(), v->name) != f.pure_args.end();
-        }
-        return true;
-    });
-    return ok;
-}
-
 // The computed Funcs that read `f`, seeing through Funcs computed inline, and the inlined Funcs
 // passed through on the way.
 void consumers_through_inlined(const PipelineGraph &g, const FuncContents *f, std::set<FuncContents *> &computed,
@@ -90,7 +63,7 @@ std::vector<RecomputedFunc> recompute_computed_coordinate_reads(PipelineGraph &g
             !f->bounds.empty())
             continue;
         Expr value = inline_calls(copies.value_of(*f, 0), g.inlined);
-        if (ir::operation_count(value) > kMaxRecomputedOperations || !reads_at_shifts_or_data(*f, value)) continue;
+        if (ir::operation_count(value) > kMaxRecomputedOperations || !reads_at_shifted_points(*f, value, true)) continue;
         std::set<FuncContents *> consumers, inlined_between;
         consumers_through_inlined(g, f, consumers, inlined_between);
         std::vector<FuncContents *> recomputing;

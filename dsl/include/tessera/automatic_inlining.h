@@ -85,6 +85,13 @@ std::set<const FuncContents *> automatic_inlines(const PipelineGraph &g);
 // - AtComputedCoordinates: an expression that varies, possibly read from data (laplace_0(x, y,
 //   li), laplace_0(x, y, li + 1)): a few points along those coordinates, chosen per point of c;
 // - None: some call reads otherwise, or none reads f.
+// Whether every call in `value` (f's value, possibly with inlined Funcs substituted) reads at
+// f's pure Vars plus or minus constants, or at coordinates without Vars (an input also at such
+// Vars clamped between bounds without Vars: a boundary condition), and with `data_coordinates`
+// also at coordinates computed from data (a lookup's index). Substituted into a consumer, such
+// a value brings no floor division of the consumer's Vars into the consumer's accesses.
+bool reads_at_shifted_points(const FuncContents &f, const Expr &value, bool data_coordinates);
+
 enum class ReadOncePattern { None, OneToOne, AtConstants, AtComputedCoordinates };
 ReadOncePattern read_once_pattern(const FuncContents &f, const Expr &value, const FuncContents &c);
 
