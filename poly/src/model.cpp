@@ -298,10 +298,14 @@ private:
             Expr present = set_to_condition(b.domain(), m_.context, ids);
             return ir::make_select(present, pw_aff_to_select(b, m_.context, ids), neutral);
         };
+        // The exact attempts, which may run out of their quota, each bound a private copy of
+        // their set: isl 0.25 stopped by the quota partway can leave the basic sets it was
+        // working on broken, and the union shares them with the parts bounded next (a null basic
+        // map in isl_basic_map_compute_divs, a crash, for out(x, y) = repeat_edge(in)(2x - 1, y)).
         isl::pw_aff exact;
         Expr value;
         bool done = !over_quota[0] && within_quota(m_.ctx(), kExactBoundOperations, [&] {
-            exact = dim_bound(s);
+            exact = dim_bound(copied_to(m_.ctx(), s));
             // One affine piece on a plain domain (one conjunction without local variables, such
             // as "extent > 0") stays exact in isl. Several pieces, or a domain with divisions or
             // disjunctions (regions read through mirror/repeat boundary conditions get domains
@@ -322,7 +326,7 @@ private:
             Expr bound;
             // A single part is the union itself, whose exact bound just ran out of operations.
             bool try_exact = parts.size() > 1 && !over_quota[i + 1];
-            if (try_exact && within_quota(m_.ctx(), kExactBoundOperations, [&] { bound = guarded(dim_bound(part)); })) {
+            if (try_exact && within_quota(m_.ctx(), kExactBoundOperations, [&] { bound = guarded(dim_bound(copied_to(m_.ctx(), part))); })) {
                 combine(bound);
                 continue;
             }

@@ -1,6 +1,7 @@
 // Limits on isl computations (isl_util.h): operation quotas and CPU-time deadlines.
 #include "../test_util.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <isl/set.h>
@@ -58,4 +59,35 @@ TEST_CASE("the operation quota still ends an isl computation before its CPU time
     CHECK(seconds_since(start) < 30.0);
     CHECK(isl_ctx_last_error(ctx.get()) == isl_error_none);
     CHECK(isl::set(ctx, "{ [1] }").is_equal(isl::set(ctx, "{ [i] : i = 1 }")));
+}
+
+TEST_CASE("a region whose exact bound runs out of its quota is bounded part by part, without crashing isl",
+          "[poly][isl]") {
+    // The region of `in` read at repeat_edge's clamp(2x - 1): the exact bound of the union of its
+    // parts runs out of its quota, and isl stopped partway once left the basic sets it shares
+    // with the parts broken (a null basic map in isl_basic_map_compute_divs, a crash when the
+    // parts were bounded next). The attempts now bound private copies.
+    for (int shift : {-1, 1}) {
+        InputBuffer<float> in("in", 2);
+        Var x("x"), y("y");
+        Func clamped = BoundaryConditions::repeat_edge(in);
+        Func out("downsampled");
+        out(x, y) = clamped(2 * x + shift, y) * 2.f + 1.f;
+        Callable c = Pipeline(out).compile(Target::host());
+        for (int w : {1, 2, 7, 33}) {
+            Buffer<float> data(w, 3);
+            for (int yy = 0; yy < 3; ++yy)
+                for (int xx = 0; xx < w; ++xx) data(xx, yy) = float(xx * 3 + yy * 5 % 7);
+            in.set(data);
+            Buffer<float> got(w, 3), want(w, 3);
+            c.realize(got);
+            interpret(Pipeline(out), {want});
+            for (int yy = 0; yy < 3; ++yy)
+                for (int xx = 0; xx < w; ++xx) {
+                    INFO("shift " << shift << ", width " << w << ", at " << xx << ", " << yy);
+                    REQUIRE(got(xx, yy) == want(xx, yy));
+                    REQUIRE(got(xx, yy) == data(std::clamp(2 * xx + shift, 0, w - 1), yy) * 2.f + 1.f);
+                }
+        }
+    }
 }
