@@ -30,10 +30,23 @@ bool gathered(const Expr &e) {
     return found;
 }
 
+// Whether a coordinate is a clamp, min(max(e, lo), hi) or either alone, of an expression that is
+// not gathered within bounds that are not (a repeat_edge boundary): its loads are contiguous
+// vectors in the interior (vector_lowering.cpp, load_within_clamp), or uniform when e does not
+// move along the loop, and gathered at int32 lane offsets at the edges only.
+bool clamp_of_ungathered(const Expr &e) {
+    if (e->op != Op::Min && e->op != Op::Max) return !gathered(e);
+    return clamp_of_ungathered(e->args[0]) && !gathered(e->args[1]);
+}
+
 // The widest element (in bits) among the values of an expression and the elements it loads;
 // 64 when a load is gathered lane by lane, except a lookup: a gather at int32 coordinates
 // computed from data, which takes int32 lane offsets (vector_lowering.cpp, gather) and counts
-// its element alone. With 16 float lanes instead of 8, bilateral_grid ran 13.5 -> 12.95 ms and
+// its element alone; nor does a clamp of such a coordinate (a repeat_edge boundary), whose loads
+// gather only at the edges (with 16 float lanes instead of 8 on the AMD EPYC, A/B of 2 rounds of
+// 11 runs: local_laplacian 39.7 -> 38.5 ms, bilateral_grid 13.2 -> 12.9, pyramid_blend 20.3 ->
+// 19.8, interpolate 18.0 -> 17.3; camera_pipe, unsharp_mask and harris unchanged). With 16
+// float lanes instead of 8, bilateral_grid ran 13.5 -> 12.95 ms and
 // local_laplacian 38.6 -> 37.4 (A/B, 3 rounds of 15 runs, an AVX-512 AMD EPYC); conv2d's gathers,
 // whose coordinates load nothing, ran 4% slower so (0.634 -> 0.662 ms) and keep 8 lanes. (When
 // every gather's lane addresses were int64 vectors, the bilateral grid's lookups ran 30 ms with 16
@@ -53,7 +66,7 @@ int widest(const Expr &e, const std::function<bool(const ExprNode &)> &table, in
         for (const Expr &a : n->args)
             if (gathered(a)) {
                 if (table(*n)) ++tables;
-                else if (a.type().bits > 32 || !ir::reads_data(a)) w = std::max(w, 64);
+                else if (a.type().bits > 32 || (!ir::reads_data(a) && !clamp_of_ungathered(a))) w = std::max(w, 64);
                 w = std::max(w, widest(a, table, tables));
             }
         return false;
