@@ -43,6 +43,10 @@ public:
         }
         Func normalized("interpolate");
         normalized(x, y, c) = interpolated(x, y, c) / interpolated(x, y, 3);
+        // RGB out, as Halide's app bounds it: the normalizing stage's tiles then hold all 4
+        // channels of interpolated_0, which it reads at c and at the alpha channel 3, and the
+        // upsampling levels are computed in them.
+        normalized.bound(c, 0, 3);
         pipeline_ = Pipeline(normalized);
     }
 

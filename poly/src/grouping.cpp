@@ -200,6 +200,9 @@ private:
     // The extent assumed for outer dimensions (beyond y and x) when choosing their tile size:
     // the number of channels of a colour image. Output extents are not known when compiling.
     static constexpr int kOuterExtent = 4;
+    // The shortest tiles (rows) at which a merge over the cache at the probe's tiles is
+    // estimated again (merge_groups).
+    static constexpr int kMinMergeRows = 8;
 
     Estimate estimate(const GroupPlan &g, const Footprints &fp, const std::vector<std::vector<BoxScale>> &scales,
                       const std::vector<int> &probe, const std::vector<int> &tiles,
@@ -414,8 +417,21 @@ private:
                     failed.insert(key);
                     continue;
                 }
-                Estimate e = estimate(merged.plan, *fp, box_scales(*fp, probe), probe, probe,
-                                      o_.sliding_window ? sliding_window(m_, merged.plan.statements) : std::nullopt);
+                const std::optional<SlidingWindow> window = o_.sliding_window ? sliding_window(m_, merged.plan.statements) : std::nullopt;
+                const std::vector<std::vector<BoxScale>> scales = box_scales(*fp, probe);
+                Estimate e = estimate(merged.plan, *fp, scales, probe, probe, window);
+                // Over the cache at the probe's height, the merge still pays if shorter tiles (as
+                // short as kMinMergeRows, which choose_tiles may pick) fit it within the
+                // recomputation allowed: interpolate's 36 upsampling stages under its normalizing
+                // stage, whose tiles hold all 4 channels.
+                std::vector<int> shorter = probe;
+                while (o_.fusion == Fusion::Smart && e.working_set > o_.cache_bytes && shorter.size() >= 2 &&
+                       shorter[shorter.size() - 2] / 2 >= kMinMergeRows) {
+                    shorter[shorter.size() - 2] /= 2;
+                    Estimate s = estimate(merged.plan, *fp, scales, probe, shorter, window);
+                    if (s.recompute > o_.max_recompute) break;
+                    e = s;
+                }
                 if (o_.fusion == Fusion::Smart && (e.recompute > o_.max_recompute || e.working_set > o_.cache_bytes)) {
                     g.plan.not_merged =
                         e.recompute > o_.max_recompute
@@ -443,6 +459,15 @@ private:
     double spill_penalty(int64_t working_set) const {
         double over = (double(working_set) / double(o_.cache_bytes) - 0.5) / 1.5;
         return 1 + 0.25 * std::clamp(over, 0.0, 1.0);
+    }
+
+    // Whether coordinate j of a root offset is the same in every tile (its tiles hold the whole
+    // dimension).
+    static bool stays_put(const isl::multi_aff &offset, int j) {
+        isl_aff *a = isl_multi_aff_get_at(offset.get(), j);
+        bool cst = isl_aff_is_cst(a) == isl_bool_true;
+        isl_aff_free(a);
+        return cst;
     }
 
     // Picks the tile sizes of an overlapped group (after the Jangda–Bondhugula model, which sizes
@@ -509,8 +534,11 @@ private:
                 widths = n == 1 ? std::vector<int>{1024, 512, 256} : std::vector<int>{256, 128, 64, 32};
                 heights = n == 1 ? std::vector<int>{1} : std::vector<int>{64, 48, 40, 32, 24, 16, 8, 4, 2, 1};
             }
-            // Outer dimensions (a channel) in tiles of 1 or all kOuterExtent at once.
+            // Outer dimensions (a channel) in tiles of 1 or all kOuterExtent at once; all at
+            // once where the probe's tiles hold the whole dimension (a channel bounded to 3): the
+            // footprints may rest on it (fixed_where_single_tile, overlapped_tiling.cpp).
             std::vector<int> outer = n >= 3 && !o_.gpu ? std::vector<int>{1, kOuterExtent} : std::vector<int>{1};
+            if (n >= 3 && !o_.gpu && stays_put(*fp->offsets.back(), int(n) - 3)) outer = {kOuterExtent};
             for (int z : outer)
                 for (int x : widths)
                     for (int y : heights) {

@@ -480,6 +480,31 @@ bool footprint_of_stage(const Model &m, const std::vector<int> &stages, int si, 
     return true;
 }
 
+// The root's offset `offset` (t -> tile_sizes · t) with each tile coordinate that takes a single
+// value over `root_tiles`, whatever the parameters, replaced by that value: a channel bounded to
+// [0, 3) under tiles of 4 channels is at offset 0 in every tile. The boxes derived from it then
+// stay put along that dimension, and reads at a constant coordinate (interpolate's alpha channel,
+// read at c and at 3) combine with those at the tile's own in one box of fixed size.
+isl::multi_aff fixed_where_single_tile(const isl::multi_aff &offset, const isl::set &root_tiles) {
+    isl_set *tiles = isl_set_copy(root_tiles.get());
+    tiles = isl_set_project_out(tiles, isl_dim_param, 0, unsigned(isl_set_dim(tiles, isl_dim_param)));
+    isl_multi_aff *r = isl_multi_aff_copy(offset.get());
+    for (int j = 0; j < int(isl_set_dim(tiles, isl_dim_set)) && j < int(isl_multi_aff_dim(r, isl_dim_out)); ++j) {
+        isl_val *lo = isl_set_dim_min_val(isl_set_copy(tiles), j), *hi = isl_set_dim_max_val(isl_set_copy(tiles), j);
+        if (isl_val_is_int(lo) == isl_bool_true && isl_val_eq(lo, hi) == isl_bool_true) {
+            isl_aff *at = isl_multi_aff_get_at(r, j);
+            isl_aff *fixed = isl_aff_val_on_domain(isl_local_space_from_space(isl_aff_get_domain_space(at)),
+                                                   isl_val_mul(isl_val_copy(lo), isl_aff_get_coefficient_val(at, isl_dim_in, j)));
+            isl_aff_free(at);
+            r = isl_multi_aff_set_at(r, j, fixed);
+        }
+        isl_val_free(lo);
+        isl_val_free(hi);
+    }
+    isl_set_free(tiles);
+    return isl::manage(r);
+}
+
 // Each stage's box under its own operation quota: a group's footprints take isl work in
 // proportion to its stages (a 42-stage pyramid ran out of one quota for all of them).
 std::optional<Footprints> footprints_by_stage(const Model &m, const std::vector<int> &stages,
@@ -514,6 +539,7 @@ std::optional<Footprints> footprints_by_stage(const Model &m, const std::vector<
         r.tile_sizes.assign(tile_sizes.begin(), tile_sizes.end());
         if (!r.boxes.back()) r.boxes.back() = r.spread.back()->intersect_range(root_statement.domain);
         root_tiles = r.boxes.back()->domain();
+        if (!known || !known->offsets.back()) r.offsets.back() = fixed_where_single_tile(*r.offsets.back(), root_tiles);
     };
     const std::string over_quota = "isl exceeded its operation quota finding the part of each stage one tile needs";
     if (!within_quota(m.ctx(), quota, root) || root_tiles.is_null()) {

@@ -2,6 +2,8 @@
 // tiled affine bands, marks, and the quota fallbacks.
 #include "poly_test_util.h"
 
+#include <set>
+
 #include <isl/flow.h>
 
 #include <tessera/poly/affine_schedule.h>
@@ -667,4 +669,82 @@ TEST_CASE("tiles of a colour image hold all its channels when producers without 
     poly::Program blur = schedule("blur_x_blur_y");
     REQUIRE(blur.groups.size() == 1);
     CHECK(blur.groups[0].tile_sizes[0] == 1);
+}
+
+namespace {
+
+// alpha_normalized(x, y, c) = (smoothed(x, y - 1, c) + smoothed(x, y + 1, c)) / (smoothed(x, y, 3)
+// + 1): colour channels divided by an alpha channel, as interpolate's last stage does.
+struct AlphaNormalized {
+    InputBuffer<float> in{"in", 3};
+    Func smoothed{"smoothed"}, out{"alpha_normalized"};
+    AlphaNormalized() {
+        Var x("x"), y("y"), c("c");
+        smoothed(x, y, c) = in(x - 1, y, c) * 0.25f + in(x, y, c) * 0.5f + in(x + 1, y, c) * 0.25f + 1.f;
+        out(x, y, c) = (smoothed(x, y - 1, c) + smoothed(x, y + 1, c)) / (smoothed(x, y, 3) + 1.f);
+    }
+};
+
+} // namespace
+
+TEST_CASE("a stage that reads a constant channel fuses with its producer once its channels are bounded: its tiles hold them all",
+          "[poly][structure]") {
+    // Read at its own channel c and at channel 3, `smoothed` has no box of fixed size in tiles of
+    // one channel (c and 3 are apart by 3 - c). With the output bounded to channels [0, 3), tiles
+    // of 4 channels hold every channel in one tile: the box of `smoothed` is channels 0 to 3 in
+    // each (overlapped_tiling.cpp, fixed_where_single_tile), and the group keeps those tiles.
+    poly::ScheduleOptions o;
+    o.verify = true;
+    {
+        AlphaNormalized unbounded;
+        poly::Program p = poly::schedule_pipeline(Pipeline(unbounded.out), o);
+        CHECK(p.groups.size() == 2);
+        CHECK(storage_of(p, "smoothed").kind == poly::Storage::Kind::Buffer);
+    }
+    AlphaNormalized a;
+    a.out.bound(Var("c"), 0, 3);
+    poly::Program p = poly::schedule_pipeline(Pipeline(a.out), o);
+    REQUIRE(p.groups.size() == 1);
+    INFO(p.groups[0].note);
+    REQUIRE(p.groups[0].tile_sizes.size() == 3);
+    CHECK(p.groups[0].tile_sizes[0] == 4);
+    const poly::Storage &s = storage_of(p, "smoothed");
+    CHECK(s.kind == poly::Storage::Kind::Scratch);
+    REQUIRE(s.footprint.size() == 3);
+    CHECK(s.footprint[2] == 4);
+    // The values, against the interpreter, at sizes from one pixel to several tiles.
+    Callable c = Pipeline(a.out).compile(Target::host());
+    for (auto [w, h] : {std::pair{1, 1}, {5, 3}, {37, 19}, {130, 9}}) {
+        Buffer<float> data(w + 2, h + 2, 4);
+        data.set_min({-1, -1, 0});
+        std::mt19937 rng(uint32_t(w * 31 + h));
+        apps::fill_random(data, rng, 0, 1);
+        a.in.set(data);
+        Buffer<float> got(w, h, 3), want(w, h, 3);
+        c.realize(got);
+        interpret(Pipeline(a.out), {want});
+        apps::Comparison cmp = apps::compare(got, want, 0);
+        INFO(w << "x" << h << ": " << cmp.first_mismatch);
+        CHECK(cmp.ok);
+    }
+}
+
+TEST_CASE("interpolate's upsampling levels and its normalizing stage fuse into one group whose tiles hold all 4 channels",
+          "[poly][structure]") {
+    // The normalizing stage reads interpolated_0 at c and at the alpha channel 3; its output is
+    // bounded to 3 channels, so its tiles hold all 4 (the test above). The upsampling levels
+    // below (36 stages) take more than the cache at the probe's 32 rows of 4 channels, but fit it
+    // at shorter tiles: merged (merge_groups), interpolated_0 never goes through memory.
+    poly::Program p = schedule("interpolate");
+    const poly::Group &last = p.groups.back();
+    INFO(last.note);
+    std::set<std::string> names;
+    for (const FuncContents *f : last.funcs) names.insert(f->name);
+    CHECK(names.count("interpolate"));
+    CHECK(names.count("interpolated_0"));
+    CHECK(names.count("upsampled_0"));
+    CHECK(names.count("interpolated_1"));
+    REQUIRE(last.tile_sizes.size() == 3);
+    CHECK(last.tile_sizes[0] == 4);
+    CHECK(storage_of(p, "interpolated_0").kind == poly::Storage::Kind::Scratch);
 }
