@@ -361,7 +361,10 @@ private:
                 for (const isl::set &d : distinct) seen = seen || isl_set_plain_is_equal(d.get(), c.get()) == isl_bool_true;
                 if (!seen) distinct.push_back(c);
             }
-            for (isl::set &d : distinct) within_quota(m_.ctx(), kExactBoundOperations, [&] { d = d.coalesce(); });
+            // (Each coalesced as a private copy, kept only when it finishes: isl stopped by its
+            // quota partway may leave the pieces it worked on broken, and the parts share them.)
+            for (isl::set &d : distinct)
+                within_quota(m_.ctx(), kExactBoundOperations, [&] { d = copied_to(m_.ctx(), d).coalesce(); });
             isl::set all = isl::set::empty(m_.set_space(tuple, 1));
             // isl 0.25's coalesce can crash (a null dereference in isl_set_wrap_facet) on a union
             // of parts that are themselves unions with divisions, which mirror boundary
@@ -372,7 +375,7 @@ private:
                 divided_unions = divided_unions ||
                                  (isl_set_n_basic_set(d.get()) > 1 && isl_set_involves_locals(d.get()) == isl_bool_true);
             }
-            if (!divided_unions) within_quota(m_.ctx(), kExactBoundOperations, [&] { all = all.coalesce(); });
+            if (!divided_unions) within_quota(m_.ctx(), kExactBoundOperations, [&] { all = copied_to(m_.ctx(), all).coalesce(); });
             if (all.is_empty()) return isl::set::empty(m_.set_space(tuple, n));
             int dim = int(n) - 1 - int(j);
             std::vector<bool> over_quota;
