@@ -675,9 +675,15 @@ AffineGroupSchedule affine_group_schedule(const Model &m, const std::vector<int>
     isl::union_map order = deps;
     if (extra_order) order = order.unite(extra_order->intersect_domain(dom).intersect_range(dom));
     try {
+        // On private copies: isl stopped by the quota partway may leave the pieces it worked on
+        // broken, and the model's domains, context and dependences (which these share pieces
+        // with) serve the original order below and everything after it.
+        isl::union_set own_dom = copied_to(m.ctx(), dom);
+        isl::union_map own_order = copied_to(m.ctx(), order), own_deps = copied_to(m.ctx(), deps);
+        isl::set own_context = copied_to(m.ctx(), m.context);
         OperationQuota quota(m.ctx(), o.max_operations);
-        isl::schedule_constraints sc = isl::schedule_constraints::on_domain(dom);
-        sc = sc.set_context(m.context).set_validity(order).set_coincidence(order).set_proximity(deps);
+        isl::schedule_constraints sc = isl::schedule_constraints::on_domain(own_dom);
+        sc = sc.set_context(own_context).set_validity(own_order).set_coincidence(own_order).set_proximity(own_deps);
         computed = sc.compute_schedule();
     } catch (const isl::exception_quota &) {
         r.note = "isl's scheduler exceeded its operation quota (max_operations); kept the original order";

@@ -299,7 +299,9 @@ isl_ast_node *generate_ast(isl_ctx *ctx, const isl::schedule &schedule, const is
     isl_ast_node *root = nullptr;
     std::string why = "no message";
     for (auto [atomic, max_operations] : attempts) {
-        isl_ast_build *build = isl_ast_build_from_context(context.copy());
+        // (The context as a private copy: an attempt stopped by its quota partway may leave the
+        // pieces it worked on broken, and the model's context serves everything after.)
+        isl_ast_build *build = isl_ast_build_from_context(copied_to(isl::ctx(ctx), context).release());
         isl_schedule *s = isl_schedule_copy(marked);
         if (atomic) s = isl_schedule_map_schedule_node_bottom_up(s, atomic_band, nullptr);
         auto generate = [&] { root = isl_ast_build_node_from_schedule(build, s); };

@@ -132,9 +132,11 @@ RingInitialization analyse(const Model &m, const StorageFold &fold) {
     for (const Statement &s : m.statements)
         for (const Access &acc : s.reads)
             if (acc.array == fold.array) read_u = read_u.unite(isl::union_set(acc.relation.intersect_domain(s.domain).range()));
+    // (The model's sets as private copies: isl stopped by the quota partway may leave the pieces
+    // it worked on broken, and the model serves the rest of the compile.)
     isl::set kept = r.left_out.extract_set(pure->domain.space())
-                        .intersect_params(covers)
-                        .subtract(m.overwritten().extract_set(pure->domain.space()))
+                        .intersect_params(copied_to(m.ctx(), covers))
+                        .subtract(copied_to(m.ctx(), m.overwritten().extract_set(pure->domain.space())))
                         .apply(write)
                         .intersect(read_u.extract_set(written.space()));
     if (kept.is_empty()) return r;
