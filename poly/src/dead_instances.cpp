@@ -134,11 +134,23 @@ DeadInstances analyse(const isl::union_map &order, const std::vector<FuncAccesse
     return {dead.coalesce(), overwritten.coalesce(), {}};
 }
 
+// `f` rebuilt in the isl context `to` (copied_to): a helper thread's own copy, or a private one
+// in the model's context, which an analysis stopped by its quota partway cannot leave broken
+// (isl may leave the pieces it worked on so, and the model's domains serve the rest of the
+// compile).
+FuncAccesses copied_to(isl::ctx to, const FuncAccesses &f) {
+    FuncAccesses copy{poly::copied_to(to, f.reads), poly::copied_to(to, f.writes), poly::copied_to(to, f.must),
+                      poly::copied_to(to, f.statements), {}, f.array};
+    for (const isl::set &w : f.writers) copy.writers.push_back(poly::copied_to(to, w));
+    return copy;
+}
+
 } // namespace
 
 DeadInstances dead_instances(const Model &m) {
     std::vector<FuncAccesses> funcs = candidate_accesses(m);
     if (funcs.empty()) return {isl::union_set::empty(m.ctx()), isl::union_set::empty(m.ctx()), {}};
+    for (FuncAccesses &f : funcs) f = copied_to(m.ctx(), f);
     // (The original schedule as a map only where a Func needs it: local_laplacian's, of 99
     // statements and no candidate, took isl 100 ms.)
     return analyse(isl::manage(isl_schedule_get_map(m.original.get())), funcs);
@@ -168,10 +180,7 @@ std::function<DeadInstances()> start_dead_instances(const Model &m) {
     auto h = std::make_shared<Handoff>();
     isl::ctx own = h->own.ctx();
     for (const FuncAccesses &f : funcs) {
-        FuncAccesses copy{copied_to(own, f.reads), copied_to(own, f.writes), copied_to(own, f.must),
-                          copied_to(own, f.statements), {}, f.array};
-        for (const isl::set &w : f.writers) copy.writers.push_back(copied_to(own, w));
-        h->funcs.push_back(copy);
+        h->funcs.push_back(copied_to(own, f));
         const isl::set &region = m.arrays[size_t(f.array)].region;
         if (m.region_covers.count(f.array) || region.is_empty()) continue;
         Covers c{f.array, copied_to(own, region), {}};

@@ -280,8 +280,10 @@ isl::set region_covers_accesses(const Model &m, int array) {
     if (auto known = m.region_covers.find(array); known != m.region_covers.end()) return known->second;
     const Array &a = m.arrays[size_t(array)];
     isl::space params = m.set_space("", 0).params();
+    // (On a private copy of the region: isl stopped by the quota partway may leave the pieces it
+    // worked on broken, and the model's region serves the rest of the compile.)
     isl::set covers = a.region.is_empty() ? isl::set::universe(params)
-                                          : isl::manage(isl_set_align_params(covering_parameters(a.region, touched_elements(m, array)).release(),
+                                          : isl::manage(isl_set_align_params(covering_parameters(copied_to(m.ctx(), a.region), touched_elements(m, array)).release(),
                                                                             params.release()));
     m.region_covers.emplace(array, covers);
     return covers;
