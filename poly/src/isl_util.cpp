@@ -1,5 +1,6 @@
 #include "tessera/poly/isl_util.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <climits>
@@ -28,9 +29,16 @@ IslContext::IslContext() : ctx_(isl_ctx_alloc()) {
 
 IslContext::~IslContext() { isl_ctx_free(ctx_); }
 
+namespace {
+std::atomic<double> quota_scale{1.0};
+} // namespace
+
+void OperationQuota::scale_for_testing(double factor) { quota_scale = factor > 0 ? factor : 1.0; }
+
 OperationQuota::OperationQuota(isl::ctx ctx, long max_operations) : ctx_(ctx.get()) {
     previous_ = isl_ctx_get_max_operations(ctx_);
     isl_ctx_reset_operations(ctx_);
+    if (max_operations > 0) max_operations = std::max(1L, long(double(max_operations) * quota_scale.load()));
     isl_ctx_set_max_operations(ctx_, max_operations > 0 ? (unsigned long)max_operations : 0);
 }
 

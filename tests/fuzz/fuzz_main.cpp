@@ -52,7 +52,7 @@ void usage() {
         << "usage: tessera-fuzz [--count N] [--seed S] [--progress] [--verbose] [--trace] [--isolate]\n"
            "                    [--timeout SECONDS] [--shrink] [--shrink-attempts N] [--max-funcs N]\n"
            "                    [--max-points N] [--max-dims 1-3] [--slow-ms MS] [--gpu] [--device]\n"
-           "                    [--directives]\n"
+           "                    [--directives] [--quota-scale F]\n"
            "Runs the random pipelines of seeds S .. S+N-1 compiled and interpreted, and compares them.\n"
            "  --progress  a summary line every 100 pipelines\n"
            "  --verbose   print each seed and its pipeline before running it\n"
@@ -70,6 +70,9 @@ void usage() {
            "              last bit may differ from the host's)\n"
            "  --directives  give every stage random scheduling directives (split, reorder, parallel, ...);\n"
            "              a compile that rejects one as illegal counts as a rejection\n"
+           "  --quota-scale F  every isl operation quota times F (say 0.01): analyses take their fallbacks,\n"
+           "              isl stopped partway; a compile giving up on a region within its operation budget\n"
+           "              counts as a rejection\n"
            "  --max-funcs, --max-points, --max-dims, --slow-ms: FuzzSettings (pipeline_fuzzer.h)\n";
 }
 
@@ -101,6 +104,7 @@ bool parse(int argc, char **argv, Options &o) {
         else if (a == "--gpu") o.settings.gpu = true;
         else if (a == "--device") o.settings.gpu = o.device = true;
         else if (a == "--directives") o.settings.directives = true;
+        else if (a == "--quota-scale") ok = number(o.settings.quota_scale) && o.settings.quota_scale > 0;
         else ok = false;
         if (!ok) return false;
     }

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <typeinfo>
 
+#include <tessera/poly/isl_util.h>
+
 #include "fuzz_internal.h"
 
 namespace tessera::fuzz {
@@ -152,6 +154,11 @@ std::string failure_signature(const FuzzResult &r) {
 FuzzResult run(uint64_t seed, Choices &choices, const FuzzSettings &settings) {
     FuzzResult r;
     r.seed = seed;
+    // (Back to the quotas as given afterwards: other tests run in this process.)
+    struct ScaledQuotas {
+        explicit ScaledQuotas(double factor) { poly::OperationQuota::scale_for_testing(factor); }
+        ~ScaledQuotas() { poly::OperationQuota::scale_for_testing(1.0); }
+    } scaled(settings.quota_scale);
     GeneratedPipeline g;
     Thrown built = attempt([&] { g = detail::generate_pipeline(choices, settings, r.reproduction); });
     if (built.kind != Thrown::Nothing) {
@@ -202,6 +209,12 @@ FuzzResult run(uint64_t seed, Choices &choices, const FuzzSettings &settings) {
          compiled.message.find("Cannot check the schedule the directives describe") != std::string::npos ||
          compiled.message.find(".compute_at(") != std::string::npos || compiled.message.find(".store_at(") != std::string::npos ||
          compiled.message.find(".compute_inline()") != std::string::npos)) {
+        r.user_error = true;
+        r.detail = compiled.message;
+        return r;
+    }
+    if (settings.quota_scale < 1 && compiled.kind == Thrown::User && interpreted.kind == Thrown::Nothing &&
+        compiled.message.find("within its operation budget") != std::string::npos) {
         r.user_error = true;
         r.detail = compiled.message;
         return r;

@@ -45,6 +45,10 @@ struct FuzzSettings {
     // Give each stage random scheduling directives (stage.h): the pipeline is then scheduled from
     // them, and a compile that rejects one as illegal counts as a rejection, not a failure.
     bool directives = false;
+    // Every isl operation quota times this (OperationQuota::scale_for_testing; 1: as given):
+    // below 1, analyses take their fallbacks, isl stopped partway. A compile that then gives up
+    // on a region "within its operation budget" counts as a rejection, not a failure.
+    double quota_scale = 1.0;
 };
 
 struct FuzzResult {

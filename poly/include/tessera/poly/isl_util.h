@@ -30,6 +30,12 @@ private:
 // isl::exception_quota, which callers turn into a documented fallback.
 class OperationQuota {
 public:
+    // Multiplies every quota given from now on, in every thread, by `factor` (1: as given). For
+    // stress tests (tessera-fuzz --quota-scale): tiny quotas send every analysis down its
+    // fallback, where isl is stopped partway, which must neither crash nor change a result.
+    static void scale_for_testing(double factor);
+
+public:
     OperationQuota(isl::ctx ctx, long max_operations);
     ~OperationQuota();
 
