@@ -47,6 +47,21 @@ std::string check_against_interpreter(Func out, InputBuffer<T> &in, int in_extra
     return c.compiler_ir("llvm_unoptimized");
 }
 
+// A polynomial of `v` of 16 operations or more: enough that an output's streamed stores do not
+// cap a vector loop's lanes (vector_lanes.cpp).
+Expr enough_operations(Expr v) {
+    Expr p = v;
+    for (int k = 1; k <= 8; ++k) p = p * v + float(k);
+    return p;
+}
+
+// That the unoptimized IR `ir` has vectors of as many float lanes as the host's vector register.
+void check_whole_register_of_floats(const std::string &ir) {
+    int lanes = codegen::host_target_info().vector_bits / 32;
+    INFO("host vector bits " << codegen::host_target_info().vector_bits);
+    CHECK(contains(ir, "<" + std::to_string(lanes) + " x float>"));
+}
+
 } // namespace
 
 TEST_CASE("loads of one row at x, x + 1 and x + 2 are carried from step to step, with the interpreter's results",
@@ -241,9 +256,7 @@ TEST_CASE("a float stage that writes a scratchpad gets a whole vector register o
     bx(x, y) = in(x, y) + in(x + 1, y) * 2.f + in(x + 2, y) * 3.f - 1.f;
     by(x, y) = bx(x, y) - bx(x + 1, y);
     std::string ir = check_against_interpreter(by, in, 3);
-    int lanes = codegen::host_target_info().vector_bits / 32;
-    INFO("host vector bits " << codegen::host_target_info().vector_bits);
-    CHECK(contains(ir, "<" + std::to_string(lanes) + " x float>"));
+    check_whole_register_of_floats(ir);
 }
 
 TEST_CASE("a lookup at an index computed from data gets a whole vector register of float lanes", "[codegen][rotated]") {
@@ -254,14 +267,10 @@ TEST_CASE("a lookup at an index computed from data gets a whole vector register 
     Var x("x"), y("y");
     Func out("looked_up");
     Expr v = in(x, y), index = clamp(cast<int>(v * 3.f), 0, 9) + 10;
-    // Enough operations (16 or more) that the output's streamed stores do not cap the lanes.
-    Expr p = v;
-    for (int k = 1; k <= 8; ++k) p = p * v + float(k);
+    Expr p = enough_operations(v);
     out(x, y) = in(index, y) * p;
     std::string ir = check_against_interpreter(out, in, 20);
-    int lanes = codegen::host_target_info().vector_bits / 32;
-    INFO("host vector bits " << codegen::host_target_info().vector_bits);
-    CHECK(contains(ir, "<" + std::to_string(lanes) + " x float>"));
+    check_whole_register_of_floats(ir);
 }
 
 TEST_CASE("a read through a repeat_edge boundary gets a whole vector register of float lanes", "[codegen][rotated]") {
@@ -275,12 +284,8 @@ TEST_CASE("a read through a repeat_edge boundary gets a whole vector register of
     Func clamped = BoundaryConditions::repeat_edge(in);
     Func out("downsampled");
     Expr v = clamped(2 * x - 1, y - 1) + clamped(2 * x, y) * 2.f + clamped(2 * x + 1, y + 1);
-    // Enough operations (16 or more) that the output's streamed stores do not cap the lanes.
-    Expr p = v;
-    for (int k = 1; k <= 8; ++k) p = p * v + float(k);
+    Expr p = enough_operations(v);
     out(x, y) = p;
     std::string ir = check_against_interpreter(out, in, 2);
-    int lanes = codegen::host_target_info().vector_bits / 32;
-    INFO("host vector bits " << codegen::host_target_info().vector_bits);
-    CHECK(contains(ir, "<" + std::to_string(lanes) + " x float>"));
+    check_whole_register_of_floats(ir);
 }
