@@ -143,23 +143,39 @@ bool within_size(const FuncContents &c, const std::set<const FuncContents *> &in
     return ir::expanded_size(inline_calls(c.pure.value, inlined), kMaxInlinedNodes + 1) <= kMaxInlinedNodes;
 }
 
-// Whether `f` is one read of an input at its own points, clamped or not: what
-// BoundaryConditions::repeat_edge of an input defines. Inlined, each of its consumers' points reads
-// the input at one point where it read f at one: the same number of loads, without f's own pass
-// over its whole region (a copy of the input, margins included).
+// Whether `f` is one read of an input or of another Func at its own points (plus or minus
+// constants, or at constants), nothing computed: what BoundaryConditions::repeat_edge of an input
+// defines (its coordinates clamped), or an alias such as camera_pipe's g_gr(x, y) =
+// deinterleaved(x, y, 0), one channel of a Func under a name of its own. Inlined, each of its
+// consumers' points reads what f read at one point where it read f at one: the same number of
+// loads, without f's own pass over its whole region (a copy, margins included).
 // (may_be_inlined checks the coordinates: reads_only_shifted.)
-bool is_input_read(const FuncContents &f, const PipelineGraph &g) {
-    return f.pure.value->op == Op::InputCall && may_be_inlined(f, g);
+// An alias must read its Func with its own Vars in their places (x in the first coordinate, y
+// in the second, ...), constants elsewhere: a transposing one, inlined, would turn each of its
+// consumers' contiguous reads into strided ones.
+bool is_single_read(const FuncContents &f, const PipelineGraph &g) {
+    const Expr &v = f.pure.value;
+    if (v->op == Op::FuncCall) {
+        if (v->func_ptr == &f) return false;
+        for (size_t j = 0; j < v->args.size(); ++j) {
+            if (!has_vars(v->args[j])) continue;
+            std::optional<std::string> var = shifted_var(v->args[j]);
+            if (!var || j >= f.pure_args.size() || *var != f.pure_args[j]) return false;
+        }
+    } else if (v->op != Op::InputCall) {
+        return false;
+    }
+    return may_be_inlined(f, g);
 }
 
-// Inlines every Func that is one read of an input (is_input_read), into all its consumers, however
-// many and however they read it, where each consumer's value stays within size. Returns whether
-// any was added.
-bool inline_input_reads(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
+// Inlines every Func that is one read of an input or another Func (is_single_read), into all its
+// consumers, however many and however they read it, where each consumer's value stays within
+// size. Returns whether any was added.
+bool inline_single_reads(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
     bool added = false;
     for (const auto &fp : g.funcs) {
         const FuncContents &f = *fp;
-        if (inlined.count(&f) || !is_input_read(f, g)) continue;
+        if (inlined.count(&f) || !is_single_read(f, g)) continue;
         std::set<const FuncContents *> consumers = effective_consumers(f, g, inlined);
         if (consumers.empty() || consumers.count(&f)) continue;
         // Not into updates: their reads at reduction coordinates, clamped in every dimension,
@@ -445,7 +461,7 @@ std::set<const FuncContents *> automatic_inlines(const PipelineGraph &g) {
         if (has_schedule_directives(*f)) return inlined;
     // Each inline can make another Func's consumer unique: a few rounds reach the fixed point.
     for (int round = 0; round < 8; ++round) {
-        bool added = inline_input_reads(g, inlined);
+        bool added = inline_single_reads(g, inlined);
         added = inline_one_to_one(g, inlined) || added;
         added = inline_cheap_pointwise(g, inlined) || added;
         added = inline_cheap_input_functions(g, inlined) || added;

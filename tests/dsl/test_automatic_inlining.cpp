@@ -218,6 +218,62 @@ TEST_CASE("a boundary condition of an input is computed inline into every pure c
     }
 }
 
+TEST_CASE("an alias of another Func's channel or shift is computed inline into every consumer, unless it transposes",
+          "[inlining]") {
+    // first(x, y) = planes(x, y, 0) and second(x, y) = planes(x + 1, y, 1) compute nothing (as
+    // camera_pipe's g_gr(x, y) = deinterleaved(x, y, 0)): inlined into both their consumers, each
+    // reads planes where it read the alias, and the aliases' passes (a copy each) go.
+    // transposed(x, y) = planes(y, x, 0) is kept: inlined, each of its consumers' contiguous
+    // reads would be strided. left and right (7 operations, read at two points each) are kept,
+    // so that the aliases have two consumers and only this rule can inline them. Read by an
+    // update too, an alias is kept.
+    Var x("x"), y("y"), c("c");
+    InputBuffer<int> in("in", 2);
+    Func planes("planes"), first("first"), second("second"), transposed("transposed"), left("left"), right("right"),
+        out("out");
+    planes(x, y, c) = in(x, y) * (c + 2) + in(x + 1, y) * 3 - c;
+    first(x, y) = planes(x, y, 0);
+    second(x, y) = planes(x + 1, y, 1);
+    transposed(x, y) = planes(y, x, 0);
+    left(x, y) = first(x, y) * 2 + first(x + 1, y) * 3 + second(x, y) * 5 + transposed(x, y) * 7;
+    right(x, y) = first(x, y + 1) * 11 - second(x - 1, y) * 3 + transposed(x + 1, y) * 13 - 1;
+    out(x, y) = left(x, y) + left(x + 1, y) * 2 + right(x, y) - right(x, y + 1) * 3;
+    Pipeline p(out);
+    CHECK(inlined_names(p) == std::set<std::string>{"first", "second"});
+    Func with_update("with_update");
+    RDom r(0, 2, "r");
+    with_update(x, y) = out(x, y);
+    with_update(x, y) += first(x + r, y);
+    CHECK(inlined_names(Pipeline(with_update)).count("first") == 0);
+
+    std::mt19937 rng(31);
+    std::uniform_int_distribution<int> value(-100, 100);
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {2, 7}, {17, 4}, {33, 31}}) {
+        int n = std::max(w, h) + 5;
+        Buffer<int> data(std::vector<int>{n, n});
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i) data(i, j) = value(rng);
+        in.set(data);
+        auto pl = [&](int i, int j, int k) { return data(i, j) * (k + 2) + data(i + 1, j) * 3 - k; };
+        auto l = [&](int i, int j) {
+            return pl(i, j, 0) * 2 + pl(i + 1, j, 0) * 3 + pl(i + 1, j, 1) * 5 + pl(j, i, 0) * 7;
+        };
+        auto rt = [&](int i, int j) { return pl(i, j + 1, 0) * 11 - pl(i, j, 1) * 3 + pl(j, i + 1, 0) * 13 - 1; };
+        for (const char *way : {"cpu", "gpu emulator", "interpreter"}) {
+            Buffer<int> got(std::vector<int>{w, h});
+            if (std::string(way) == "cpu") p.compile(Target::host(), {}).realize(got);
+            else if (std::string(way) == "gpu emulator") p.compile(Target::cuda(80).emulated(), {}).realize(got);
+            else interpret(p, std::vector<Buffer<void>>{Buffer<void>(got)});
+            int wrong = 0;
+            for (int j = 0; j < h; ++j)
+                for (int i = 0; i < w; ++i)
+                    wrong += got(i, j) != l(i, j) + l(i + 1, j) * 2 + rt(i, j) - rt(i, j + 1) * 3;
+            INFO(way << " at " << w << " x " << h);
+            CHECK(wrong == 0);
+        }
+    }
+}
+
 TEST_CASE("a cheap Func of inputs alone is inlined into all its consumers where each then reads less", "[inlining]") {
     // premultiplied (interpolate's first stage: 2 operations, reads of the input alone) is read
     // at 2x - 1, 2x and 2x + 1 by down and at two points by composite: stored, each of its
