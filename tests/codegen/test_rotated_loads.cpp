@@ -289,3 +289,22 @@ TEST_CASE("a read through a repeat_edge boundary gets a whole vector register of
     std::string ir = check_against_interpreter(out, in, 2);
     check_whole_register_of_floats(ir);
 }
+
+TEST_CASE("an int16 stage that compares in int32 gets a whole vector register of int16 lanes", "[codegen][rotated]") {
+    // camera_pipe's demosaic: int16 loads and stores, absolute differences compared in int32.
+    // The lanes are a register of the int16 elements, each int32 value two registers
+    // (vector_lanes.cpp); a register of the int32 values would halve them. `out` computes in
+    // double (each value at most two registers: half a register of int16 lanes), so that any
+    // int16 vector of a whole register is green's.
+    InputBuffer<int16_t> in("in", 2);
+    Var x("x"), y("y");
+    Func green("green"), out("out");
+    Expr a = cast<int32_t>(in(x, y)), b = cast<int32_t>(in(x + 1, y)), c = cast<int32_t>(in(x + 2, y));
+    green(x, y) = select(abs(a - b) < abs(c - b), cast<int16_t>((a + b + 1) / 2), cast<int16_t>((c + b + 1) / 2));
+    out(x, y) = cast<int16_t>(cast<double>(green(x, y)) * 0.5 - cast<double>(green(x + 1, y)));
+    std::string ir = check_against_interpreter(out, in, 3);
+    int lanes = codegen::host_target_info().vector_bits / 16;
+    INFO("host vector bits " << codegen::host_target_info().vector_bits);
+    CHECK(contains(ir, "<" + std::to_string(lanes) + " x i16>"));
+    CHECK(contains(ir, "<" + std::to_string(lanes) + " x i32>"));
+}

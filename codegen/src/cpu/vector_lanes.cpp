@@ -1,7 +1,7 @@
 // How many lanes a vector loop gets (FunctionLowering::vector_lanes): W elements of the widest
-// value or loaded element per vector register, fewer where an output is streamed and the loop
-// moves more than it computes, a whole register of bytes for lookups in byte tables. The lanes
-// themselves are lowered in vector_lowering.cpp.
+// loaded or stored element per vector register (its values up to two registers each), fewer
+// where an output is streamed and the loop moves more than it computes, a whole register of
+// bytes for lookups in byte tables. The lanes themselves are lowered in vector_lowering.cpp.
 #include <algorithm>
 #include <functional>
 
@@ -39,7 +39,8 @@ bool clamp_of_ungathered(const Expr &e) {
     return clamp_of_ungathered(e->args[0]) && !gathered(e->args[1]);
 }
 
-// The widest element (in bits) among the values of an expression and the elements it loads;
+// The widest element (in bits) among the values of an expression and the elements it loads
+// (`elements`: the widest of those loaded, and 64 for a gather lane by lane);
 // 64 when a load is gathered lane by lane, except a lookup: a gather at int32 coordinates
 // computed from data, which takes int32 lane offsets (vector_lowering.cpp, gather) and counts
 // its element alone; nor does a clamp of such a coordinate (a repeat_edge boundary), whose loads
@@ -56,18 +57,19 @@ bool clamp_of_ungathered(const Expr &e) {
 // camera_pipe 14.2 -> 11.8 ms without them).
 // `table(call)`: whether a gathered call is a lookup in a byte table (its lanes do not count as
 // gathered), which `tables` counts.
-int widest(const Expr &e, const std::function<bool(const ExprNode &)> &table, int &tables) {
+int widest(const Expr &e, const std::function<bool(const ExprNode &)> &table, int &tables, int &elements) {
     int w = 0;
     ir::visit(e, [&](const Expr &n) {
         Type t = n.type();
         int bits = t.is_bool() ? 8 : (t.is_float() && t.bits == 16 ? 32 : t.bits);
         w = std::max(w, bits);
         if (n->op != Op::FuncCall && n->op != Op::InputCall) return true;
+        elements = std::max(elements, bits);
         for (const Expr &a : n->args)
             if (gathered(a)) {
                 if (table(*n)) ++tables;
-                else if (a.type().bits > 32 || (!ir::reads_data(a) && !clamp_of_ungathered(a))) w = std::max(w, 64);
-                w = std::max(w, widest(a, table, tables));
+                else if (a.type().bits > 32 || (!ir::reads_data(a) && !clamp_of_ungathered(a))) w = std::max(w, 64), elements = 64;
+                w = std::max(w, widest(a, table, tables, elements));
             }
         return false;
     });
@@ -81,18 +83,28 @@ int widest(const Expr &e, const std::function<bool(const ExprNode &)> &table, in
 int FunctionLowering::vector_lanes(const poly::LoopNode &n) const {
     std::vector<const poly::LoopNode *> calls;
     if (!body_calls(n.body, calls) || calls.empty() || n.step != 1) return 0;
-    int bits = 0, tables = 0;
+    int bits = 0, tables = 0, elements = 0;
     auto table = [&](const ExprNode &call) { return options.byte_table_permutes && byte_table_entries(call) > 0; };
     for (const poly::LoopNode *c : calls) {
         const poly::ExecStatement &e = p.statements[size_t(c->statement)];
         if (!e.guards.empty()) return 0;
-        bits = std::max({bits, widest(e.value, table, tables)});
+        bits = std::max({bits, widest(e.value, table, tables, elements)});
         for (const Expr &x : e.store)
-            if (gathered(x)) bits = std::max({bits, 64, widest(x, table, tables)});
+            if (gathered(x)) bits = std::max({bits, 64, widest(x, table, tables, elements)}), elements = 64;
         const StorageView &view = view_of(m.statements[size_t(e.statement)].func);
-        bits = std::max(bits, view.type.is_bool() ? 8 : view.type.bits);
+        int stored = view.type.is_bool() ? 8 : view.type.bits;
+        bits = std::max(bits, stored);
+        elements = std::max(elements, stored);
     }
-    int w = options.vector_bits / std::max(bits, 8);
+    // A whole register of the widest element loaded or stored, while the widest value takes at
+    // most kValueRegisters registers: camera_pipe's demosaic stages load and store int16 and
+    // compare absolute differences in int32; with 32 lanes instead of 16 their int16 work takes
+    // half the instructions a point, and the int32 compares as many as before (A/B on an AVX-512
+    // AMD EPYC, 5 rounds of 11 runs: 4.54-4.74 -> 4.17-4.39 ms). Four registers a value (its
+    // sharpening stage, uint8 with int32 arithmetic, at 64 lanes) ran 2% faster still, within
+    // the noise; two keep the registers a deep expression needs.
+    constexpr int kValueRegisters = 2;
+    int w = std::min(options.vector_bits / std::max(elements, 8), kValueRegisters * options.vector_bits / std::max(bits, 8));
     // Non-temporal stores of an output: at most 256 bits a step where the loop moves memory more
     // than it computes (blur_y, 4096 x 4096 floats: 14.0 ms with 16 lanes, 11.8 with 8 on an
     // AVX-512 AMD EPYC). Where it computes (harris's output, 60 operations a point: 8 lanes
