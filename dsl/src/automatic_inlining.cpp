@@ -143,39 +143,61 @@ bool within_size(const FuncContents &c, const std::set<const FuncContents *> &in
     return ir::expanded_size(inline_calls(c.pure.value, inlined), kMaxInlinedNodes + 1) <= kMaxInlinedNodes;
 }
 
-// Whether `f` is one read of an input or of another Func at its own points (plus or minus
-// constants, or at constants), nothing computed: what BoundaryConditions::repeat_edge of an input
-// defines (its coordinates clamped), or an alias such as camera_pipe's g_gr(x, y) =
-// deinterleaved(x, y, 0), one channel of a Func under a name of its own. Inlined, each of its
-// consumers' points reads what f read at one point where it read f at one: the same number of
-// loads, without f's own pass over its whole region (a copy, margins included).
-// (may_be_inlined checks the coordinates: reads_only_shifted.)
-// An alias must read its Func with its own Vars in their places (x in the first coordinate, y
-// in the second, ...), constants elsewhere: a transposing one, inlined, would turn each of its
-// consumers' contiguous reads into strided ones.
-bool is_single_read(const FuncContents &f, const PipelineGraph &g) {
-    const Expr &v = f.pure.value;
-    if (v->op == Op::FuncCall) {
-        if (v->func_ptr == &f) return false;
-        for (size_t j = 0; j < v->args.size(); ++j) {
-            if (!has_vars(v->args[j])) continue;
-            std::optional<std::string> var = shifted_var(v->args[j]);
-            if (!var || j >= f.pure_args.size() || *var != f.pure_args[j]) return false;
-        }
-    } else if (v->op != Op::InputCall) {
-        return false;
+// Whether `call` reads another Func with f's own Vars in their places (x in the first coordinate,
+// y in the second, ...) plus or minus constants, and constants elsewhere: one channel or shift of
+// it. A transposing read is not: inlined, it would turn each of its consumers' contiguous reads
+// into strided ones.
+bool reads_in_place(const FuncContents &f, const Expr &call) {
+    if (call->op != Op::FuncCall || call->func_ptr == &f) return false;
+    for (size_t j = 0; j < call->args.size(); ++j) {
+        if (!has_vars(call->args[j])) continue;
+        std::optional<std::string> var = shifted_var(call->args[j]);
+        if (!var || j >= f.pure_args.size() || *var != f.pure_args[j]) return false;
     }
-    return may_be_inlined(f, g);
+    return true;
 }
 
-// Inlines every Func that is one read of an input or another Func (is_single_read), into all its
-// consumers, however many and however they read it, where each consumer's value stays within
-// size. Returns whether any was added.
-bool inline_single_reads(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
+// Whether `e` computes nothing from what it reads: a read in place (reads_in_place), or a select
+// between such values on a condition that reads nothing (camera_pipe's demosaiced(x, y, c) =
+// select(c == 0, red(x, y), c == 1, green(x, y), blue(x, y))).
+bool routes_reads(const FuncContents &f, const Expr &e) {
+    if (e->op == Op::Select) return !ir::reads_data(e->args[0]) && routes_reads(f, e->args[1]) && routes_reads(f, e->args[2]);
+    return reads_in_place(f, e);
+}
+
+// Whether `f` is one read of an input at its own points (clamped or not: what
+// BoundaryConditions::repeat_edge of an input defines), or routes reads of other Funcs
+// (routes_reads): an alias such as camera_pipe's g_gr(x, y) = deinterleaved(x, y, 0), one channel
+// of a Func under a name of its own, or a choice among such reads by coordinates. Inlined, each
+// of its consumers' points reads what f read at one point where it read f at one (for a choice,
+// where the consumer's coordinates decide it: inline_routing_funcs checks), without f's own pass
+// over its whole region (a copy, margins included). (may_be_inlined checks the coordinates:
+// reads_only_shifted.)
+bool routes_one_read(const FuncContents &f, const PipelineGraph &g) {
+    const Expr &v = f.pure.value;
+    return (v->op == Op::InputCall || routes_reads(f, v)) && may_be_inlined(f, g);
+}
+
+// `e` with constants folded and each select on a constant condition replaced by its branch:
+// what a consumer reads once compiled (LLVM folds the same).
+Expr folded(const Expr &e) {
+    return ir::transform(e, [](const Expr &n) -> Expr {
+        if (n->op == Op::Select && ir::is_const(n->args[0])) return ir::const_value(n->args[0]).u ? n->args[1] : n->args[2];
+        return ir::fold_constants(n);
+    });
+}
+
+// Inlines every Func that routes one read (routes_one_read) into all its consumers, however many
+// and however they read it, where each consumer's value stays within size and, for a choice
+// among reads, reads no more distinct points than with f stored (each of its calls at
+// coordinates that decide the choice: camera_pipe's colour correction reads demosaiced at
+// channels 0, 1 and 2, inlined red(x, y), green(x, y) and blue(x, y)). Returns whether any was
+// added.
+bool inline_routing_funcs(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
     bool added = false;
     for (const auto &fp : g.funcs) {
         const FuncContents &f = *fp;
-        if (inlined.count(&f) || !is_single_read(f, g)) continue;
+        if (inlined.count(&f) || !routes_one_read(f, g)) continue;
         std::set<const FuncContents *> consumers = effective_consumers(f, g, inlined);
         if (consumers.empty() || consumers.count(&f)) continue;
         // Not into updates: their reads at reduction coordinates, clamped in every dimension,
@@ -183,11 +205,17 @@ bool inline_single_reads(const PipelineGraph &g, std::set<const FuncContents *> 
         // schedule went from well under a second to 6.5 s).
         if (std::any_of(consumers.begin(), consumers.end(), [](const FuncContents *c) { return !c->updates.empty(); }))
             continue;
+        std::set<const FuncContents *> trial = inlined;
+        trial.insert(&f);
+        bool choice = f.pure.value->op == Op::Select;
+        bool fits = std::all_of(consumers.begin(), consumers.end(), [&](const FuncContents *c) {
+            return within_size(*c, trial) &&
+                   (!choice || ir::distinct_reads(folded(inline_calls(c->pure.value, trial))) <=
+                                   ir::distinct_reads(folded(inline_calls(c->pure.value, inlined))));
+        });
+        if (!fits) continue;
         inlined.insert(&f);
-        bool fits = std::all_of(consumers.begin(), consumers.end(),
-                                [&](const FuncContents *c) { return within_size(*c, inlined); });
-        if (fits) added = true;
-        else inlined.erase(&f);
+        added = true;
     }
     return added;
 }
@@ -461,7 +489,7 @@ std::set<const FuncContents *> automatic_inlines(const PipelineGraph &g) {
         if (has_schedule_directives(*f)) return inlined;
     // Each inline can make another Func's consumer unique: a few rounds reach the fixed point.
     for (int round = 0; round < 8; ++round) {
-        bool added = inline_single_reads(g, inlined);
+        bool added = inline_routing_funcs(g, inlined);
         added = inline_one_to_one(g, inlined) || added;
         added = inline_cheap_pointwise(g, inlined) || added;
         added = inline_cheap_input_functions(g, inlined) || added;

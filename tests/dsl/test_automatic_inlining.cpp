@@ -274,6 +274,52 @@ TEST_CASE("an alias of another Func's channel or shift is computed inline into e
     }
 }
 
+TEST_CASE("a Func that chooses among reads by its coordinates is inlined where its consumers' coordinates decide",
+          "[inlining]") {
+    // chosen(x, y, c) = select(c == 0, a(x, y), c == 1, b(x, y + 1), a(x + 1, y)) computes
+    // nothing (camera_pipe's demosaiced, a choice of colour plane by channel). at_constants reads
+    // it at channels 0, 1 and 2: inlined, each call is one read of a or b (the choice made), and
+    // chosen's pass goes. per_channel reads it at its own c: inlined, each point would load all
+    // three, so there it is kept. a and b (5 operations, read at several points) are kept.
+    Var x("x"), y("y"), c("c");
+    InputBuffer<int> in("in", 2);
+    Func a("a"), b("b"), chosen("chosen"), at_constants("at_constants"), per_channel("per_channel");
+    a(x, y) = in(x, y) * in(x + 1, y) + 7 * in(x, y + 1) - 3 * in(x + 1, y + 1);
+    b(x, y) = in(x, y) * 5 - in(x + 1, y) * in(x, y + 1) + 2 * in(x + 1, y + 1);
+    chosen(x, y, c) = select(c == 0, a(x, y), c == 1, b(x, y + 1), a(x + 1, y));
+    at_constants(x, y) = chosen(x, y, 0) * 3 + chosen(x, y, 1) * 5 + chosen(x + 1, y, 2) - chosen(x, y + 1, 1);
+    per_channel(x, y, c) = chosen(x, y, c) * 2 + chosen(x + 1, y, c);
+    Pipeline p(at_constants);
+    CHECK(inlined_names(p) == std::set<std::string>{"chosen"});
+    CHECK(inlined_names(Pipeline(per_channel)).count("chosen") == 0);
+
+    std::mt19937 rng(37);
+    std::uniform_int_distribution<int> value(-100, 100);
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {3, 2}, {16, 5}, {35, 33}}) {
+        Buffer<int> data(std::vector<int>{w + 4, h + 4});
+        for (int j = 0; j < h + 4; ++j)
+            for (int i = 0; i < w + 4; ++i) data(i, j) = value(rng);
+        in.set(data);
+        auto av = [&](int i, int j) {
+            return data(i, j) * data(i + 1, j) + 7 * data(i, j + 1) - 3 * data(i + 1, j + 1);
+        };
+        auto bv = [&](int i, int j) { return data(i, j) * 5 - data(i + 1, j) * data(i, j + 1) + 2 * data(i + 1, j + 1); };
+        auto ch = [&](int i, int j, int k) { return k == 0 ? av(i, j) : k == 1 ? bv(i, j + 1) : av(i + 1, j); };
+        for (const char *way : {"cpu", "gpu emulator", "interpreter"}) {
+            Buffer<int> got(std::vector<int>{w, h});
+            if (std::string(way) == "cpu") p.compile(Target::host(), {}).realize(got);
+            else if (std::string(way) == "gpu emulator") p.compile(Target::cuda(80).emulated(), {}).realize(got);
+            else interpret(p, std::vector<Buffer<void>>{Buffer<void>(got)});
+            int wrong = 0;
+            for (int j = 0; j < h; ++j)
+                for (int i = 0; i < w; ++i)
+                    wrong += got(i, j) != ch(i, j, 0) * 3 + ch(i, j, 1) * 5 + ch(i + 1, j, 2) - ch(i, j + 1, 1);
+            INFO(way << " at " << w << " x " << h);
+            CHECK(wrong == 0);
+        }
+    }
+}
+
 TEST_CASE("a cheap Func of inputs alone is inlined into all its consumers where each then reads less", "[inlining]") {
     // premultiplied (interpolate's first stage: 2 operations, reads of the input alone) is read
     // at 2x - 1, 2x and 2x + 1 by down and at two points by composite: stored, each of its
