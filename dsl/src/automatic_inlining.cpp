@@ -143,15 +143,26 @@ bool within_size(const FuncContents &c, const std::set<const FuncContents *> &in
     return ir::expanded_size(inline_calls(c.pure.value, inlined), kMaxInlinedNodes + 1) <= kMaxInlinedNodes;
 }
 
+// `e` as one of f's pure Vars plus or minus constants, or that divided by a positive constant
+// (`y / 2`: a row of a Func at half the rows): the Var's name; nothing otherwise.
+std::optional<std::string> own_var_or_divided(const Expr &e) {
+    if (e->op == Op::Div) {
+        std::optional<int64_t> k = ir::as_const_int(e->args[1]);
+        if (!k || *k < 1) return std::nullopt;
+        return shifted_var(e->args[0]);
+    }
+    return shifted_var(e);
+}
+
 // Whether `call` reads another Func with f's own Vars in their places (x in the first coordinate,
-// y in the second, ...) plus or minus constants, and constants elsewhere: one channel or shift of
-// it. A transposing read is not: inlined, it would turn each of its consumers' contiguous reads
-// into strided ones.
+// y in the second, ...) plus or minus constants, or divided by constants, and constants
+// elsewhere: one channel or shift of it, or its rows at half the rate. A transposing read is not:
+// inlined, it would turn each of its consumers' contiguous reads into strided ones.
 bool reads_in_place(const FuncContents &f, const Expr &call) {
     if (call->op != Op::FuncCall || call->func_ptr == &f) return false;
     for (size_t j = 0; j < call->args.size(); ++j) {
         if (!has_vars(call->args[j])) continue;
-        std::optional<std::string> var = shifted_var(call->args[j]);
+        std::optional<std::string> var = own_var_or_divided(call->args[j]);
         if (!var || j >= f.pure_args.size() || *var != f.pure_args[j]) return false;
     }
     return true;
@@ -159,23 +170,25 @@ bool reads_in_place(const FuncContents &f, const Expr &call) {
 
 // Whether `e` computes nothing from what it reads: a read in place (reads_in_place), or a select
 // between such values on a condition that reads nothing (camera_pipe's demosaiced(x, y, c) =
-// select(c == 0, red(x, y), c == 1, green(x, y), blue(x, y))).
+// select(c == 0, red(x, y), c == 1, green(x, y), blue(x, y)), and its red(x, y) = select(y % 2
+// == 0, red_even_rows(x, y / 2), red_odd_rows(x, y / 2))).
 bool routes_reads(const FuncContents &f, const Expr &e) {
     if (e->op == Op::Select) return !ir::reads_data(e->args[0]) && routes_reads(f, e->args[1]) && routes_reads(f, e->args[2]);
     return reads_in_place(f, e);
 }
 
 // Whether `f` is one read of an input at its own points (clamped or not: what
-// BoundaryConditions::repeat_edge of an input defines), or routes reads of other Funcs
-// (routes_reads): an alias such as camera_pipe's g_gr(x, y) = deinterleaved(x, y, 0), one channel
-// of a Func under a name of its own, or a choice among such reads by coordinates. Inlined, each
-// of its consumers' points reads what f read at one point where it read f at one (for a choice,
-// where the consumer's coordinates decide it: inline_routing_funcs checks), without f's own pass
-// over its whole region (a copy, margins included). (may_be_inlined checks the coordinates:
-// reads_only_shifted.)
+// BoundaryConditions::repeat_edge of an input defines; may_be_inlined checks the coordinates), or
+// routes reads of other Funcs (routes_reads): an alias such as camera_pipe's g_gr(x, y) =
+// deinterleaved(x, y, 0), one channel of a Func under a name of its own, or a choice among such
+// reads by coordinates. Inlined, each of its consumers' points reads what f read at one point
+// where it read f at one (for a choice, where the consumer's coordinates or its rows decide it:
+// inline_routing_funcs checks), without f's own pass over its whole region (a copy, margins
+// included).
 bool routes_one_read(const FuncContents &f, const PipelineGraph &g) {
     const Expr &v = f.pure.value;
-    return (v->op == Op::InputCall || routes_reads(f, v)) && may_be_inlined(f, g);
+    if (v->op == Op::InputCall) return may_be_inlined(f, g);
+    return routes_reads(f, v) && inlinable(f, g);
 }
 
 // `e` with constants folded and each select on a constant condition replaced by its branch:
@@ -187,12 +200,33 @@ Expr folded(const Expr &e) {
     });
 }
 
+// The distinct points `e` reads at one point of a Func whose innermost Var is `inner`, where a
+// select on a condition without `inner` reads only the branch it takes (the larger counted): such
+// a condition is uniform in a vector step, which branches on it (vector_lowering.cpp,
+// branch_select). Printed calls.
+std::set<std::string> executed_reads(const Expr &e, const std::string &inner) {
+    std::set<std::string> r;
+    auto add = [&](const std::set<std::string> &s) { r.insert(s.begin(), s.end()); };
+    if (e->op == Op::Select) {
+        std::vector<std::string> vars = ir::free_vars(e->args[0]);
+        if (std::find(vars.begin(), vars.end(), inner) == vars.end()) {
+            add(executed_reads(e->args[0], inner));
+            std::set<std::string> a = executed_reads(e->args[1], inner), b = executed_reads(e->args[2], inner);
+            add(a.size() >= b.size() ? a : b);
+            return r;
+        }
+    }
+    if (e->op == Op::FuncCall || e->op == Op::InputCall) r.insert(to_string(e));
+    for (const Expr &a : e->args) add(executed_reads(a, inner));
+    return r;
+}
+
 // Inlines every Func that routes one read (routes_one_read) into all its consumers, however many
 // and however they read it, where each consumer's value stays within size and, for a choice
-// among reads, reads no more distinct points than with f stored (each of its calls at
-// coordinates that decide the choice: camera_pipe's colour correction reads demosaiced at
-// channels 0, 1 and 2, inlined red(x, y), green(x, y) and blue(x, y)). Returns whether any was
-// added.
+// among reads, reads no more points than with f stored (executed_reads: each of its calls at
+// coordinates that decide the choice, or choosing by rows: camera_pipe's colour correction reads
+// demosaiced at channels 0, 1 and 2, inlined red(x, y), green(x, y) and blue(x, y), and those
+// inlined one of two rows at y / 2 each). Returns whether any was added.
 bool inline_routing_funcs(const PipelineGraph &g, std::set<const FuncContents *> &inlined) {
     bool added = false;
     for (const auto &fp : g.funcs) {
@@ -209,9 +243,11 @@ bool inline_routing_funcs(const PipelineGraph &g, std::set<const FuncContents *>
         trial.insert(&f);
         bool choice = f.pure.value->op == Op::Select;
         bool fits = std::all_of(consumers.begin(), consumers.end(), [&](const FuncContents *c) {
-            return within_size(*c, trial) &&
-                   (!choice || ir::distinct_reads(folded(inline_calls(c->pure.value, trial))) <=
-                                   ir::distinct_reads(folded(inline_calls(c->pure.value, inlined))));
+            if (!within_size(*c, trial)) return false;
+            if (!choice) return true;
+            const std::string inner = c->pure_args.empty() ? std::string() : c->pure_args[0];
+            return executed_reads(folded(inline_calls(c->pure.value, trial)), inner).size() <=
+                   executed_reads(folded(inline_calls(c->pure.value, inlined)), inner).size();
         });
         if (!fits) continue;
         inlined.insert(&f);

@@ -279,11 +279,14 @@ TEST_CASE("a Func that chooses among reads by its coordinates is inlined where i
     // chosen(x, y, c) = select(c == 0, a(x, y), c == 1, b(x, y + 1), a(x + 1, y)) computes
     // nothing (camera_pipe's demosaiced, a choice of colour plane by channel). at_constants reads
     // it at channels 0, 1 and 2: inlined, each call is one read of a or b (the choice made), and
-    // chosen's pass goes. per_channel reads it at its own c: inlined, each point would load all
-    // three, so there it is kept. a and b (5 operations, read at several points) are kept.
+    // chosen's pass goes. per_channel reads it at its own c, the same in a whole vector step,
+    // which branches on it: inlined too. by_column reads it at channel x % 3, a choice within
+    // each vector step: inlined, every step would load all three, so there it is kept. a and b
+    // (5 operations, read at several points) are kept.
     Var x("x"), y("y"), c("c");
     InputBuffer<int> in("in", 2);
-    Func a("a"), b("b"), chosen("chosen"), at_constants("at_constants"), per_channel("per_channel");
+    Func a("a"), b("b"), chosen("chosen"), at_constants("at_constants"), per_channel("per_channel"),
+        by_column("by_column");
     a(x, y) = in(x, y) * in(x + 1, y) + 7 * in(x, y + 1) - 3 * in(x + 1, y + 1);
     b(x, y) = in(x, y) * 5 - in(x + 1, y) * in(x, y + 1) + 2 * in(x + 1, y + 1);
     chosen(x, y, c) = select(c == 0, a(x, y), c == 1, b(x, y + 1), a(x + 1, y));
@@ -291,7 +294,9 @@ TEST_CASE("a Func that chooses among reads by its coordinates is inlined where i
     per_channel(x, y, c) = chosen(x, y, c) * 2 + chosen(x + 1, y, c);
     Pipeline p(at_constants);
     CHECK(inlined_names(p) == std::set<std::string>{"chosen"});
-    CHECK(inlined_names(Pipeline(per_channel)).count("chosen") == 0);
+    by_column(x, y) = chosen(x, y, x % 3) * 2 + chosen(x + 1, y, 1);
+    CHECK(inlined_names(Pipeline(per_channel)).count("chosen") == 1);
+    CHECK(inlined_names(Pipeline(by_column)).count("chosen") == 0);
 
     std::mt19937 rng(37);
     std::uniform_int_distribution<int> value(-100, 100);
@@ -314,6 +319,64 @@ TEST_CASE("a Func that chooses among reads by its coordinates is inlined where i
             for (int j = 0; j < h; ++j)
                 for (int i = 0; i < w; ++i)
                     wrong += got(i, j) != ch(i, j, 0) * 3 + ch(i, j, 1) * 5 + ch(i + 1, j, 2) - ch(i, j + 1, 1);
+            INFO(way << " at " << w << " x " << h);
+            CHECK(wrong == 0);
+        }
+        // per_channel, its choice inlined, and by_column, kept.
+        Buffer<int> channels(std::vector<int>{w, h, 3}), columns(std::vector<int>{w, h});
+        Pipeline(per_channel).compile(Target::host(), {}).realize(channels);
+        Pipeline(by_column).compile(Target::host(), {}).realize(columns);
+        int wrong = 0;
+        for (int k = 0; k < 3; ++k)
+            for (int j = 0; j < h; ++j)
+                for (int i = 0; i < w; ++i) {
+                    wrong += channels(i, j, k) != ch(i, j, k) * 2 + ch(i + 1, j, k);
+                    if (k == 0) wrong += columns(i, j) != ch(i, j, i % 3) * 2 + ch(i + 1, j, 1);
+                }
+        INFO("per_channel and by_column at " << w << " x " << h);
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("a Func that chooses between two Funcs' rows at half the rate is inlined, one choosing between columns is not",
+          "[inlining]") {
+    // rows(x, y) = select(y % 2 == 0, a(x, y / 2), b(x, y / 2)) (camera_pipe's red, green and
+    // blue interleave rows of two half-height planes): inlined, each row of its consumer reads one
+    // of them, the vector loop branching on the row's parity, and rows' copy pass goes.
+    // columns(x, y) chooses by x % 2, within each vector step: inlined, every step would read both
+    // planes, so it is kept. a and b (5 operations, read at several points) are kept.
+    Var x("x"), y("y");
+    InputBuffer<int> in("in", 2);
+    Func a("a"), b("b"), rows("rows"), columns("columns"), out("out");
+    a(x, y) = in(x, y) * in(x + 1, y) + 7 * in(x, y + 1) - 3 * in(x + 1, y + 1);
+    b(x, y) = in(x, y) * 5 - in(x + 1, y) * in(x, y + 1) + 2 * in(x + 1, y + 1);
+    rows(x, y) = select(y % 2 == 0, a(x, y / 2), b(x, y / 2));
+    columns(x, y) = select(x % 2 == 0, a(x / 2, y), b(x / 2, y));
+    out(x, y) = rows(x, y) * 3 + rows(x + 1, y + 1) - columns(x, y) * 2 + columns(x + 1, y);
+    Pipeline p(out);
+    CHECK(inlined_names(p) == std::set<std::string>{"rows"});
+
+    std::mt19937 rng(41);
+    std::uniform_int_distribution<int> value(-100, 100);
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {17, 6}, {40, 33}}) {
+        Buffer<int> data(std::vector<int>{w + 4, h + 4});
+        for (int j = 0; j < h + 4; ++j)
+            for (int i = 0; i < w + 4; ++i) data(i, j) = value(rng);
+        in.set(data);
+        auto av = [&](int i, int j) {
+            return data(i, j) * data(i + 1, j) + 7 * data(i, j + 1) - 3 * data(i + 1, j + 1);
+        };
+        auto bv = [&](int i, int j) { return data(i, j) * 5 - data(i + 1, j) * data(i, j + 1) + 2 * data(i + 1, j + 1); };
+        auto rv = [&](int i, int j) { return j % 2 == 0 ? av(i, j / 2) : bv(i, j / 2); };
+        auto cv = [&](int i, int j) { return i % 2 == 0 ? av(i / 2, j) : bv(i / 2, j); };
+        for (const char *way : {"cpu", "gpu emulator", "interpreter"}) {
+            Buffer<int> got(std::vector<int>{w, h});
+            if (std::string(way) == "cpu") p.compile(Target::host(), {}).realize(got);
+            else if (std::string(way) == "gpu emulator") p.compile(Target::cuda(80).emulated(), {}).realize(got);
+            else interpret(p, std::vector<Buffer<void>>{Buffer<void>(got)});
+            int wrong = 0;
+            for (int j = 0; j < h; ++j)
+                for (int i = 0; i < w; ++i) wrong += got(i, j) != rv(i, j) * 3 + rv(i + 1, j + 1) - cv(i, j) * 2 + cv(i + 1, j);
             INFO(way << " at " << w << " x " << h);
             CHECK(wrong == 0);
         }

@@ -28,11 +28,14 @@ struct PipelineGraph;
 //    clamped reads at reduction coordinates made the model's accesses costly). So are Funcs that
 //    compute nothing from what they read: an alias, one read of another Func with the Func's own
 //    Vars in their places plus constants (camera_pipe's g_gr(x, y) = deinterleaved(x, y, 0)),
-//    or a choice among such reads by a condition on coordinates (its demosaiced(x, y, c) =
-//    select(c == 0, red(x, y), c == 1, green(x, y), blue(x, y))), the choice only into
-//    consumers whose coordinates decide it (they read no more distinct points so: its colour
-//    correction reads channels 0, 1 and 2). Each is a copy pass saved (camera_pipe: 4.0 -> 3.7
-//    ms for demosaiced's three).
+//    or rows at a fraction of the rate (y / 2), or a choice among such reads by a condition on
+//    coordinates (its demosaiced(x, y, c) = select(c == 0, red(x, y), c == 1, green(x, y),
+//    blue(x, y)), and red(x, y) = select(y % 2 == 0, red_even_rows(x, y / 2), red_odd_rows(x,
+//    y / 2))), the choice only into consumers that read no more points so: whose coordinates
+//    decide it (its colour correction reads channels 0, 1 and 2), or whose vector steps branch
+//    on it (a condition without the consumer's innermost Var). Each is a copy pass saved
+//    (camera_pipe: 4.0 -> 3.7 ms for demosaiced's three, 3.8-3.9 -> 3.6-3.9 for red's, green's
+//    and blue's).
 // 4. Cheap Funcs of inputs alone (at most 4 operations, no Func read), into all their pure
 //    consumers, where each consumer then reads less: stored, the Func costs its reads and a store
 //    per point, times the points of it one consumer point stands for (2 for a read at 2x + k);
