@@ -39,6 +39,47 @@ void require_compiled_and_interpreted(const Pipeline &p, int w, int h, Want want
         }
 }
 
+// `p` (one int output of w x h, its inputs bound) compiled for the host and for the GPU
+// emulator, and interpreted: the number of points where each differs from want(i, j) is 0.
+template <class Want>
+void check_every_way(const Pipeline &p, int w, int h, Want want) {
+    for (const char *way : {"cpu", "gpu emulator", "interpreter"}) {
+        Buffer<int> got(std::vector<int>{w, h});
+        if (std::string(way) == "cpu") p.compile(Target::host(), {}).realize(got);
+        else if (std::string(way) == "gpu emulator") p.compile(Target::cuda(80).emulated(), {}).realize(got);
+        else interpret(p, std::vector<Buffer<void>>{Buffer<void>(got)});
+        int wrong = 0;
+        for (int j = 0; j < h; ++j)
+            for (int i = 0; i < w; ++i) wrong += got(i, j) != want(i, j);
+        INFO(way << " at " << w << " x " << h);
+        CHECK(wrong == 0);
+    }
+}
+
+// Two Funcs of 5 operations each over `in` (kept when read at several points: too many to
+// recompute), and their values over the bound input.
+struct TwoPlanes {
+    Var x{"x"}, y{"y"};
+    InputBuffer<int> in{"in", 2};
+    Func a{"a"}, b{"b"};
+    Buffer<int> data;
+    TwoPlanes() {
+        a(x, y) = in(x, y) * in(x + 1, y) + 7 * in(x, y + 1) - 3 * in(x + 1, y + 1);
+        b(x, y) = in(x, y) * 5 - in(x + 1, y) * in(x, y + 1) + 2 * in(x + 1, y + 1);
+    }
+    // Binds a random input of (w + 4) x (h + 4), enough for outputs of w x h that read a and b
+    // up to 2 points beyond their own.
+    void bind_random(int w, int h, std::mt19937 &rng) {
+        std::uniform_int_distribution<int> value(-100, 100);
+        data = Buffer<int>(std::vector<int>{w + 4, h + 4});
+        for (int j = 0; j < h + 4; ++j)
+            for (int i = 0; i < w + 4; ++i) data(i, j) = value(rng);
+        in.set(data);
+    }
+    int av(int i, int j) const { return data(i, j) * data(i + 1, j) + 7 * data(i, j + 1) - 3 * data(i + 1, j + 1); }
+    int bv(int i, int j) const { return data(i, j) * 5 - data(i + 1, j) * data(i, j + 1) + 2 * data(i + 1, j + 1); }
+};
+
 // A pipeline with one Func of each kind:
 //   a        read one-to-one by b at (x + 1, y - 1)                            inlined
 //   b        read by s at two points; 2 operations and 1 read, recomputed      inlined
@@ -203,18 +244,9 @@ TEST_CASE("a boundary condition of an input is computed inline into every pure c
             for (int i = 1; i <= iw; ++i) data(i, j) = value(rng);
         in.set(data);
         auto at = [&](int i, int j) { return data(std::clamp(i, 1, iw), std::clamp(j, 1, ih)); };
-        for (const char *way : {"cpu", "gpu emulator", "interpreter"}) {
-            Buffer<int> got(std::vector<int>{w, h});
-            if (std::string(way) == "cpu") p.compile(Target::host(), {}).realize(got);
-            else if (std::string(way) == "gpu emulator") p.compile(Target::cuda(80).emulated(), {}).realize(got);
-            else interpret(p, std::vector<Buffer<void>>{Buffer<void>(got)});
-            int wrong = 0;
-            for (int j = 0; j < h; ++j)
-                for (int i = 0; i < w; ++i)
-                    wrong += got(i, j) != at(2 * i - 1, j) + at(2 * i + 1, j) * 2 + (at(i + 1, j - 1) * 3 + at(i, 3)) * 5;
-            INFO(way << " at " << w << " x " << h);
-            CHECK(wrong == 0);
-        }
+        check_every_way(p, w, h, [&](int i, int j) {
+            return at(2 * i - 1, j) + at(2 * i + 1, j) * 2 + (at(i + 1, j - 1) * 3 + at(i, 3)) * 5;
+        });
     }
 }
 
@@ -259,18 +291,7 @@ TEST_CASE("an alias of another Func's channel or shift is computed inline into e
             return pl(i, j, 0) * 2 + pl(i + 1, j, 0) * 3 + pl(i + 1, j, 1) * 5 + pl(j, i, 0) * 7;
         };
         auto rt = [&](int i, int j) { return pl(i, j + 1, 0) * 11 - pl(i, j, 1) * 3 + pl(j, i + 1, 0) * 13 - 1; };
-        for (const char *way : {"cpu", "gpu emulator", "interpreter"}) {
-            Buffer<int> got(std::vector<int>{w, h});
-            if (std::string(way) == "cpu") p.compile(Target::host(), {}).realize(got);
-            else if (std::string(way) == "gpu emulator") p.compile(Target::cuda(80).emulated(), {}).realize(got);
-            else interpret(p, std::vector<Buffer<void>>{Buffer<void>(got)});
-            int wrong = 0;
-            for (int j = 0; j < h; ++j)
-                for (int i = 0; i < w; ++i)
-                    wrong += got(i, j) != l(i, j) + l(i + 1, j) * 2 + rt(i, j) - rt(i, j + 1) * 3;
-            INFO(way << " at " << w << " x " << h);
-            CHECK(wrong == 0);
-        }
+        check_every_way(p, w, h, [&](int i, int j) { return l(i, j) + l(i + 1, j) * 2 + rt(i, j) - rt(i, j + 1) * 3; });
     }
 }
 
@@ -283,12 +304,10 @@ TEST_CASE("a Func that chooses among reads by its coordinates is inlined where i
     // which branches on it: inlined too. by_column reads it at channel x % 3, a choice within
     // each vector step: inlined, every step would load all three, so there it is kept. a and b
     // (5 operations, read at several points) are kept.
-    Var x("x"), y("y"), c("c");
-    InputBuffer<int> in("in", 2);
-    Func a("a"), b("b"), chosen("chosen"), at_constants("at_constants"), per_channel("per_channel"),
-        by_column("by_column");
-    a(x, y) = in(x, y) * in(x + 1, y) + 7 * in(x, y + 1) - 3 * in(x + 1, y + 1);
-    b(x, y) = in(x, y) * 5 - in(x + 1, y) * in(x, y + 1) + 2 * in(x + 1, y + 1);
+    TwoPlanes t;
+    Var x = t.x, y = t.y, c("c");
+    Func a = t.a, b = t.b, chosen("chosen"), at_constants("at_constants"), per_channel("per_channel"),
+         by_column("by_column");
     chosen(x, y, c) = select(c == 0, a(x, y), c == 1, b(x, y + 1), a(x + 1, y));
     at_constants(x, y) = chosen(x, y, 0) * 3 + chosen(x, y, 1) * 5 + chosen(x + 1, y, 2) - chosen(x, y + 1, 1);
     per_channel(x, y, c) = chosen(x, y, c) * 2 + chosen(x + 1, y, c);
@@ -299,29 +318,12 @@ TEST_CASE("a Func that chooses among reads by its coordinates is inlined where i
     CHECK(inlined_names(Pipeline(by_column)).count("chosen") == 0);
 
     std::mt19937 rng(37);
-    std::uniform_int_distribution<int> value(-100, 100);
     for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {3, 2}, {16, 5}, {35, 33}}) {
-        Buffer<int> data(std::vector<int>{w + 4, h + 4});
-        for (int j = 0; j < h + 4; ++j)
-            for (int i = 0; i < w + 4; ++i) data(i, j) = value(rng);
-        in.set(data);
-        auto av = [&](int i, int j) {
-            return data(i, j) * data(i + 1, j) + 7 * data(i, j + 1) - 3 * data(i + 1, j + 1);
-        };
-        auto bv = [&](int i, int j) { return data(i, j) * 5 - data(i + 1, j) * data(i, j + 1) + 2 * data(i + 1, j + 1); };
-        auto ch = [&](int i, int j, int k) { return k == 0 ? av(i, j) : k == 1 ? bv(i, j + 1) : av(i + 1, j); };
-        for (const char *way : {"cpu", "gpu emulator", "interpreter"}) {
-            Buffer<int> got(std::vector<int>{w, h});
-            if (std::string(way) == "cpu") p.compile(Target::host(), {}).realize(got);
-            else if (std::string(way) == "gpu emulator") p.compile(Target::cuda(80).emulated(), {}).realize(got);
-            else interpret(p, std::vector<Buffer<void>>{Buffer<void>(got)});
-            int wrong = 0;
-            for (int j = 0; j < h; ++j)
-                for (int i = 0; i < w; ++i)
-                    wrong += got(i, j) != ch(i, j, 0) * 3 + ch(i, j, 1) * 5 + ch(i + 1, j, 2) - ch(i, j + 1, 1);
-            INFO(way << " at " << w << " x " << h);
-            CHECK(wrong == 0);
-        }
+        t.bind_random(w, h, rng);
+        auto ch = [&](int i, int j, int k) { return k == 0 ? t.av(i, j) : k == 1 ? t.bv(i, j + 1) : t.av(i + 1, j); };
+        check_every_way(p, w, h, [&](int i, int j) {
+            return ch(i, j, 0) * 3 + ch(i, j, 1) * 5 + ch(i + 1, j, 2) - ch(i, j + 1, 1);
+        });
         // per_channel, its choice inlined, and by_column, kept.
         Buffer<int> channels(std::vector<int>{w, h, 3}), columns(std::vector<int>{w, h});
         Pipeline(per_channel).compile(Target::host(), {}).realize(channels);
@@ -345,11 +347,9 @@ TEST_CASE("a Func that chooses between two Funcs' rows at half the rate is inlin
     // of them, the vector loop branching on the row's parity, and rows' copy pass goes.
     // columns(x, y) chooses by x % 2, within each vector step: inlined, every step would read both
     // planes, so it is kept. a and b (5 operations, read at several points) are kept.
-    Var x("x"), y("y");
-    InputBuffer<int> in("in", 2);
-    Func a("a"), b("b"), rows("rows"), columns("columns"), out("out");
-    a(x, y) = in(x, y) * in(x + 1, y) + 7 * in(x, y + 1) - 3 * in(x + 1, y + 1);
-    b(x, y) = in(x, y) * 5 - in(x + 1, y) * in(x, y + 1) + 2 * in(x + 1, y + 1);
+    TwoPlanes t;
+    Var x = t.x, y = t.y;
+    Func a = t.a, b = t.b, rows("rows"), columns("columns"), out("out");
     rows(x, y) = select(y % 2 == 0, a(x, y / 2), b(x, y / 2));
     columns(x, y) = select(x % 2 == 0, a(x / 2, y), b(x / 2, y));
     out(x, y) = rows(x, y) * 3 + rows(x + 1, y + 1) - columns(x, y) * 2 + columns(x + 1, y);
@@ -357,29 +357,13 @@ TEST_CASE("a Func that chooses between two Funcs' rows at half the rate is inlin
     CHECK(inlined_names(p) == std::set<std::string>{"rows"});
 
     std::mt19937 rng(41);
-    std::uniform_int_distribution<int> value(-100, 100);
     for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {2, 3}, {17, 6}, {40, 33}}) {
-        Buffer<int> data(std::vector<int>{w + 4, h + 4});
-        for (int j = 0; j < h + 4; ++j)
-            for (int i = 0; i < w + 4; ++i) data(i, j) = value(rng);
-        in.set(data);
-        auto av = [&](int i, int j) {
-            return data(i, j) * data(i + 1, j) + 7 * data(i, j + 1) - 3 * data(i + 1, j + 1);
-        };
-        auto bv = [&](int i, int j) { return data(i, j) * 5 - data(i + 1, j) * data(i, j + 1) + 2 * data(i + 1, j + 1); };
-        auto rv = [&](int i, int j) { return j % 2 == 0 ? av(i, j / 2) : bv(i, j / 2); };
-        auto cv = [&](int i, int j) { return i % 2 == 0 ? av(i / 2, j) : bv(i / 2, j); };
-        for (const char *way : {"cpu", "gpu emulator", "interpreter"}) {
-            Buffer<int> got(std::vector<int>{w, h});
-            if (std::string(way) == "cpu") p.compile(Target::host(), {}).realize(got);
-            else if (std::string(way) == "gpu emulator") p.compile(Target::cuda(80).emulated(), {}).realize(got);
-            else interpret(p, std::vector<Buffer<void>>{Buffer<void>(got)});
-            int wrong = 0;
-            for (int j = 0; j < h; ++j)
-                for (int i = 0; i < w; ++i) wrong += got(i, j) != rv(i, j) * 3 + rv(i + 1, j + 1) - cv(i, j) * 2 + cv(i + 1, j);
-            INFO(way << " at " << w << " x " << h);
-            CHECK(wrong == 0);
-        }
+        t.bind_random(w, h, rng);
+        auto rv = [&](int i, int j) { return j % 2 == 0 ? t.av(i, j / 2) : t.bv(i, j / 2); };
+        auto cv = [&](int i, int j) { return i % 2 == 0 ? t.av(i / 2, j) : t.bv(i / 2, j); };
+        check_every_way(p, w, h, [&](int i, int j) {
+            return rv(i, j) * 3 + rv(i + 1, j + 1) - cv(i, j) * 2 + cv(i + 1, j);
+        });
     }
 }
 
