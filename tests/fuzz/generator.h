@@ -265,6 +265,10 @@ private:
     void add_boundary(const InputInfo &in, Boundary kind);
     void add_boundary(const FuncInfo &f);
     FuncInfo define_func(int index, int dimensions, bool is_output);
+    // A value that computes nothing from what it reads (automatic_inlining.h): a read, or a
+    // choice between two reads by a condition on f's Vars, of Funcs or inputs of one type (f's
+    // type becomes theirs) at f's own Vars in their places, shifted or halved, constants beyond.
+    Code routing_value(FuncInfo &f, const Scope &s);
     void add_update(FuncInfo &f, bool is_output);
     // An RDom with `dimensions` dimensions and, unless `without_predicate`, possibly a predicate
     // over its variables and `pure`. With `force_empty` it has no points: an extent is 0 or the

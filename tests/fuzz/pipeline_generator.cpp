@@ -272,7 +272,7 @@ FuncInfo Generator::define_func(int index, int dimensions, bool is_output) {
     emit(owner, "Func " + f.name + "(\"" + f.name + "\");");
     Scope scope;
     scope.pure = f.vars;
-    Code v = value(f.type, scope, 1 + choices_.below(3));
+    Code v = !is_output && choices_.percent(8) ? routing_value(f, scope) : value(f.type, scope, 1 + choices_.below(3));
     auto [args, lhs] = call_parts(f.name, f.vars);
     f.func(args) = v.expr;
     emit(owner, lhs + " = " + v.text + ";");
@@ -289,6 +289,46 @@ FuncInfo Generator::define_func(int index, int dimensions, bool is_output) {
     if (is_output) output_owners_.push_back(owner);
     else if (!far_ && choices_.percent(10)) add_boundary(f);  // its bounds lie near 0
     return f;
+}
+
+Code Generator::routing_value(FuncInfo &f, const Scope &s) {
+    std::vector<size_t> candidates;
+    for (size_t i = 0; i < sources_.size(); ++i)
+        if (sources_[i].readable && !sources_[i].read_only_through_boundary) candidates.push_back(i);
+    if (candidates.empty()) return value(f.type, s, 2);
+    f.type = sources_[choices_.one_of(candidates)].type;
+    std::vector<size_t> same;
+    for (size_t i : candidates)
+        if (sources_[i].type == f.type) same.push_back(i);
+    auto in_place = [&](Source &src) {
+        std::vector<Code> args;
+        for (int d = 0; d < src.dimensions; ++d) {
+            if (d >= int(s.pure.size())) {
+                args.push_back(int_constant(choices_.range(0, 2)));
+                continue;
+            }
+            const Code &v = s.pure[size_t(d)];
+            // Halved far from 0 (an output near the end of int32), a region would span half of it.
+            switch (choices_.weighted({55, 30, far_ ? 0 : 15})) {
+            case 0: args.push_back(v); break;
+            case 1: args.push_back(plus(v, choices_.range(-2, 2))); break;
+            default: args.push_back({v.expr / 2, "(" + v.text + " / 2)"}); break;
+            }
+        }
+        return read_source(src, args);
+    };
+    Code a = in_place(sources_[choices_.one_of(same)]);
+    if (choices_.percent(30) || s.pure.empty()) return a;
+    Code b = in_place(sources_[choices_.one_of(same)]);
+    const Code &v = choices_.one_of(s.pure);
+    int k = choices_.range(-1, 3);
+    Code c;
+    switch (choices_.below(3)) {
+    case 0: c = {v.expr % 2 == 0, "((" + v.text + " % 2) == 0)"}; break;
+    case 1: c = {v.expr < k, "(" + v.text + " < " + std::to_string(k) + ")"}; break;
+    default: c = {v.expr == k, "(" + v.text + " == " + std::to_string(k) + ")"}; break;
+    }
+    return {select(c.expr, a.expr, b.expr), "select(" + c.text + ", " + a.text + ", " + b.text + ")"};
 }
 
 // f(args) = value, or value combined with f's current value there.
