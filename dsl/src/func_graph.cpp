@@ -31,7 +31,7 @@ Expr inline_calls(const Expr &e, const std::set<const FuncContents *> &also) {
         const FuncContents &f = *n->func_ptr;
         std::map<std::string, Expr> at;
         for (size_t i = 0; i < f.pure_args.size(); ++i) at[f.pure_args[i]] = n->args[i];
-        return inline_calls(ir::substitute(f.pure.value, at), also);
+        return inline_calls(ir::substitute_and_fold(f.pure.value, at), also);
     });
 }
 

@@ -243,3 +243,36 @@ TEST_CASE("an RDom predicate excluding an end of its range narrows the region an
     REQUIRE_USER_ERROR(q.compile(Target::host(), {}).realize({5, 5}), "Func g is an output", "[-1, 4]");
     REQUIRE_USER_ERROR(interpret(q, std::vector<Buffer<void>>{Buffer<double>({5, 5})}), "Func g is an output", "[-1, 4]");
 }
+
+TEST_CASE("constants of an inlined Func's coordinates fold with its reader's, so that no wrap appears between them",
+          "[reliability]") {
+    // From the fuzzer (seed 2504762 of the generator of dc14d74): shifted reads the input at
+    // y - 2, and out reads shifted at y + 3, near the top of int32. shifted is inlined, and the
+    // read was at (y + 3) + -2: the interpreter bounded y + 3, which wraps, and rejected the
+    // pipeline ("may take any value") while the compiled code ran, taking the sum as y + 1
+    // (wrapping addition is associative: the two agree at every point). Substituted with its
+    // constants folded (inline_calls), the coordinate is y + 1 on both paths, which does not
+    // wrap; both run, and read clamped's last row (the input's, repeated) there.
+    Var x("x"), y("y");
+    Buffer<int> data(std::vector<int>{3, 4});
+    for (int j = 0; j < 4; ++j)
+        for (int i = 0; i < 3; ++i) data(i, j) = 10 * j + i;
+    InputBuffer<int> in("in", 2);
+    in.set(data);
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func shifted("shifted"), summed("summed"), out("out");
+    shifted(x, y) = clamped(x, y - 2) * 3;
+    // Read by an update too, clamped is kept (automatic_inlining.h): a Func read at the
+    // coordinate that wrapped.
+    RDom r(0, 2, "r");
+    summed(x, y) = 0;
+    summed(x, y) += clamped(x, y + r);
+    out(x, y) = shifted(x, y + 3) + summed(x, y);
+    Buffer<int> got(std::vector<int>{3, 6}), want(std::vector<int>{3, 6});
+    got.set_min({0, INT_MAX - 6});
+    want.set_min({0, INT_MAX - 6});
+    Pipeline(out).compile(Target::host(), {}).realize(got);
+    interpret(Pipeline(out), std::vector<Buffer<void>>{Buffer<void>(want)});
+    CHECK(same(got, want));
+    CHECK(want(2, INT_MAX - 1) == 32 * 3 + 32 + 32);
+}

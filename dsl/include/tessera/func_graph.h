@@ -39,7 +39,10 @@ std::vector<Expr> definition_exprs(const Definition &d);
 // Replaces every call of a pure Func computed inline (Func::compute_inline, or one of `also`:
 // PipelineGraph::inlined) by its value at the call's coordinates, recursively. With g(x) = f(x) +
 // 1 inlined, `g(x + 2) * 2` becomes `(f(x + 2) + 1) * 2`: no region of g is read, so none needs
-// bounding. A Func with updates is never inlined (the model rejects compute_inline on one).
+// bounding. Each substituted node is folded (ir::substitute_and_fold): with g(x) = f(x - 2),
+// `g(x + 3)` reads f(x + 1), not f((x + 3) + -2), whose intermediate x + 3 the interpreter's
+// bounds would see wrap near the top of int32 where the sum does not. A Func with updates is
+// never inlined (the model rejects compute_inline on one).
 Expr inline_calls(const Expr &e, const std::set<const FuncContents *> &also = {});
 
 // All definitions of a Func: the pure one, then the updates in order.
