@@ -34,6 +34,7 @@ TargetInfo TargetInfo::nvidia_gpu(int sm, bool shared_memory_opt_in) {
     t.shared_bytes_per_block = shared_memory_opt_in ? t.max_shared_bytes_per_block : 48 * 1024;
     t.l1_bytes = 0;
     t.l2_bytes = 0;
+    t.prefetch_bytes = 0;
     return t;
 }
 
@@ -49,6 +50,7 @@ TargetInfo TargetInfo::amd_gpu(const std::string &gfx) {
     t.max_shared_bytes_per_block = 64 * 1024;
     t.l1_bytes = 0;
     t.l2_bytes = 0;
+    t.prefetch_bytes = 0;
     return t;
 }
 

@@ -104,6 +104,7 @@ codegen::CodegenOptions codegen_options(const Pipeline &p, const CompileOptions 
     c.threads = o.threads;
     c.fast_math = o.fast_math;
     c.vector_bits = codegen::host_target_info().vector_bits;
+    c.input_prefetch_bytes = codegen::host_target_info().prefetch_bytes;
     c.byte_table_permutes = codegen::host_permutes_bytes();
     if (!o.vectorize) c.vector_width = 1;
     return c;
@@ -795,6 +796,7 @@ std::shared_ptr<const CallableImpl> compile_gpu_program(const Pipeline &p, std::
     co.gpu_unroll_rows = o.gpu_unroll_rows > 0 ? o.gpu_unroll_rows : device.rows_in_flight;
     co.gpu_warp_alignment = gpu_warp_alignment(o);
     co.streaming_output_stores = false;
+    co.input_prefetch_bytes = 0;  // (a CPU cache's)
     // The entry's runtime global starts null and is set once loaded (set_gpu_runtime).
     co.gpu_runtime = nullptr;
     std::shared_ptr<CudaProgram> cuda = t.emulate ? nullptr : std::make_shared<CudaProgram>();

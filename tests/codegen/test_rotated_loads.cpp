@@ -1,6 +1,7 @@
-// Rotated loads (codegen/src/cpu/rotated_loads.h): a vector loop's loads of one row at
-// neighbouring offsets are one load per step, the others shuffled from it and the step before;
-// the results are those of the interpreter at every width around the vector's.
+// Vector loops' loads. Rotated loads (codegen/src/cpu/rotated_loads.h): a vector loop's loads of
+// one row at neighbouring offsets are one load per step, the others shuffled from it and the
+// step before. Lanes (vector_lanes.cpp) and prefetches of input rows (vector_lowering.cpp). The
+// results are those of the interpreter at every width around the vector's.
 #include "../test_util.h"
 
 #include <algorithm>
@@ -25,14 +26,15 @@ CompileOptions kept() {
     return o;
 }
 
-// Compiles `out`, checks it against the interpreter over widths 1 .. 40 and a few heights,
-// and returns the unoptimized LLVM IR.
+// Compiles `out`, checks it against the interpreter over widths 1 .. 40 and a few heights (the
+// input `in_extra` columns and `in_extra_rows` rows larger), and returns the unoptimized LLVM IR.
 template <typename T>
-std::string check_against_interpreter(Func out, InputBuffer<T> &in, int in_extra, CompileOptions options = kept()) {
+std::string check_against_interpreter(Func out, InputBuffer<T> &in, int in_extra, CompileOptions options = kept(),
+                                      int in_extra_rows = 0) {
     Callable c = Pipeline(out).compile(Target::host(), options);
     for (int w = 1; w <= 40; ++w) {
         for (int h : {1, 3}) {
-            Buffer<T> data(w + in_extra, h);
+            Buffer<T> data(w + in_extra, h + in_extra_rows);
             std::mt19937 rng(uint32_t(w * 17 + h));
             apps::fill_random(data, rng, -10, 10);
             in.set(data);
@@ -307,4 +309,24 @@ TEST_CASE("an int16 stage that compares in int32 gets a whole vector register of
     INFO("host vector bits " << codegen::host_target_info().vector_bits);
     CHECK(contains(ir, "<" + std::to_string(lanes) + " x i16>"));
     CHECK(contains(ir, "<" + std::to_string(lanes) + " x i32>"));
+}
+
+TEST_CASE("a vector loop prefetches each input point it loads once, a fixed distance ahead", "[codegen][prefetch]") {
+    // Two rows of the input streamed, in(x, y) read three times: one prefetch per row in the
+    // vector loop's body, none in the scalar loops around it. The line ahead lies past the
+    // input at the small widths, which a prefetch ignores.
+    InputBuffer<float> in("in", 2);
+    Var x("x"), y("y");
+    Func out("two_rows");
+    out(x, y) = in(x, y) * 2.f + in(x, y + 1) + in(x, y) * in(x, y);
+    std::string ir = check_against_interpreter(out, in, 0, kept(), 1);
+    int64_t ahead = codegen::host_target_info().prefetch_bytes;
+    REQUIRE(ahead > 0);
+    std::smatch m;
+    std::regex prefetch(R"(getelementptr i8, ptr %[^,]+, i64 (\d+)\n\s*call void @llvm\.prefetch)");
+    std::vector<std::string> distances;
+    for (auto it = std::sregex_iterator(ir.begin(), ir.end(), prefetch); it != std::sregex_iterator(); ++it)
+        distances.push_back((*it)[1]);
+    INFO(ir);
+    CHECK(distances == std::vector<std::string>{std::to_string(ahead), std::to_string(ahead)});
 }
