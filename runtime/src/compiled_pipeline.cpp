@@ -796,7 +796,7 @@ std::shared_ptr<const CallableImpl> compile_gpu_program(const Pipeline &p, std::
     co.gpu_unroll_rows = o.gpu_unroll_rows > 0 ? o.gpu_unroll_rows : device.rows_in_flight;
     co.gpu_warp_alignment = gpu_warp_alignment(o);
     co.streaming_output_stores = false;
-    co.input_prefetch_bytes = 0;  // (a CPU cache's)
+    co.input_prefetch_bytes = device.prefetch_bytes;  // (none: prefetching is a CPU cache's)
     // The entry's runtime global starts null and is set once loaded (set_gpu_runtime).
     co.gpu_runtime = nullptr;
     std::shared_ptr<CudaProgram> cuda = t.emulate ? nullptr : std::make_shared<CudaProgram>();

@@ -322,7 +322,6 @@ TEST_CASE("a vector loop prefetches each input point it loads once, a fixed dist
     std::string ir = check_against_interpreter(out, in, 0, kept(), 1);
     int64_t ahead = codegen::host_target_info().prefetch_bytes;
     REQUIRE(ahead > 0);
-    std::smatch m;
     std::regex prefetch(R"(getelementptr i8, ptr %[^,]+, i64 (\d+)\n\s*call void @llvm\.prefetch)");
     std::vector<std::string> distances;
     for (auto it = std::sregex_iterator(ir.begin(), ir.end(), prefetch); it != std::sregex_iterator(); ++it)
