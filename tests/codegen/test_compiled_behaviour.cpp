@@ -303,7 +303,8 @@ TEST_CASE("lookups in tables of bytes match the interpreter at every table size"
     }
 }
 
-TEST_CASE("a vector loop reads a clamped row, or every other element of one, as whole vectors inside it and gathers only at its edges",
+TEST_CASE("a vector loop reads a clamped row, or every other element of one, as whole vectors inside it, one broadcast "
+          "element wholly past either end, and gathers only across its edges",
           "[codegen][vector]") {
     // edged(x, y) reads in at clamp(x - 3, 2, row_hi) (a repeat_edge of part of the row), and
     // halved(x, y) at clamp(2x - 3, 2, row_hi) (a repeat_edge read by a downsample, inlined), over
@@ -320,7 +321,10 @@ TEST_CASE("a vector loop reads a clamped row, or every other element of one, as 
         CompileOptions o;
         o.keep_assembly = true;
         Callable compiled = p.compile(Target::host(), o);
-        CHECK(compiled.compiler_ir("llvm_unoptimized").find("clamp.interior") != std::string::npos);
+        std::string ir = compiled.compiler_ir("llvm_unoptimized");
+        CHECK(ir.find("clamp.interior") != std::string::npos);
+        CHECK(ir.find("clamp.below") != std::string::npos);
+        CHECK(ir.find("clamp.above") != std::string::npos);
         for (auto [mx, w, hi] : std::vector<std::tuple<int, int, int>>{{0, 1, 2}, {-9, 13, 5}, {-20, 71, 40}, {7, 130, 97}, {-40, 200, 2}}) {
             Buffer<int16_t> data(std::vector<int>{hi - 1, 2});
             data.set_min({2, 0});

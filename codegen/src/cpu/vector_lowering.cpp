@@ -441,21 +441,38 @@ public:
         std::vector<Value *> &coords = *rest;
         // x0 >= lo and x0 + step (W - 1) <= hi, in int64 (no wrap).
         Value *x0 = b_.CreateSExt(v.scalar, b_.getInt64Ty());
-        Value *inside = b_.CreateAnd(b_.CreateICmpSGE(x0, b_.CreateSExt(lo.scalar, b_.getInt64Ty())),
-                                     b_.CreateICmpSLE(b_.CreateAdd(x0, f_.i64(v.step * (w_ - 1))),
-                                                      b_.CreateSExt(hi.scalar, b_.getInt64Ty())));
-        coords[0] = v.scalar;
+        Value *x_last = b_.CreateAdd(x0, f_.i64(v.step * (w_ - 1)));
+        Value *lo64 = b_.CreateSExt(lo.scalar, b_.getInt64Ty()), *hi64 = b_.CreateSExt(hi.scalar, b_.getInt64Ty());
+        Value *inside = b_.CreateAnd(b_.CreateICmpSGE(x0, lo64), b_.CreateICmpSLE(x_last, hi64));
+        // Where every lane lies on one side of the clamp (a margin past the edge that a coarser
+        // level's reads reach: interpolate computes its finest levels 2^9 pixels beyond the
+        // image), the lanes all read the edge's element: one load, broadcast, not W lane loads.
+        auto edge_element = [&](Value *at) {
+            std::vector<Value *> edge = coords;
+            edge[0] = at;
+            return uniform(f_.load_at(view, edge));
+        };
         return two_way(
             inside, "clamp.interior", "clamp.edge",
             [&] {
-                if (v.step == 2) return varying(f_.from_memory(view.type, every_other_element(view, coords)));
+                std::vector<Value *> first = coords;
+                first[0] = v.scalar;
+                if (v.step == 2) return varying(f_.from_memory(view.type, every_other_element(view, first)));
                 Type t = view.type;
                 llvm::LoadInst *whole = b_.CreateAlignedLoad(llvm::FixedVectorType::get(f_.storage_type(t), unsigned(w_)),
-                                                             f_.address(view, coords), llvm::Align(uint64_t(std::max(1, t.bytes()))));
+                                                             f_.address(view, first), llvm::Align(uint64_t(std::max(1, t.bytes()))));
                 f_.tag_access(whole, view);
                 return varying(f_.from_memory(t, whole));
             },
-            [&] { return varying(to_vector(load_lanes(n, s, view))); });
+            [&] {
+                return two_way(
+                    b_.CreateICmpSLT(x_last, lo64), "clamp.below", "clamp.not_below", [&] { return edge_element(lo.scalar); },
+                    [&] {
+                        return two_way(
+                            b_.CreateICmpSGT(x0, hi64), "clamp.above", "clamp.across", [&] { return edge_element(hi.scalar); },
+                            [&] { return varying(to_vector(load_lanes(n, s, view))); });
+                    });
+            });
     }
 
     // Every other element from `coords` on along dimension 0 (a Bayer mosaic's deinterleaving, a
