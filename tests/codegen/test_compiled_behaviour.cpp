@@ -344,6 +344,51 @@ TEST_CASE("a vector loop reads a clamped row, or every other element of one, as 
     }
 }
 
+TEST_CASE("a vector loop's last partial step is one masked step on AVX-512, unless it would gather or scatter",
+          "[codegen][vector]") {
+    // shifted(x, y) reads rows contiguously, and through a constant_exterior boundary (a clamp
+    // and a select, as a zero-padded convolution's input copy): its rows' last W - 1 elements at
+    // most run as one step with masked loads and stores. looked(x, y) gathers from a table at
+    // data-dependent coordinates: a masked gather runs lane by lane on x86, so its tail stays a
+    // scalar loop. Values against the interpreter at widths around multiples of the vector.
+    Var x("x"), y("y");
+    InputBuffer<float> in("in", 2), table("table", 1);
+    InputBuffer<int32_t> index("index", 2);
+    Func padded = BoundaryConditions::constant_exterior(in, 0.0f);
+    Func shifted("shifted"), looked("looked");
+    shifted(x, y) = padded(x - 1, y) * 2.0f + padded(x + 1, y) + in(clamp(x, 0, 3), y);
+    looked(x, y) = table(clamp(index(x, y), 0, 99)) + cast<float>(x);
+    bool masked = codegen::host_target_info().vector_bits >= 512;
+    Buffer<float> entries(100);
+    for (int i = 0; i < 100; ++i) entries(i) = float(i) * 0.5f - 3.0f;
+    table.set(entries);
+    for (const Func &f : {shifted, looked}) {
+        Pipeline p(f);
+        CompileOptions o;
+        o.keep_assembly = true;
+        Callable compiled = p.compile(Target::host(), o);
+        bool tail = compiled.compiler_ir("llvm_unoptimized").find(".vtail") != std::string::npos;
+        INFO(f.name());
+        CHECK(tail == (masked && f.name() == "shifted"));
+        for (int w : {1, 5, 15, 16, 17, 31, 33, 58, 63, 64, 65, 100}) {
+            Buffer<float> data(std::vector<int>{std::max(w, 4), 3});
+            Buffer<int32_t> at(std::vector<int>{w, 3});
+            for (int j = 0; j < 3; ++j) {
+                for (int i = 0; i < data.width(); ++i) data(i, j) = float(i * 31 + j * 7) * 0.25f;
+                for (int i = 0; i < w; ++i) at(i, j) = (i * 7919 + j * 104729) % 130 - 15;
+            }
+            in.set(data);
+            index.set(at);
+            Buffer<float> got(std::vector<int>{w, 3}), want(std::vector<int>{w, 3});
+            compiled.realize(got);
+            interpret(p, std::vector<Buffer<void>>{want});
+            INFO("width " << w);
+            for (int j = 0; j < 3; ++j)
+                for (int i = 0; i < w; ++i) REQUIRE(got(i, j) == want(i, j));
+        }
+    }
+}
+
 TEST_CASE("vectorize = false leaves every loop scalar, also one that LLVM's unrolling makes innermost", "[codegen][vector]") {
     // g's two inner loops run 9 times each: LLVM unrolls them fully, which leaves the loop over z
     // innermost. Unmarked, the loop vectorizer widened it to 64 lanes of byte gathers (z % 5)
