@@ -856,19 +856,60 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     Value *vector_count = b.CreateMul(b.CreateSDiv(b.CreateSub(count, peel), i64(w)), i64(w));
     Value *end = b.CreateAdd(start, vector_count);  // exclusive
 
-    // The scalar iterations before the first aligned store. Without a streaming store there
-    // are none: no loop at all (LLVM kept an empty one, a copy of the body that ran when lo was
-    // INT64_MIN only, through every pass down to machine code).
-    if (stream_view) serial_for(n, s, lo, b.CreateSub(start, i64(1)), false, true);
-
-    VScope vs;
-    for (const auto &kv : s.vars) vs[kv.first] = Lanes{Lanes::Kind::Uniform, kv.second, 0, nullptr};
     // A step's calls whose stores a later call overwrites are left out (the scalar iterations
     // around run them all).
     std::vector<bool> dead = overwritten_calls(*this, calls, n.var);
     std::vector<const poly::LoopNode *> live;
     for (size_t i = 0; i < calls.size(); ++i)
         if (!dead[i]) live.push_back(calls[i]);
+
+    // The iterations before the first aligned store and after the last whole step (fewer than
+    // W each): one masked step where the target masks vector accesses cheaply (AVX-512) and the
+    // step's accesses are all contiguous or uniform, else scalar iterations. A DNN's rows are
+    // short (56, 28, 14, 7 elements), where a scalar loop ran a quarter of each row: conv2d's
+    // zero-padded copy of its input, 58 elements a row, spent 10 of them in a scalar loop of 45
+    // instructions each; harris's output tiles spent 2.4% of its time in the scalar iterations
+    // that align its streaming stores. A masked gather or scatter is lane by lane on x86, each
+    // lane behind a test: bilateral_grid's histogram of 2 channels in 8 lanes took 13.5 -> 25 ms
+    // as a masked step of scatters; such steps stay scalar.
+    auto masked_step = [&](Value *at, Value *lanes, const char *name) {
+        if (options.vector_bits < 512 || tile_view) return false;
+        llvm::BasicBlock *before = b.GetInsertBlock();
+        llvm::BasicBlock *step = llvm::BasicBlock::Create(ctx, n.var + name, function);
+        b.SetInsertPoint(step);
+        std::vector<llvm::Constant *> lane;
+        for (int l = 0; l < w; ++l) lane.push_back(llvm::ConstantInt::get(b.getInt64Ty(), uint64_t(l)));
+        VectorLowering t(*this, w);
+        t.set_mask(b.CreateICmpSLT(llvm::ConstantVector::get(lane), b.CreateVectorSplat(unsigned(w), lanes)));
+        VScope ms;
+        for (const auto &kv : s.vars) ms[kv.first] = Lanes{Lanes::Kind::Uniform, kv.second, 0, nullptr};
+        ms[n.var] = Lanes{Lanes::Kind::Affine, at, 1, nullptr};
+        for (const poly::LoopNode *c : live) t.call(*c, ms, false);
+        if (t.masked_lane_accesses() == 0) {
+            llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, n.var + name + "_done", function);
+            b.CreateBr(done);
+            b.SetInsertPoint(before);
+            b.CreateCondBr(b.CreateICmpSGT(lanes, i64(0)), step, done);
+            b.SetInsertPoint(done);
+            return true;
+        }
+        // The step's blocks (it and those emitted after it, at the function's end) go; nothing
+        // outside them uses their values.
+        std::vector<llvm::BasicBlock *> emitted;
+        for (auto it = step->getIterator(); it != function->end(); ++it) emitted.push_back(&*it);
+        for (llvm::BasicBlock *bb : emitted) bb->dropAllReferences();
+        for (llvm::BasicBlock *bb : emitted) bb->eraseFromParent();
+        b.SetInsertPoint(before);
+        return false;
+    };
+
+    // Without a streaming store there are no iterations before the first step: no loop at all
+    // (LLVM kept an empty one, a copy of the body that ran when lo was INT64_MIN only, through
+    // every pass down to machine code).
+    if (stream_view && !masked_step(lo, peel, ".vpeel")) serial_for(n, s, lo, b.CreateSub(start, i64(1)), false, true);
+
+    VScope vs;
+    for (const auto &kv : s.vars) vs[kv.first] = Lanes{Lanes::Kind::Uniform, kv.second, 0, nullptr};
     v.plan_rotation(rotated_load_groups(*this, live, n.var, w), live);
     llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx, n.var + ".vhead", function);
     llvm::BasicBlock *body = llvm::BasicBlock::Create(ctx, n.var + ".vbody", function);
@@ -915,41 +956,7 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     back->setMetadata(llvm::LLVMContext::MD_loop, loop);
     b.SetInsertPoint(exit);
 
-    // The last hi - end + 1 < W iterations: one masked step where the target masks vector
-    // accesses cheaply (AVX-512) and the step's accesses are all contiguous or uniform, else
-    // scalar iterations. A DNN's rows are short (56, 28, 14, 7 elements), where a scalar loop
-    // ran a quarter of each row: conv2d's zero-padded copy of its input, 58 elements a row,
-    // spent 10 of them in a scalar loop of 45 instructions each. A masked gather or scatter is
-    // lane by lane on x86, each lane behind a test: bilateral_grid's histogram of 2 channels in
-    // 8 lanes took 13.5 -> 25 ms as a masked step of scatters; such a tail stays scalar.
-    if (options.vector_bits >= 512 && !tile_view) {
-        llvm::BasicBlock *before = b.GetInsertBlock();
-        Value *rest = b.CreateAdd(b.CreateSub(hi, end), i64(1));
-        llvm::BasicBlock *tail = llvm::BasicBlock::Create(ctx, n.var + ".vtail", function);
-        b.SetInsertPoint(tail);
-        std::vector<llvm::Constant *> lane;
-        for (int l = 0; l < w; ++l) lane.push_back(llvm::ConstantInt::get(b.getInt64Ty(), uint64_t(l)));
-        VectorLowering t(*this, w);
-        t.set_mask(b.CreateICmpSLT(llvm::ConstantVector::get(lane), b.CreateVectorSplat(unsigned(w), rest)));
-        vs[n.var] = Lanes{Lanes::Kind::Affine, end, 1, nullptr};
-        for (const poly::LoopNode *c : live) t.call(*c, vs, false);
-        if (t.masked_lane_accesses() == 0) {
-            llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, n.var + ".vdone", function);
-            b.CreateBr(done);
-            b.SetInsertPoint(before);
-            b.CreateCondBr(b.CreateICmpSGT(rest, i64(0)), tail, done);
-            b.SetInsertPoint(done);
-            return true;
-        }
-        // The masked step's blocks (the tail and those emitted after it, at the function's end)
-        // go; nothing outside them uses their values.
-        std::vector<llvm::BasicBlock *> emitted;
-        for (auto it = tail->getIterator(); it != function->end(); ++it) emitted.push_back(&*it);
-        for (llvm::BasicBlock *bb : emitted) bb->dropAllReferences();
-        for (llvm::BasicBlock *bb : emitted) bb->eraseFromParent();
-        b.SetInsertPoint(before);
-    }
-    serial_for(n, s, end, hi, false, true);
+    if (!masked_step(end, b.CreateAdd(b.CreateSub(hi, end), i64(1)), ".vtail")) serial_for(n, s, end, hi, false, true);
     return true;
 }
 
