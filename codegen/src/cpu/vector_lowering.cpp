@@ -6,12 +6,13 @@
 // or store whose coordinates are uniform except dimension 0, which advances by one per lane, is
 // one contiguous vector access; one that advances by two per lane is two vector loads and a
 // shuffle, and one at x / 2 (plus uniform terms) two half-vector loads and a shuffle; one at
-// clamp(x, lo, hi) a contiguous vector where all lanes lie inside (a branch); other loads gather
-// lane by lane, at offsets from int32 lanes. A select whose condition is uniform
-// branches: only the chosen value is computed. Stores to outputs can be
-// non-temporal (streaming): a scalar prologue then aligns the vector stores to the vector size,
-// and a scalar epilogue finishes the loop. Loads of one row at neighbouring offsets (a stencil's
-// x - 1, x, x + 1) are carried from step to step (rotated_loads.h).
+// clamp(x, lo, hi) a contiguous vector where all lanes lie inside (a branch), one broadcast
+// element where all lie past one end; other loads gather lane by lane, at offsets from int32
+// lanes. A select whose condition is uniform branches: only the chosen value is computed. Stores
+// to outputs can be non-temporal (streaming): a prologue then aligns the vector stores to the
+// vector size, and an epilogue finishes the loop, each one masked step on AVX-512 (where the
+// step neither gathers nor scatters) or scalar iterations. Loads of one row at neighbouring
+// offsets (a stencil's x - 1, x, x + 1) are carried from step to step (rotated_loads.h).
 //
 // A register tile's partial block (register_tile_lowering.cpp) runs masked steps: only the lanes
 // of the mask are loaded and stored (contiguous accesses masked, every other one a masked gather
