@@ -11,6 +11,12 @@ using llvm::Value;
 llvm::Value *FunctionLowering::i32(int64_t v) { return b.getInt32(uint32_t(int32_t(v))); }
 llvm::Value *FunctionLowering::i64(int64_t v) { return b.getInt64(uint64_t(v)); }
 
+llvm::Constant *FunctionLowering::lane_numbers(int w) {
+    std::vector<llvm::Constant *> lane;
+    for (int l = 0; l < w; ++l) lane.push_back(b.getInt64(uint64_t(l)));
+    return llvm::ConstantVector::get(lane);
+}
+
 llvm::Type *FunctionLowering::value_type(Type t, int lanes) {
     llvm::Type *e;
     if (t.is_bool()) e = b.getInt1Ty();

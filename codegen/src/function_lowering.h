@@ -138,6 +138,8 @@ public:
     llvm::Value *widened_index(llvm::Value *coordinate);  // the int32 coordinate as int64
     llvm::Value *i32(int64_t v);
     llvm::Value *i64(int64_t v);
+    // The int64 vector <0, 1, ..., w - 1>: each lane's number (masks of a step's first lanes).
+    llvm::Constant *lane_numbers(int w);
 
     // ---- Loop nest (loop_lowering.cpp) ----
     void node(const poly::LoopNodePtr &n, Scope &s);

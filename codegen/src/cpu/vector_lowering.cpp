@@ -492,9 +492,7 @@ public:
     // test. (`at_lo`: the coordinates of the element at lo.)
     Value *across_clamp(const StorageView &view, const std::vector<Value *> &at_lo, Value *x0, Value *lo, Value *hi,
                         Value *lo_value, Value *hi_value) {
-        std::vector<llvm::Constant *> lane;
-        for (int l = 0; l < w_; ++l) lane.push_back(llvm::ConstantInt::get(b_.getInt64Ty(), uint64_t(l)));
-        Value *x = b_.CreateAdd(b_.CreateVectorSplat(unsigned(w_), x0), llvm::ConstantVector::get(lane));
+        Value *x = b_.CreateAdd(b_.CreateVectorSplat(unsigned(w_), x0), f_.lane_numbers(w_));
         Value *below = b_.CreateICmpSLT(x, b_.CreateVectorSplat(unsigned(w_), lo));
         Value *above = b_.CreateICmpSGT(x, b_.CreateVectorSplat(unsigned(w_), hi));
         Value *inside = b_.CreateNot(b_.CreateOr(below, above));
@@ -874,8 +872,8 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
     Value *vector_count = b.CreateMul(b.CreateSDiv(b.CreateSub(count, peel), i64(w)), i64(w));
     Value *end = b.CreateAdd(start, vector_count);  // exclusive
 
-    // A step's calls whose stores a later call overwrites are left out (the scalar iterations
-    // around run them all).
+    // A step's calls whose stores a later call overwrites are left out, in the masked steps too
+    // (the scalar iterations around run them all).
     std::vector<bool> dead = overwritten_calls(*this, calls, n.var);
     std::vector<const poly::LoopNode *> live;
     for (size_t i = 0; i < calls.size(); ++i)
@@ -895,10 +893,8 @@ bool FunctionLowering::vector_for(const poly::LoopNode &n, Scope &s, Value *lo, 
         llvm::BasicBlock *before = b.GetInsertBlock();
         llvm::BasicBlock *step = llvm::BasicBlock::Create(ctx, n.var + name, function);
         b.SetInsertPoint(step);
-        std::vector<llvm::Constant *> lane;
-        for (int l = 0; l < w; ++l) lane.push_back(llvm::ConstantInt::get(b.getInt64Ty(), uint64_t(l)));
         VectorLowering t(*this, w);
-        t.set_mask(b.CreateICmpSLT(llvm::ConstantVector::get(lane), b.CreateVectorSplat(unsigned(w), lanes)));
+        t.set_mask(b.CreateICmpSLT(lane_numbers(w), b.CreateVectorSplat(unsigned(w), lanes)));
         VScope ms;
         for (const auto &kv : s.vars) ms[kv.first] = Lanes{Lanes::Kind::Uniform, kv.second, 0, nullptr};
         ms[n.var] = Lanes{Lanes::Kind::Affine, at, 1, nullptr};
