@@ -1,6 +1,6 @@
 // Vector loops' loads. Rotated loads (codegen/src/cpu/rotated_loads.h): a vector loop's loads of
 // one row at neighbouring offsets are one load per step, the others shuffled from it and the
-// step before. Lanes (vector_lanes.cpp) and prefetches of input rows (vector_lowering.cpp). The
+// step before. Lanes (vector_lanes.cpp) and prefetches of input rows (vector_step.h). The
 // results are those of the interpreter at every width around the vector's.
 #include "../test_util.h"
 
@@ -268,7 +268,7 @@ TEST_CASE("a float stage that writes a scratchpad gets a whole vector register o
 }
 
 TEST_CASE("a lookup at an index computed from data gets a whole vector register of float lanes", "[codegen][rotated]") {
-    // The table's lane offsets are int32 (vector_lowering.cpp, gather): the lookup counts as its
+    // The table's lane offsets are int32 (vector_step.h, gather): the lookup counts as its
     // float element, not as a 64-bit address per lane (which once halved the lanes: 8 floats on
     // AVX-512, where bilateral_grid's and local_laplacian's lookups ran 4% faster with 16).
     InputBuffer<float> in("in", 2);

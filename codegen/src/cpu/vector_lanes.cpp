@@ -1,7 +1,7 @@
 // How many lanes a vector loop gets (FunctionLowering::vector_lanes): W elements of the widest
 // loaded or stored element per vector register (its values up to two registers each), fewer
 // where an output is streamed and the loop moves more than it computes, a whole register of
-// bytes for lookups in byte tables. The lanes themselves are lowered in vector_lowering.cpp.
+// bytes for lookups in byte tables. The lanes themselves are lowered in vector_step.h.
 #include <algorithm>
 #include <functional>
 
@@ -32,7 +32,7 @@ bool gathered(const Expr &e) {
 
 // Whether a coordinate is a clamp, min(max(e, lo), hi) or either alone, of an expression that is
 // not gathered within bounds that are not (a repeat_edge boundary): its loads are contiguous
-// vectors in the interior (vector_lowering.cpp, load_within_clamp), or uniform when e does not
+// vectors in the interior (vector_step.h, load_within_clamp), or uniform when e does not
 // move along the loop, and gathered at int32 lane offsets at the edges only.
 bool clamp_of_ungathered(const Expr &e) {
     if (e->op != Op::Min && e->op != Op::Max) return !gathered(e);
@@ -42,7 +42,7 @@ bool clamp_of_ungathered(const Expr &e) {
 // The widest element (in bits) among the values of an expression and the elements it loads
 // (`elements`: the widest of those loaded, and 64 for a gather lane by lane);
 // 64 when a load is gathered lane by lane, except a lookup: a gather at int32 coordinates
-// computed from data, which takes int32 lane offsets (vector_lowering.cpp, gather) and counts
+// computed from data, which takes int32 lane offsets (vector_step.h, gather) and counts
 // its element alone; nor does a clamp of such a coordinate (a repeat_edge boundary), whose loads
 // gather only at the edges (with 16 float lanes instead of 8 on the AMD EPYC, A/B of 2 rounds of
 // 11 runs: local_laplacian 39.7 -> 38.5 ms, bilateral_grid 13.2 -> 12.9, pyramid_blend 20.3 ->
