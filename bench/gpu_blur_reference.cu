@@ -8,7 +8,10 @@
 //   - regs scalar R: a thread a column walks R rows down, blur_x's last five rows in registers
 //     (a sliding window: no shared memory, no barrier);
 //   - regs vec4 R: the same with four columns a thread, loaded and stored as float4;
-//   - shared vec4 TY x 4T: Tessera's shape with four columns a thread (T threads).
+//   - shared vec4 TY x 4T: Tessera's shape with four columns a thread (T threads);
+//   - regs strided / consecutive N R: the register window with N columns a thread and no access
+//     wider than 8 bytes (regs_columns below);
+//   - shared consecutive N TY x NT: Tessera's shape with N consecutive columns a thread.
 // The sizes are fixed at the benchmark's (bench/run_gpu_benchmark.py --size 4096 4096).
 // scripts/gpu_check.sh builds it with nvcc and runs it on a machine with a GPU:
 //   nvcc -O3 -arch=sm_90 -std=c++17 bench/gpu_blur_reference.cu -o gpu_blur_reference
@@ -93,6 +96,89 @@ __global__ void regs(const float *__restrict__ in, float *__restrict__ out) {
         *reinterpret_cast<V *>(o + (size_t)y * OW + x) = C::blur_y(w0, w1, w2, w3, w4);
         w0 = w1; w1 = w2; w2 = w3; w3 = w4;
     }
+}
+
+// N columns per thread walking R rows down, each column's last five blur_x rows in registers,
+// with no access wider than 4 or 8 bytes (so no 16-byte alignment to know, which a compiler
+// knows of a user's buffer only at run time):
+//   - STRIDED: columns t, t + T, t + 2T, ... (T threads): each load instruction of a warp is
+//     coalesced, as Tessera's thread loop (x = lo + tid; x += ntid) would be with its iterations
+//     jammed; 5 loads per column.
+//   - not STRIDED: N consecutive columns, whose N + 4 input elements are loaded once, by scalar
+//     loads (L = 1) or 8-byte float2 loads (L = 2).
+template <int R, int N, bool STRIDED, int L = 1>
+__global__ void regs_columns(const float *__restrict__ in, float *__restrict__ out) {
+    int t = threadIdx.x, T = blockDim.x, y0 = blockIdx.y * R, c = blockIdx.z;
+    int x0 = STRIDED ? blockIdx.x * N * T + t : N * (blockIdx.x * T + t);
+    int step = STRIDED ? T : 1;
+    if (x0 >= OW) return;
+    const float *img = in + (size_t)c * W * H;
+    float *o = out + (size_t)c * OW * OH;
+    auto blur_x_row = [&](int y, float *dst) {
+        const float *row = img + (size_t)y * W;
+        if (STRIDED) {
+#pragma unroll
+            for (int k = 0; k < N; k++) dst[k] = x0 + k * step < OW ? bx(row, x0 + k * step) : 0.f;
+        } else {
+            float v[N + 4];
+            if (L == 2) {
+#pragma unroll
+                for (int j = 0; j < (N + 4) / 2; j++) {
+                    float2 p = *reinterpret_cast<const float2 *>(row + x0 + 2 * j);
+                    v[2 * j] = p.x, v[2 * j + 1] = p.y;
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < N + 4; j++) v[j] = row[x0 + j];
+            }
+#pragma unroll
+            for (int k = 0; k < N; k++) dst[k] = (v[k] + 4.f * v[k + 1] + 6.f * v[k + 2] + 4.f * v[k + 3] + v[k + 4]) / 16.f;
+        }
+    };
+    float w0[N], w1[N], w2[N], w3[N], w4[N];
+    blur_x_row(y0, w0), blur_x_row(y0 + 1, w1), blur_x_row(y0 + 2, w2), blur_x_row(y0 + 3, w3);
+#pragma unroll 4
+    for (int r = 0; r < R; r++) {
+        int y = y0 + r;
+        if (y >= OH) break;
+        blur_x_row(y + 4, w4);
+#pragma unroll
+        for (int k = 0; k < N; k++) {
+            int x = x0 + k * step;
+            if (x < OW) o[(size_t)y * OW + x] = by(w0[k], w1[k], w2[k], w3[k], w4[k]);
+            w0[k] = w1[k], w1[k] = w2[k], w2[k] = w3[k], w3[k] = w4[k];
+        }
+    }
+}
+
+// Tessera's structure (blur_x's TY + 4 rows into shared memory, a barrier, blur_y) with N
+// consecutive columns a thread and scalar global loads: a thread's N + 4 input elements a row
+// are loaded once (5 loads a point for N = 1, 3 for N = 2, 2 for N = 4).
+template <int TY, int N, int T = 256>
+__global__ void shared_columns(const float *__restrict__ in, float *__restrict__ out) {
+    extern __shared__ float s[];
+    constexpr int TW = N * T;
+    int t = threadIdx.x, x0 = blockIdx.x * TW + N * t, y0 = blockIdx.y * TY, c = blockIdx.z;
+    const float *img = in + (size_t)c * W * H;
+#pragma unroll 4
+    for (int r = 0; r < TY + 4; r++)
+        if (x0 < OW && y0 + r < H) {
+            const float *row = img + (size_t)(y0 + r) * W;
+            float v[N + 4];
+#pragma unroll
+            for (int j = 0; j < N + 4; j++) v[j] = row[x0 + j];
+#pragma unroll
+            for (int k = 0; k < N; k++) s[r * TW + N * t + k] = (v[k] + 4.f * v[k + 1] + 6.f * v[k + 2] + 4.f * v[k + 3] + v[k + 4]) / 16.f;
+        }
+    __syncthreads();
+#pragma unroll 4
+    for (int r = 0; r < TY; r++)
+        if (x0 < OW && y0 + r < OH)
+#pragma unroll
+            for (int k = 0; k < N; k++) {
+                const float *p = s + r * TW + N * t + k;
+                out[(size_t)c * OW * OH + (size_t)(y0 + r) * OW + x0 + k] = by(p[0], p[TW], p[2 * TW], p[3 * TW], p[4 * TW]);
+            }
 }
 
 // Tessera's structure with float4 per thread: tile TY x 4T, T threads, each thread four columns;
@@ -203,6 +289,25 @@ int main() {
         RUN("shared vec4 16x512", dim3((OW + 511) / 512, (OH + 15) / 16, C), 128, 20 * 128 * 16, shared_vec4<16, 128>);
         RUN("shared vec4 32x512", dim3((OW + 511) / 512, (OH + 31) / 32, C), 128, 36 * 128 * 16, shared_vec4<32, 128>);
         RUN("shared vec4 32x128", dim3((OW + 127) / 128, (OH + 31) / 32, C), 32, 36 * 32 * 16, shared_vec4<32, 32>);
+        // What a compiler can emit without knowing 16-byte alignment (2026-12-01): N columns a thread,
+        // strided (coalesced per instruction) or consecutive (scalar or float2 loads).
+        RUN("regs strided N=2 R=32 T=256", dim3((OW + 511) / 512, (OH + 31) / 32, C), 256, 0, regs_columns<32, 2, true>);
+        RUN("regs strided N=4 R=32 T=128", dim3((OW + 511) / 512, (OH + 31) / 32, C), 128, 0, regs_columns<32, 4, true>);
+        RUN("regs strided N=4 R=32 T=256", dim3((OW + 1023) / 1024, (OH + 31) / 32, C), 256, 0, regs_columns<32, 4, true>);
+        RUN("regs strided N=8 R=32 T=128", dim3((OW + 1023) / 1024, (OH + 31) / 32, C), 128, 0, regs_columns<32, 8, true>);
+        RUN("regs consecutive scalar N=4 R=32 T=128", dim3((OW / 4 + 127) / 128, (OH + 31) / 32, C), 128, 0, regs_columns<32, 4, false, 1>);
+        RUN("regs consecutive scalar N=2 R=32 T=256", dim3((OW / 2 + 255) / 256, (OH + 31) / 32, C), 256, 0, regs_columns<32, 2, false, 1>);
+        RUN("regs consecutive float2 N=4 R=32 T=128", dim3((OW / 4 + 127) / 128, (OH + 31) / 32, C), 128, 0, regs_columns<32, 4, false, 2>);
+        RUN("regs consecutive float2 N=2 R=32 T=256", dim3((OW / 2 + 255) / 256, (OH + 31) / 32, C), 256, 0, regs_columns<32, 2, false, 2>);
+        // Tessera's shape with N consecutive columns a thread, scalar global loads (2026-12-01).
+        RUN("shared consecutive N=2 40x512", dim3((OW + 511) / 512, (OH + 39) / 40, C), 256, 44 * 512 * 4, shared_columns<40, 2>);
+        RUN("shared consecutive N=2 20x512", dim3((OW + 511) / 512, (OH + 19) / 20, C), 256, 24 * 512 * 4, shared_columns<20, 2>);
+        RUN("shared consecutive N=2 32x256 T=128", dim3((OW + 255) / 256, (OH + 31) / 32, C), 128, 36 * 256 * 4, shared_columns<32, 2, 128>);
+        RUN("shared consecutive N=4 8x1024", dim3((OW + 1023) / 1024, (OH + 7) / 8, C), 256, 12 * 1024 * 4, shared_columns<8, 4>);
+        RUN("shared consecutive N=4 32x256 T=64", dim3((OW + 255) / 256, (OH + 31) / 32, C), 64, 36 * 256 * 4, shared_columns<32, 4, 64>);
+        RUN("regs consecutive float2 N=2 R=32 T=128", dim3((OW / 2 + 127) / 128, (OH + 31) / 32, C), 128, 0, regs_columns<32, 2, false, 2>);
+        RUN("regs consecutive scalar N=2 R=64 T=256", dim3((OW / 2 + 255) / 256, (OH + 63) / 64, C), 256, 0, regs_columns<64, 2, false, 1>);
+        RUN("regs consecutive scalar N=3 R=32 T=256", dim3((OW / 3 + 255) / 256, (OH + 31) / 32, C), 256, 0, regs_columns<32, 3, false, 1>);
     }
     return 0;
 }
