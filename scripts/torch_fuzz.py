@@ -6,7 +6,7 @@ for seeds beyond them.
 dynamo's cache is reset before every seed. Without that, every seed's program (one code object,
 a closure over the seed's steps) is a recompile of the same frame, and from the ninth on dynamo's
 recompile limit runs it in eager PyTorch: the comparison against eager then proves nothing. Each
-seed also checks that dynamo compiled its frame and Tessera its graph.
+seed also checks that dynamo compiled all of the program (the test, that Tessera received its graph).
 
     build/python-venv/bin/python scripts/torch_fuzz.py --seed 5760 --count 200
 """
@@ -39,10 +39,11 @@ def main():
         dynamo_counters.clear()
         try:
             test_torch_fuzz.test_random_programs_match_eager(seed)
+            # (The test checks that Tessera received a graph; here, that it was the whole program's.)
             frames = dynamo_counters["frames"]
-            if stats()["graphs"] == 0 or frames["ok"] == 0 or frames["total"] != frames["ok"]:
-                raise AssertionError(f"the program did not run as Tessera's graph (dynamo frames {dict(frames)}, "
-                                     f"Tessera {stats()}): it ran in eager PyTorch")
+            if frames["total"] != frames["ok"]:
+                raise AssertionError(f"dynamo did not compile every frame of the program ({dict(frames)}): "
+                                     f"part of it ran in eager PyTorch (Tessera: {stats()})")
         except Exception:
             failed.append(seed)
             print(f"seed {seed}: FAILED", flush=True)
