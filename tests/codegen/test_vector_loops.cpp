@@ -4,6 +4,7 @@
 #include "../test_util.h"
 
 #include <regex>
+#include <sstream>
 #include <tuple>
 
 #include <tessera/codegen/cpu_target.h>
@@ -13,6 +14,29 @@
 #include "tessera_apps/app.h"
 
 using namespace tessera;
+
+namespace {
+
+// Realizes `c` and interprets `p` (the reference interpreter) into buffers of `type` with `sizes`
+// from `mins` (zeros when empty), and requires them equal in every element.
+void require_as_interpreted(const Callable &c, const Pipeline &p, Type type, const std::vector<int> &sizes,
+                            const std::vector<int64_t> &mins = {}) {
+    Buffer<void> got(type, sizes), want(type, sizes);
+    if (!mins.empty()) {
+        got.set_min(mins);
+        want.set_min(mins);
+    }
+    c.realize(got);
+    interpret(p, std::vector<Buffer<void>>{want});
+    got.for_each_coordinate([&](const std::vector<int64_t> &at) {
+        std::ostringstream where;
+        for (size_t i = 0; i < at.size(); ++i) where << (i ? ", " : "element (") << at[i];
+        INFO(where.str() << ")");
+        REQUIRE(apps::element(got, at) == apps::element(want, at));
+    });
+}
+
+} // namespace
 
 TEST_CASE("the blur's inner loops compile to vector instructions", "[codegen][vector]") {
     auto app = apps::make_app("blur_x_blur_y");
@@ -65,14 +89,8 @@ TEST_CASE("vector loops read every other element, and element x / 2, through who
             for (int j = 0; j < 3; ++j)
                 for (int i = 2 * lo; i < 2 * (hi + 1); ++i) data(i, j) = int16_t(i * 13 - j * 7);
             in.set(data);
-            Buffer<int16_t> got(std::vector<int>{w, 3}), want(std::vector<int>{w, 3});
-            got.set_min({mx, 0});
-            want.set_min({mx, 0});
-            c.realize(got);
-            interpret(p, std::vector<Buffer<void>>{want});
             INFO("min " << mx << " width " << w);
-            for (int j = 0; j < 3; ++j)
-                for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
+            require_as_interpreted(c, p, Int(16), {w, 3}, {mx, 0});
         }
     }
 }
@@ -101,15 +119,8 @@ TEST_CASE("a select whose condition is the same in every lane computes only the 
         for (int j = -1; j < 4; ++j)
             for (int i = mx; i < mx + w + 2; ++i) data(i, j) = int16_t((i * 977 + j * 131) % 30011 - 15000);
         in.set(data);
-        Buffer<int16_t> got(std::vector<int>{w, 5, 3}), want(std::vector<int>{w, 5, 3});
-        got.set_min({mx, -1, 0});
-        want.set_min({mx, -1, 0});
-        compiled.realize(got);
-        interpret(p, std::vector<Buffer<void>>{want});
         INFO("min " << mx << " width " << w);
-        for (int k = 0; k < 3; ++k)
-            for (int j = -1; j < 4; ++j)
-                for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j, k) == want(i, j, k));
+        require_as_interpreted(compiled, p, Int(16), {w, 5, 3}, {mx, -1, 0});
     }
 }
 
@@ -137,14 +148,8 @@ TEST_CASE("a vector loop gathers at each lane's int32 offsets from the mins of i
         for (int j = 0; j < 3; ++j)
             for (int i = mx; i < mx + w; ++i) data(i, j) = (i * 7919 + j * 104729) % 331 - 16;  // -16 .. 314: clamped both ways
         in.set(data);
-        Buffer<uint16_t> got(std::vector<int>{w, 3}), want(std::vector<int>{w, 3});
-        got.set_min({mx, 0});
-        want.set_min({mx, 0});
-        compiled.realize(got);
-        interpret(p, std::vector<Buffer<void>>{want});
         INFO("min " << mx << " width " << w);
-        for (int j = 0; j < 3; ++j)
-            for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
+        require_as_interpreted(compiled, p, UInt(16), {w, 3}, {mx, 0});
     }
     SECTION("two varying coordinates") {
         Var u("u");
@@ -201,12 +206,8 @@ TEST_CASE("lookups in tables of bytes match the interpreter at every table size"
             for (int j = 0; j < 3; ++j)
                 for (int i = 0; i < w; ++i) data(i, j) = (i * 7919 + j * 104729) % (entries + 40) + first - 20;  // clamped both ways
             in.set(data);
-            Buffer<void> got(is_signed ? Int(8) : UInt(8), {w, 3}), want(is_signed ? Int(8) : UInt(8), {w, 3});
-            compiled.realize(std::vector<Buffer<void>>{got});
-            interpret(p, std::vector<Buffer<void>>{want});
             INFO("width " << w);
-            for (int j = 0; j < 3; ++j)
-                for (int i = 0; i < w; ++i) REQUIRE(apps::element(got, {i, j}) == apps::element(want, {i, j}));
+            require_as_interpreted(compiled, p, is_signed ? Int(8) : UInt(8), {w, 3});
         }
     }
 }
@@ -240,14 +241,8 @@ TEST_CASE("a vector loop reads a clamped row, or every other element of one, as 
                 for (int i = 2; i <= hi; ++i) data(i, j) = int16_t(i * 211 - j * 97);
             in.set(data);
             row_hi.set(hi);
-            Buffer<int16_t> got(std::vector<int>{w, 2}), want(std::vector<int>{w, 2});
-            got.set_min({mx, 0});
-            want.set_min({mx, 0});
-            compiled.realize(got);
-            interpret(p, std::vector<Buffer<void>>{want});
             INFO(f.name() << ": min " << mx << " width " << w << " row [2, " << hi << "]");
-            for (int j = 0; j < 2; ++j)
-                for (int i = mx; i < mx + w; ++i) REQUIRE(got(i, j) == want(i, j));
+            require_as_interpreted(compiled, p, Int(16), {w, 2}, {mx, 0});
         }
     }
 }
@@ -287,12 +282,8 @@ TEST_CASE("a vector loop's last partial step is one masked step on AVX-512, unle
             }
             in.set(data);
             index.set(at);
-            Buffer<float> got(std::vector<int>{w, 3}), want(std::vector<int>{w, 3});
-            compiled.realize(got);
-            interpret(p, std::vector<Buffer<void>>{want});
             INFO("width " << w);
-            for (int j = 0; j < 3; ++j)
-                for (int i = 0; i < w; ++i) REQUIRE(got(i, j) == want(i, j));
+            require_as_interpreted(compiled, p, Float(32), {w, 3});
         }
     }
 }
@@ -318,10 +309,7 @@ TEST_CASE("vectorize = false leaves every loop scalar, also one that LLVM's unro
     o.keep_assembly = true;
     Callable c = p.compile(Target::host(), o);
     CHECK(c.report().llvm_ir.find("vector.body") == std::string::npos);
-    Buffer<int> got({203}), want({203});
-    c.realize(got);
-    interpret(p, std::vector<Buffer<void>>{want});
-    for (int i = 0; i < 203; ++i) REQUIRE(got(i) == want(i));
+    require_as_interpreted(c, p, Int(32), {203});
 }
 
 TEST_CASE("loops around a vector loop are not unrolled by LLVM, so a zero-initialized block stays a loop of memsets",
@@ -358,12 +346,7 @@ TEST_CASE("loops around a vector loop are not unrolled by LLVM, so a zero-initia
     for (size_t at = ir.find("call void @llvm.memset"); at != std::string::npos; at = ir.find("call void @llvm.memset", at + 1)) ++memsets;
     INFO(memsets << " memsets");
     CHECK(memsets <= 4);
-    Buffer<float> got({128, 64, 8}), want({128, 64, 8});
-    c.realize(got);
-    interpret(p, std::vector<Buffer<void>>{want});
-    for (int z = 0; z < 8; ++z)
-        for (int y = 0; y < 64; ++y)
-            for (int x = 0; x < 128; ++x) REQUIRE(got(x, y, z) == want(x, y, z));
+    require_as_interpreted(c, p, Float(32), {128, 64, 8});
 }
 
 TEST_CASE("loops around a vector loop are not unrolled at run-time trip counts, which would copy the nest inside",
