@@ -2,12 +2,13 @@
 // Target::cuda(80).emulated(), runs it once with the emulator's profiling on, checks the output
 // against the app's plain loops, and prints one JSON object per kernel and the totals.
 //
-//   bench_gpu_model [--shared-opt-in] [--staged] <app> [sizes...]
+//   bench_gpu_model [--shared-opt-in] [--staged] [--column-windows] <app> [sizes...]
 //
 // --shared-opt-in: Target::cuda(80).with_shared_memory_opt_in(), blocks of up to 163 KiB of
 // shared memory instead of 48 KiB. --staged: stencil inputs staged in shared memory and warps
 // aligned a row at a time (CompileOptions::gpu_stage_inputs, gpu_align_warps "rows"), the
-// configuration the model favours and a real GPU did not (docs/gpu.md).
+// configuration the model favours and a real GPU did not (docs/gpu.md). --column-windows:
+// CompileOptions::gpu_column_windows.
 //
 // With TESSERA_PTX_OUT set, the kernels' PTX (sm_80) is written to that file too.
 #include <chrono>
@@ -24,16 +25,17 @@ using namespace tessera;
 
 int main(int argc, char **argv) {
     try {
-        bool opt_in = false, staged = false;
+        bool opt_in = false, staged = false, column_windows = false;
         int first = 1;
         for (; first < argc && argv[first][0] == '-'; ++first) {
             std::string flag = argv[first];
             if (flag == "--shared-opt-in") opt_in = true;
             else if (flag == "--staged") staged = true;
+            else if (flag == "--column-windows") column_windows = true;
             else break;
         }
         if (argc <= first || argv[first][0] == '-') {
-            std::fprintf(stderr, "usage: %s [--shared-opt-in] [--staged] <app> [sizes...]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--shared-opt-in] [--staged] [--column-windows] <app> [sizes...]\n", argv[0]);
             return 2;
         }
         auto app = apps::make_app(argv[first]);
@@ -47,6 +49,7 @@ int main(int argc, char **argv) {
             o.gpu_stage_inputs = true;
             o.gpu_align_warps = "rows";
         }
+        o.gpu_column_windows = column_windows;
         Target target = Target::cuda(80).emulated();
         if (opt_in) target = target.with_shared_memory_opt_in();
         Callable c = app->pipeline().compile(target, o);

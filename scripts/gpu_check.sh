@@ -6,7 +6,8 @@
 #   3. random pipelines on the GPU against the interpreter (tessera-fuzz --device);
 #   4. the GPU benchmark (bench/run_gpu_benchmark.py: blur against a device-to-device copy and
 #      torch, when torch with CUDA is there);
-#   5. a sweep of blur's rows per thread step, tiles, aligned warps and staged inputs
+#   5. a sweep of blur's rows per thread step, tiles, aligned warps, staged inputs and column
+#      windows
 #      (bench_gpu_blur sweep);
 #   6. the hand-written CUDA blur variants, the ceiling for Tessera's kernel
 #      (bench/gpu_blur_reference.cu), when nvcc is there.
@@ -49,8 +50,9 @@ step "GPU benchmark" 70 python3 "$root/bench/run_gpu_benchmark.py" --build "$bui
 # Rows per thread step, tile shapes, aligned warps and staged inputs for blur, interleaved in one
 # process, a line per result (bench/gpu_blur.cpp; 0x0:0 is the default).
 sm=$(python3 -c "import sys; sys.path.insert(0, '$root/bench'); import run_gpu_benchmark as b; print(b.gpu_compute_capability() or 0)")
-step "blur sweep (rows per thread step, tiles, alignment, staging)" 90 "$build/bench/bench_gpu_blur" "$sm" 4096 4096 30 sweep 2 \
-    0x0:0 0x0:2 0x0:8 256x32:0 512x16:0 0x0:0:rows 0x0:0:jammed 0x0:8:staged
+step "blur sweep (rows per thread step, tiles, alignment, staging, column windows)" 120 "$build/bench/bench_gpu_blur" "$sm" 4096 4096 30 sweep 2 \
+    0x0:0 0x0:2 0x0:8 256x32:0 512x16:0 0x0:0:rows 0x0:0:jammed 0x0:8:staged \
+    0x0:0:columns 0x0:1:columns 0x0:8:columns 512x64:0:columns 256x32:0:columns
 if command -v nvcc >/dev/null; then
     reference=$(mktemp -d)/gpu_blur_reference
     arch=$([ "$sm" != 0 ] && echo "sm_$sm" || echo native)

@@ -404,6 +404,7 @@ Value *FunctionLowering::widened_index(Value *v) {
 }
 
 Value *FunctionLowering::address(const StorageView &view, const std::vector<Value *> &coords) {
+    if (view.window_dim >= 0) return window_address(view, coords);
     Value *offset = nullptr;
     for (size_t d = 0; d < coords.size(); ++d) {
         Value *c = widened_index(coords[d]);
@@ -423,7 +424,7 @@ const StorageView &FunctionLowering::view_of(const FuncContents *f) const {
 Value *FunctionLowering::load(const StorageView &view, const std::vector<Expr> &coords, const Scope &s) {
     std::vector<Value *> c;
     bool saved = index_mode;
-    index_mode = !view.scratch;  // local coordinates wrap (Storage::Kind::Scratch)
+    index_mode = !view.scratch || view.window_dim >= 0;  // local coordinates wrap (Storage::Kind::Scratch)
     for (const Expr &e : coords) c.push_back(expr(e, s));
     index_mode = saved;
     return load_at(view, c);

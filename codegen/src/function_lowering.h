@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -90,6 +91,14 @@ struct StorageView {
     bool output = false;                     // written once by its statements (streaming stores)
     bool scratch = false;
     int alias = -1;  // its alias scope (FunctionLowering::alias_scopes)
+    // A column window (poly::Storage::thread_window, gpu/kernel_lowering.cpp): `base` is one
+    // thread's `window_rows` slots for the column it runs, addressed by global coordinates
+    // through window_address.
+    int window_dim = -1;                 // its row dimension (Halide order); -1: not a window
+    int64_t window_rows = 0;             // the slots (the fold)
+    std::optional<int64_t> window_anchor;  // the row offset its writer stores at, from the row
+                                           // loop's variable: slot 0; none: a ring (row mod rows)
+    llvm::Value *window_row = nullptr;   // the row loop's variable (i64) in this iteration
 };
 
 // While the body of an outlined function (a parallel loop's, a GPU kernel's) is emitted: f
@@ -198,9 +207,19 @@ public:
         llvm::Value *threads = nullptr;  // blockDim.x (i64)
         bool single = false;             // emitting one thread's code: a region only thread 0
                                          // runs, or the body of a thread loop
+        // The row loop of the column window being emitted (its thread loop's body), which
+        // window_rows lowers; null outside one.
+        const poly::LoopNode *window_loop = nullptr;
+        std::function<void(const poly::LoopNode &, Scope &)> window_rows;
     };
     KernelState *kernel = nullptr;  // set while a kernel's body is emitted
     int kernel_count = 0;
+    // The element of a column window (StorageView::window_dim) at `coords` (global coordinates):
+    // the slot `anchor - (row - window_row)` of the thread's rows, where a row written
+    // `anchor` rows ahead of the row loop's variable sits at slot 0 and moves up one slot an
+    // iteration (a constant slot, which LLVM keeps in a register, when the row is the loop's
+    // variable plus a constant); or, with no anchor, the slot `row mod rows` of a ring.
+    llvm::Value *window_address(const StorageView &view, const std::vector<llvm::Value *> &coords);
     // The GPU runtime's member at `offset` in tessera_gpu_runtime_t (abi.h).
     llvm::Value *gpu_runtime_member(size_t offset);
     // `bytes` of device memory (null when out of memory), and its release.

@@ -70,7 +70,8 @@ std::vector<ScratchLayout> FunctionLowering::scratch_layouts(int group, int64_t 
     total = 0;
     for (size_t i = 0; i < p.storage.size(); ++i) {
         const poly::Storage &st = p.storage[i];
-        if (st.kind != poly::Storage::Kind::Scratch || (group >= 0 && st.group != group)) continue;
+        // (A column window's rows are each thread's own: gpu/kernel_lowering.cpp.)
+        if (st.kind != poly::Storage::Kind::Scratch || st.thread_window || (group >= 0 && st.group != group)) continue;
         ScratchLayout l{i, {}, 0, total};
         int64_t stride = 1;
         for (size_t d = 0; d < st.extent.size(); ++d) {

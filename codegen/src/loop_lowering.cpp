@@ -184,7 +184,7 @@ void FunctionLowering::call(const poly::LoopNode &n, Scope &s) {
     }
     const StorageView &view = view_of(ms.func);
     std::vector<Value *> coords;
-    index_mode = !view.scratch;  // local coordinates wrap (Storage::Kind::Scratch)
+    index_mode = !view.scratch || view.window_dim >= 0;  // local coordinates wrap (Storage::Kind::Scratch)
     for (const Expr &c : e.store) coords.push_back(expr(c, body));
     index_mode = false;
     Value *v = expr(e.value, body);

@@ -27,6 +27,7 @@ TargetInfo TargetInfo::nvidia_gpu(int sm, bool shared_memory_opt_in) {
     t.warp_size = 32;
     t.max_threads_per_block = 1024;
     t.rows_in_flight = 4;
+    t.window_columns = 2;
     t.max_shared_bytes_per_block = opt_in_shared_bytes(sm);
     if (shared_memory_opt_in && sm < 70)
         user_error("Target::cuda(", sm, ").with_shared_memory_opt_in(): sm_", sm, " blocks have no shared memory beyond the "

@@ -121,6 +121,9 @@ private:
         buffers_.resize(p_.storage.size());
         for (size_t i = 0; i < p_.storage.size(); ++i) {
             const Storage &s = p_.storage[i];
+            if (s.thread_window)
+                user_error("The schedule keeps ", s.name, " in GPU threads' column windows, which only a GPU target (or its emulator) runs. "
+                           "Compile it for Target::cuda(sm).emulated() instead of interpreting its loop nest.");
             if (s.kind == Storage::Kind::Output) {
                 const Buffer<void> &b = outputs_[size_t(s.output)];
                 storage_acc_[i] = accessor_of(s.name, s.type, b.raw_data(), b.impl()->dims);

@@ -82,6 +82,13 @@ private:
 
     size_t root_rank(const GroupPlan &g) const { return m_.statements[size_t(g.statements.back())].dims.size(); }
 
+    // The sliding window a group's stages keep, if any: on a GPU each thread's column of rows
+    // (column_window), on a CPU a ring of rows across the tile (sliding_window).
+    std::optional<SlidingWindow> window_for(const std::vector<int> &stages) const {
+        if (o_.gpu && o_.gpu_column_windows) return column_window(m_, stages);
+        return o_.sliding_window ? sliding_window(m_, stages) : std::nullopt;
+    }
+
     // Tile sizes for a root of `n` dimensions (tuple order): x wide, y as given, others 1; or the
     // user's sizes (given x first).
     std::vector<int> tiles_for(size_t n, int y) const {
@@ -417,7 +424,7 @@ private:
                     failed.insert(key);
                     continue;
                 }
-                const std::optional<SlidingWindow> window = o_.sliding_window ? sliding_window(m_, merged.plan.statements) : std::nullopt;
+                const std::optional<SlidingWindow> window = window_for(merged.plan.statements);
                 const std::vector<std::vector<BoxScale>> scales = box_scales(*fp, probe);
                 Estimate e = estimate(merged.plan, *fp, scales, probe, probe, window);
                 // Over the cache at the probe's height, the merge still pays if shorter tiles (as
@@ -489,8 +496,9 @@ private:
         std::vector<int> smallest;
         Estimate smallest_e;
         std::vector<std::vector<BoxScale>> scales = box_scales(*fp, probe);
-        if (o_.sliding_window) g.plan.window = sliding_window(m_, g.plan.statements);
+        g.plan.window = window_for(g.plan.statements);
         const std::optional<SlidingWindow> &window = g.plan.window;
+        const bool columns = window && window->columns_outside;
         auto consider = [&](const std::vector<int> &tiles) {
             Estimate e = estimate(g.plan, *fp, scales, probe, tiles, window);
             smallest = tiles;
@@ -512,7 +520,7 @@ private:
             // threads spread one row at a time (blur: 16 x 256 points, not 40 x 128, which
             // moves 5% fewer sectors with half the threads idle). On a CPU, wide tiles keep
             // input rows streaming.
-            double idle = std::max(1.0, double(o_.gpu_block_threads) / width);
+            double idle = std::max(1.0, double(o_.gpu_block_threads) * (columns ? o_.gpu_window_columns : 1) / width);
             double score = o_.gpu ? (1 + 0.25 * e.recompute) * e.traffic / volume * idle
                                   : (1 + e.recompute) * (1 + 512.0 / width) * spill_penalty(e.working_set);
             if (best.empty() || score < best_score) {
@@ -533,6 +541,15 @@ private:
             if (o_.gpu) {
                 widths = n == 1 ? std::vector<int>{1024, 512, 256} : std::vector<int>{256, 128, 64, 32};
                 heights = n == 1 ? std::vector<int>{1} : std::vector<int>{64, 48, 40, 32, 24, 16, 8, 4, 2, 1};
+            }
+            // A column window's tile is one pass of the block's threads wide (each thread its
+            // gpu_window_columns columns), and as tall as the rows a thread walks down: 32 in
+            // the hand-written kernel measured (bench/gpu_blur_reference.cu), taller leaving
+            // fewer blocks for the GPU's SMs.
+            if (columns) {
+                int pass = o_.gpu_block_threads * std::max(1, o_.gpu_window_columns);
+                widths = {pass, pass / 2};
+                heights = {32, 16, 8};
             }
             // Outer dimensions (a channel) in tiles of 1 or all kOuterExtent at once; all at
             // once where the probe's tiles hold the whole dimension (a channel bounded to 3): the

@@ -581,7 +581,11 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
     return r;
 }
 
-std::optional<SlidingWindow> sliding_window(const Model &m, const std::vector<int> &stages) {
+namespace {
+
+// sliding_window(), and column_window() with `same_column`: a consumer's reads of its
+// producers may then not move along the innermost dimension either.
+std::optional<SlidingWindow> window_of(const Model &m, const std::vector<int> &stages, bool same_column) {
     const Statement &root = m.statements[size_t(stages.back())];
     int n = int(root.dims.size());
     if (stages.size() < 2 || n < 2) return std::nullopt;
@@ -613,10 +617,10 @@ std::optional<SlidingWindow> sliding_window(const Model &m, const std::vector<in
                 isl_map *rel = isl_map_reset_tuple_id(isl_map_reset_tuple_id(a.relation.copy(), isl_dim_in), isl_dim_out);
                 isl_set *deltas = isl_map_deltas(rel);
                 long lo = 0, hi = 0;
-                for (int q = 0; q <= row; ++q) {
+                for (int q = 0; q <= (same_column ? n - 1 : row); ++q) {
                     long mn, mx;
                     if (!constant(isl_set_dim_min_val(isl_set_copy(deltas), q), mn) ||
-                        !constant(isl_set_dim_max_val(isl_set_copy(deltas), q), mx) || (q < row && (mn != 0 || mx != 0))) {
+                        !constant(isl_set_dim_max_val(isl_set_copy(deltas), q), mx) || (q != row && (mn != 0 || mx != 0))) {
                         isl_set_free(deltas);
                         return std::nullopt;
                     }
@@ -645,8 +649,15 @@ std::optional<SlidingWindow> sliding_window(const Model &m, const std::vector<in
         while (fold < keep) fold *= 2;
         w.fold[size_t(si)] = fold;
     }
+    w.columns_outside = same_column;
     return w;
 }
+
+} // namespace
+
+std::optional<SlidingWindow> sliding_window(const Model &m, const std::vector<int> &stages) { return window_of(m, stages, false); }
+
+std::optional<SlidingWindow> column_window(const Model &m, const std::vector<int> &stages) { return window_of(m, stages, true); }
 
 std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const std::vector<int> &stages,
                                                   const std::vector<int> &tile_sizes,
@@ -680,6 +691,17 @@ std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const s
         // Stages slide along rows: one band over the rows (and the dimensions outside them),
         // producers shifted ahead; then, per row, each stage's inner loops.
         const SlidingWindow &w = *window;
+        if (w.columns_outside) {
+            // The column loop first, over every stage's innermost dimension, marked vector (a
+            // GPU's thread loop): the stages read their producers only in their own column.
+            isl::union_map columns = isl::union_map::empty(m.ctx());
+            for (const isl::set &d : domains) columns = columns.unite(suffix_projection(d, n_tile + unsigned(w.row_dim) + 1));
+            node = node.insert_partial_schedule(to_mupa(columns));
+            node = set_band_parallel(node);
+            node = mark_parallel_and_vector(node, false, true);
+            while (!is_band(node)) node = node.child(0);
+            node = node.child(0);
+        }
         isl::union_map fused = isl::union_map::empty(m.ctx());
         for (size_t si = 0; si < stages.size(); ++si)
             fused = fused.unite(shifted_prefix(domains[si], n_tile, w.row_dim, w.shift[si]));
@@ -690,7 +712,7 @@ std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const s
             Mark fold = Mark::fold(m.arrays[size_t(m.array_of(st.func))].name, d, long(w.fold[si]));
             node = insert_mark(node, fold).child(0);
         }
-        first_point = n_tile + unsigned(w.row_dim) + 1;
+        first_point = n_tile + unsigned(w.row_dim) + (w.columns_outside ? 2 : 1);
     }
     if (stages.size() > 1) {
         isl::union_set_list filters(m.ctx(), int(stages.size()));
@@ -698,7 +720,7 @@ std::optional<OverlappedTiling> overlapped_tiling(const Model &m, int k, const s
         node = node.insert_sequence(filters);
     }
     for (size_t si = 0; si < stages.size(); ++si) {
-        if (m.statements[size_t(stages[si])].dims.empty()) continue;
+        if (m.statements[size_t(stages[si])].dims.size() + n_tile <= first_point) continue;
         isl::schedule_node leaf = stages.size() > 1 ? node.child(int(si)).child(0) : node;
         leaf = leaf.insert_partial_schedule(to_mupa(suffix_projection(domains[si], first_point)));
         leaf = set_band_parallel(leaf);

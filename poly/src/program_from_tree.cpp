@@ -64,13 +64,20 @@ Expr rewrite_calls(const Expr &e, const FuncContents *f, const std::vector<Expr>
     });
 }
 
-// Fold marks: array name → (dimension, rows).
-void fold_marks(isl_schedule_node *n, std::map<std::string, std::pair<int, int64_t>> &out) {
-    if (std::optional<Mark> mark = mark_of(n))
-        if (mark->kind == Mark::Kind::Fold) out[mark->array] = {mark->dimension, int64_t(mark->rows)};
+// Fold marks: array name → (dimension, rows); `threaded`: the arrays whose fold mark lies
+// below a GPU thread mark (column windows).
+void fold_marks(isl_schedule_node *n, std::map<std::string, std::pair<int, int64_t>> &out, std::set<std::string> &threaded,
+                bool below_thread = false) {
+    if (std::optional<Mark> mark = mark_of(n)) {
+        if (mark->kind == Mark::Kind::Fold) {
+            out[mark->array] = {mark->dimension, int64_t(mark->rows)};
+            if (below_thread) threaded.insert(mark->array);
+        }
+        below_thread = below_thread || mark->kind == Mark::Kind::Thread;
+    }
     for (int i = 0; i < int(isl_schedule_node_n_children(n)); ++i) {
         isl_schedule_node *c = isl_schedule_node_get_child(n, i);
-        fold_marks(c, out);
+        fold_marks(c, out, threaded, below_thread);
         isl_schedule_node_free(c);
     }
 }
@@ -115,9 +122,10 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
     p.storage = full_storage(*m, p.storage_of_array);
 
     std::map<std::string, std::pair<int, int64_t>> folds;
+    std::set<std::string> threaded_folds;
     {
         isl::schedule_node root = schedule.root();
-        fold_marks(root.get(), folds);
+        fold_marks(root.get(), folds, threaded_folds);
     }
 
     IdResolver params = [&](const std::string &id) { return m->param_var(id); };
@@ -127,7 +135,8 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
     for (size_t ai = 0; ai < m->arrays.size(); ++ai) {
         const Array &a = m->arrays[ai];
         auto fit = folds.find(a.name);
-        if (a.kind != Array::Kind::Func || a.output >= 0 || fit == folds.end()) continue;
+        // (A column window's rows are placed by codegen, from global coordinates.)
+        if (a.kind != Array::Kind::Func || a.output >= 0 || fit == folds.end() || threaded_folds.count(a.name)) continue;
         auto [dim, planes] = fit->second;
         if (dim >= a.dimensions)
             user_error("The schedule folds dimension ", dim, " of ", a.name, ", which has ", a.dimensions, " dimensions.");
@@ -218,12 +227,15 @@ Program program_from_tree(std::shared_ptr<const Model> m, const isl::schedule &s
             if (rows <= 0) internal_error("a fold of ", rows, " rows for ", a.name);
             st.fold[size_t(dim)] = rows;
             st.extent[size_t(dim)] = make_const(Int(32), rows);
+            st.thread_window = threaded_folds.count(a.name) > 0;
         }
         isl_multi_aff_free(offset);
         isl_multi_val_free(size);
         isl_fixed_box_free(box);
         for (size_t i = 0; i < p.statements.size(); ++i) {
-            if (p.statements[i].group != k) continue;
+            // A column window's accesses keep their global coordinates: codegen places them
+            // in the thread's rows by their offsets from the row loop.
+            if (p.statements[i].group != k || st.thread_window) continue;
             ExecStatement &e = p.statements[i];
             e.value = rewrite_calls(e.value, a.func, off, st.fold);
             for (Expr &g : e.guards) g = rewrite_calls(g, a.func, off, st.fold);

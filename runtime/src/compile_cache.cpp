@@ -599,7 +599,7 @@ std::string cache_key(const std::string &text, const Target &t, const CompileOpt
       << t.emulate << " opt-in " << t.shared_memory_opt_in << "\n";
     s << "options threads " << o.threads << " fast_math " << o.fast_math << " fusion " << o.fusion << " parallel " << o.parallel
       << " vectorize " << o.vectorize << " keep_assembly " << o.keep_assembly << " gpu_unroll_rows " << o.gpu_unroll_rows
-      << " gpu_align_warps " << o.gpu_align_warps << " gpu_stage_inputs " << o.gpu_stage_inputs
+      << " gpu_align_warps " << o.gpu_align_warps << " gpu_stage_inputs " << o.gpu_stage_inputs << " gpu_column_windows " << o.gpu_column_windows
       << " tiles";
     for (int x : o.tile_sizes) s << " " << x;
     s << " sizes";

@@ -774,6 +774,8 @@ poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const Target
     s.vector_width = device.warp_size;
     s.gpu_block_threads = gpu_block_threads(device);
     s.gpu_stage_inputs = o.gpu_stage_inputs;
+    s.gpu_column_windows = o.gpu_column_windows;
+    s.gpu_window_columns = device.window_columns;
     return s;
 }
 
@@ -794,6 +796,7 @@ std::shared_ptr<const CallableImpl> compile_gpu_program(const Pipeline &p, std::
     co.gpu_threads = gpu_block_threads(device);
     co.gpu_shared_bytes = device.shared_bytes_per_block;
     co.gpu_unroll_rows = o.gpu_unroll_rows > 0 ? o.gpu_unroll_rows : device.rows_in_flight;
+    co.gpu_window_columns = device.window_columns;
     co.gpu_warp_alignment = gpu_warp_alignment(o);
     co.streaming_output_stores = false;
     co.input_prefetch_bytes = device.prefetch_bytes;  // (none: prefetching is a CPU cache's)

@@ -112,6 +112,7 @@ std::vector<std::string> changed_options(const CompileOptions &a, const CompileO
         v.push_back("gpu_unroll_rows " + std::to_string(a.gpu_unroll_rows) + " -> " + std::to_string(b.gpu_unroll_rows));
     if (a.gpu_align_warps != b.gpu_align_warps) v.push_back("gpu_align_warps " + a.gpu_align_warps + " -> " + b.gpu_align_warps);
     if (a.gpu_stage_inputs != b.gpu_stage_inputs) v.push_back(std::string("gpu_stage_inputs ") + (b.gpu_stage_inputs ? "on" : "off"));
+    if (a.gpu_column_windows != b.gpu_column_windows) v.push_back(std::string("gpu_column_windows ") + (b.gpu_column_windows ? "on" : "off"));
     if (a.compile_threads != b.compile_threads)
         v.push_back("compile_threads " + std::to_string(a.compile_threads) + " -> " + std::to_string(b.compile_threads));
     return v;

@@ -62,6 +62,9 @@ void instrument_accesses(llvm::Module &m) {
             llvm::Type *t = store ? llvm::cast<llvm::StoreInst>(i)->getValueOperand()->getType() : i->getType();
             // The kernel's own context words are read once per thread: not the pipeline's data.
             if (llvm::getUnderlyingObject(address, 0) == f.getArg(0)) continue;
+            // Nor are a thread's own rows of a column window (registers on a GPU, once LLVM
+            // promotes them: a call here would keep them in memory).
+            if (llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(address, 0))) continue;
             int32_t flags = (is_shared(address) ? 2 : 0) | (store ? 1 : 0);
             b.SetInsertPoint(i);
             b.CreateCall(access, {f.getArg(1), address, b.getInt32(uint32_t(dl.getTypeStoreSize(t))), b.getInt32(uint32_t(site++ * 4 + flags))});

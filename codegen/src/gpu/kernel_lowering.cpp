@@ -459,7 +459,252 @@ void jammed_rows(FunctionLowering &f, const poly::LoopNode &rows, const poly::Lo
     });
     f.serial_for(rows, s, rest, hi, false, true);
 }
+
+// ---- Column windows (poly::column_window) ----
+//
+//   thread for (x ...)                  thread k runs columns x0 = lo + C k, ..., x0 + C - 1:
+//     for (y ...)                         for (y ...) { body(x0); ...; body(x0 + C - 1); shift }
+//       S_blur_x(y + 4, x)  → F(x, y + 4)
+//       S_blur_y(y, x)      ← F(x, y ... y + 4)
+//
+// Each column's rows of F are its thread's own (poly::Storage::thread_window): `fold` slots in
+// the thread's frame, which LLVM keeps in registers when every slot is a constant. The row a
+// window's writer stores, `anchor` rows ahead of the row loop's variable, goes to slot 0 and
+// moves up a slot each iteration (the shift at the end of the body), so the row y + a sits at
+// slot anchor - a (FunctionLowering::window_address). C columns a thread (the thread loop
+// jammed into the row loop; CodegenOptions::gpu_window_columns) share their input loads:
+// blur_x's two columns load 6 elements a row, not 10.
+
+// Every statement call below `n`.
+void calls_below(const poly::LoopNode *n, std::vector<const poly::LoopNode *> &out) {
+    if (!n) return;
+    if (n->kind == poly::LoopNode::Kind::Call) out.push_back(n);
+    for (const auto &c : n->children) calls_below(c.get(), out);
+    calls_below(n->body.get(), out);
+    calls_below(n->then_case.get(), out);
+    calls_below(n->else_case.get(), out);
+}
+
+// Whether a loop lies at or below `n`.
+bool has_loop_below(const poly::LoopNode *n) {
+    if (!n) return false;
+    if (n->kind == poly::LoopNode::Kind::For) return true;
+    for (const auto &c : n->children)
+        if (has_loop_below(c.get())) return true;
+    return has_loop_below(n->body.get()) || has_loop_below(n->then_case.get()) || has_loop_below(n->else_case.get());
+}
+
+// The storage a call's statement writes.
+size_t storage_written(const FunctionLowering &f, const poly::LoopNode &call) {
+    const poly::ExecStatement &e = f.p.statements[size_t(call.statement)];
+    return size_t(f.p.storage_of_array[size_t(f.m.array_of(f.m.statements[size_t(e.statement)].func))]);
+}
+
+// The column windows below the thread loop `threads`: each thread_window storage a statement
+// below it writes.
+std::vector<size_t> windows_below(const FunctionLowering &f, const poly::LoopNode &threads) {
+    std::vector<const poly::LoopNode *> calls;
+    calls_below(threads.body.get(), calls);
+    std::set<size_t> out;
+    for (const poly::LoopNode *c : calls)
+        if (f.p.storage[storage_written(f, *c)].thread_window) out.insert(storage_written(f, *c));
+    return {out.begin(), out.end()};
+}
+
+// The row loop of a column window: the innermost of the loops that are, one inside the other,
+// all of the thread loop's body (through marks and blocks of one child), when no loop lies
+// below it. Null when there is none (isl gives a tile of one row no loop).
+const poly::LoopNode *window_row_loop(const poly::LoopNode &threads) {
+    const poly::LoopNode *rows = nullptr;
+    const poly::LoopNode *n = threads.body.get();
+    while (n) {
+        if (n->kind == poly::LoopNode::Kind::Mark || (n->kind == poly::LoopNode::Kind::Block && n->children.size() == 1)) {
+            n = n->kind == poly::LoopNode::Kind::Mark ? n->body.get() : n->children[0].get();
+        } else if (n->kind == poly::LoopNode::Kind::For && !n->vectorize) {
+            rows = n;
+            n = n->body.get();
+        } else {
+            break;
+        }
+    }
+    return rows && !has_loop_below(rows->body.get()) ? rows : nullptr;
+}
+
+// c where `v` is `base` plus the constant c, through additions and subtractions of constants
+// and integer casts (coordinates are int32 values that do not wrap); nullopt otherwise.
+std::optional<int64_t> offset_from(Value *v, Value *base) {
+    if (v == base) return int64_t(0);
+    if (llvm::isa<llvm::SExtInst>(v) || llvm::isa<llvm::ZExtInst>(v) || llvm::isa<llvm::TruncInst>(v))
+        return offset_from(llvm::cast<llvm::CastInst>(v)->getOperand(0), base);
+    auto *o = llvm::dyn_cast<llvm::BinaryOperator>(v);
+    if (!o) return std::nullopt;
+    auto *k0 = llvm::dyn_cast<llvm::ConstantInt>(o->getOperand(0));
+    auto *k1 = llvm::dyn_cast<llvm::ConstantInt>(o->getOperand(1));
+    if (o->getOpcode() == llvm::Instruction::Add && (k0 || k1)) {
+        std::optional<int64_t> r = offset_from(o->getOperand(k1 ? 0 : 1), base);
+        if (r) return *r + (k1 ? k1 : k0)->getSExtValue();
+    }
+    if (o->getOpcode() == llvm::Instruction::Sub && k1) {
+        std::optional<int64_t> r = offset_from(o->getOperand(0), base);
+        if (r) return *r - k1->getSExtValue();
+    }
+    return std::nullopt;
+}
+
+// One iteration of a column window's row loop (variable `y`, scope `row`): the body once per
+// column `xs` (each column's rows in `slots`, the columns past `hi` skipped), then the shift.
+void window_row(FunctionLowering &f, const poly::LoopNode &loop, const poly::LoopNode &threads, const std::vector<size_t> &windows,
+                const std::vector<std::vector<Value *>> &slots, const std::vector<Value *> &xs, Value *hi, Value *y, Scope &row) {
+    row.vars[loop.var] = y;
+    row.vars[threads.var] = xs[0];
+    // Where each window's writer stores, from y: a constant keeps its rows in registers; else
+    // (and where y steps by more than one) the rows are a ring, slot = row modulo the rows kept.
+    std::vector<const poly::LoopNode *> calls;
+    calls_below(loop.body.get(), calls);
+    for (size_t w : windows) {
+        StorageView &v = f.storage[w];
+        v.window_row = y;
+        v.window_anchor.reset();
+        for (const poly::LoopNode *c : calls) {
+            if (loop.step != 1 || storage_written(f, *c) != w) continue;
+            Scope at = instance_scope(f, *c, row);
+            f.index_mode = true;
+            Value *stored = f.expr(f.p.statements[size_t(c->statement)].store[size_t(v.window_dim)], at);
+            f.index_mode = false;
+            v.window_anchor = offset_from(f.widened_index(stored), y);
+            break;
+        }
+    }
+    for (size_t c = 0; c < xs.size(); ++c) {
+        llvm::BasicBlock *past = nullptr;
+        if (c > 0) {
+            llvm::BasicBlock *run = llvm::BasicBlock::Create(f.ctx, threads.var + ".jammed", f.function);
+            past = llvm::BasicBlock::Create(f.ctx, threads.var + ".jammed.done", f.function);
+            f.b.CreateCondBr(threads.step > 0 ? f.b.CreateICmpSLE(xs[c], hi) : f.b.CreateICmpSGE(xs[c], hi), run, past);
+            f.b.SetInsertPoint(run);
+        }
+        row.vars[threads.var] = xs[c];
+        for (size_t i = 0; i < windows.size(); ++i) f.storage[windows[i]].base = slots[c][i];
+        f.node(loop.body, row);
+        if (past) {
+            f.b.CreateBr(past);
+            f.b.SetInsertPoint(past);
+        }
+    }
+    // Every row kept moves up a slot: the next iteration's y is one row further.
+    for (size_t i = 0; i < windows.size(); ++i) {
+        const StorageView &v = f.storage[windows[i]];
+        if (!v.window_anchor) continue;
+        llvm::Type *t = f.storage_type(v.type);
+        for (const std::vector<Value *> &column : slots)
+            for (int64_t j = v.window_rows - 1; j > 0; --j)
+                f.b.CreateStore(f.b.CreateLoad(t, f.b.CreateConstInBoundsGEP1_64(t, column[i], uint64_t(j - 1))),
+                                f.b.CreateConstInBoundsGEP1_64(t, column[i], uint64_t(j)));
+    }
+}
+
+// The thread loop `threads` over the columns of the column windows `windows` (windows_below).
+void column_window_for(FunctionLowering &f, const poly::LoopNode &threads, const std::vector<size_t> &windows, Scope &s) {
+    const poly::LoopNode *rows = window_row_loop(threads);
+    // Several columns a thread where the loops down to the rows do not depend on the column.
+    int columns = 1;
+    if (rows && f.options.gpu_window_columns > 1) {
+        bool depends = false;
+        for (const poly::LoopNode *n = threads.body.get(); n && n != rows->body.get();
+             n = n->kind == poly::LoopNode::Kind::Block ? n->children[0].get() : n->body.get())
+            if (n->kind == poly::LoopNode::Kind::For) depends = depends || reads_var(n->min, threads.var) || reads_var(n->max, threads.var);
+        if (!depends) columns = f.options.gpu_window_columns;
+    }
+    // Each column's rows of each window, in the kernel's frame.
+    llvm::IRBuilder<> entry(&f.function->getEntryBlock(), f.function->getEntryBlock().begin());
+    std::vector<std::vector<Value *>> slots;
+    slots.resize(size_t(columns));
+    std::vector<StorageView> saved;
+    for (size_t w : windows) {
+        const poly::Storage &st = f.p.storage[w];
+        saved.push_back(f.storage[w]);
+        StorageView v;
+        v.type = st.type;
+        v.scratch = true;
+        v.alias = int(f.m.graph.inputs.size() + w);
+        for (size_t d = 0; d < st.fold.size(); ++d)
+            if (st.fold[d] > 0) v.window_dim = int(d), v.window_rows = st.fold[d];
+        if (v.window_dim < 0) internal_error("the column window ", st.name, " keeps no rows");
+        for (int c = 0; c < columns; ++c)
+            slots[size_t(c)].push_back(entry.CreateAlloca(f.storage_type(st.type), f.i64(v.window_rows), st.name + ".rows"));
+        v.base = slots[0].back();
+        f.storage[w] = v;
+    }
+
+    Value *lo = f.expr(threads.min, s), *hi = f.expr(threads.max, s);
+    Value *count = trip_count(f, lo, hi, threads.step);
+    Value *groups = f.b.CreateSDiv(f.b.CreateAdd(count, f.i64(columns - 1)), f.i64(columns));
+    llvm::FunctionCallee step = f.module.getOrInsertFunction(kStepFunction, f.b.getVoidTy(), f.b.getPtrTy(), f.b.getInt64Ty());
+    f.b.CreateCall(step, {f.kernel->device, f.i64(-1)});
+    llvm::BasicBlock *pre = f.b.GetInsertBlock();
+    llvm::BasicBlock *head = llvm::BasicBlock::Create(f.ctx, threads.var + ".columns", f.function);
+    llvm::BasicBlock *body = llvm::BasicBlock::Create(f.ctx, threads.var + ".column", f.function);
+    llvm::BasicBlock *exit = llvm::BasicBlock::Create(f.ctx, threads.var + ".columns.exit", f.function);
+    f.b.CreateBr(head);
+    f.b.SetInsertPoint(head);
+    llvm::PHINode *k = f.b.CreatePHI(f.b.getInt64Ty(), 2);
+    k->addIncoming(f.kernel->thread, pre);
+    f.b.CreateCondBr(f.b.CreateICmpSLT(k, groups), body, exit);
+    f.b.SetInsertPoint(body);
+    f.b.CreateCall(step, {f.kernel->device, f.b.CreateSDiv(k, f.kernel->threads)});
+    std::vector<Value *> xs;
+    for (int c = 0; c < columns; ++c)
+        xs.push_back(f.b.CreateAdd(lo, f.b.CreateMul(f.b.CreateAdd(f.b.CreateMul(k, f.i64(columns)), f.i64(c)), f.i64(threads.step)),
+                                   threads.var, false, true));
+    Scope inside = s;
+    inside.vars[threads.var] = xs[0];
+    bool saved_single = f.kernel->single;
+    f.kernel->single = true;
+    f.kernel->window_loop = rows;
+    f.kernel->window_rows = [&](const poly::LoopNode &loop, Scope &around) {
+        f.kernel->window_loop = nullptr;
+        // gpu_unroll_rows rows an iteration, then the rows left one at a time: each thread
+        // issues the loads of several rows before it uses them (jammed_rows).
+        int unroll = std::max(1, f.options.gpu_unroll_rows);
+        Value *first = f.expr(loop.min, around), *last = f.expr(loop.max, around);
+        Value *count = trip_count(f, first, last, loop.step);
+        Value *rest = f.b.CreateAdd(first, f.b.CreateMul(f.b.CreateSub(count, f.b.CreateSRem(count, f.i64(unroll))), f.i64(loop.step)));
+        poly::LoopNode by_unroll = loop;
+        by_unroll.step = loop.step * unroll;
+        f.serial_for(by_unroll, around, first, f.b.CreateSub(rest, f.i64(1)), false, false, [&](Value *y) {
+            Scope row = around;
+            for (int j = 0; j < unroll; ++j)
+                window_row(f, loop, threads, windows, slots, xs, hi, j == 0 ? y : f.b.CreateAdd(y, f.i64(int64_t(j) * loop.step), "", false, true), row);
+        });
+        f.serial_for(loop, around, rest, last, false, true, [&](Value *y) {
+            Scope row = around;
+            window_row(f, loop, threads, windows, slots, xs, hi, y, row);
+        });
+    };
+    f.node(threads.body, inside);
+    f.kernel->window_loop = nullptr;
+    f.kernel->window_rows = nullptr;
+    f.kernel->single = saved_single;
+    for (size_t i = 0; i < windows.size(); ++i) f.storage[windows[i]] = saved[i];
+    Value *next = f.b.CreateAdd(k, f.kernel->threads);
+    k->addIncoming(next, f.b.GetInsertBlock());
+    f.b.CreateBr(head);
+    f.b.SetInsertPoint(exit);
+}
 } // namespace
+
+Value *FunctionLowering::window_address(const StorageView &view, const std::vector<Value *> &coords) {
+    Value *row = widened_index(coords[size_t(view.window_dim)]);
+    Value *slot;
+    if (view.window_anchor && view.window_row) {
+        std::optional<int64_t> ahead = offset_from(row, view.window_row);
+        slot = b.CreateSub(i64(*view.window_anchor), ahead ? i64(*ahead) : b.CreateSub(row, view.window_row));
+    } else {
+        Value *r = b.CreateSRem(row, i64(view.window_rows));
+        slot = b.CreateSelect(b.CreateICmpSLT(r, i64(0)), b.CreateAdd(r, i64(view.window_rows)), r);
+    }
+    return b.CreateInBoundsGEP(storage_type(view.type), view.base, slot);
+}
 
 Value *FunctionLowering::gpu_runtime_member(size_t offset) {
     static_assert(sizeof(((tessera_gpu_runtime_t *)nullptr)->launch) == 8 && sizeof(((tessera_gpu_runtime_t *)nullptr)->alloc) == 8 &&
@@ -502,14 +747,21 @@ bool FunctionLowering::gpu_node(const poly::LoopNodePtr &n, Scope &s) {
             internal_error("statement ", n->statement_name, " lies outside every GPU kernel of the schedule");
         return false;  // loops and conditionals around kernels run on the host
     }
-    if (kernel->single) return false;  // one thread's code
+    if (kernel->single) {
+        if (kernel->window_loop == n.get()) {  // a column window's rows (column_window_for)
+            kernel->window_rows(*n, s);
+            return true;
+        }
+        return false;  // one thread's code
+    }
     if (is_barrier(*n)) {
         device_call(*this, kBarrierFunction, b.getVoidTy());
         node(n->body, s);
         return true;
     }
     if (n->kind == poly::LoopNode::Kind::For && n->vectorize) {
-        thread_for(*this, *n, s);
+        if (std::vector<size_t> windows = windows_below(*this, *n); !windows.empty()) column_window_for(*this, *n, windows, s);
+        else thread_for(*this, *n, s);
         return true;
     }
     // Rows are unrolled for the global loads they put in flight (jammed_rows), but not those

@@ -95,6 +95,12 @@ struct CompileOptions {
     // serves a stencil's overlapping loads (on an H200, blur took 0.167 ms unstaged and 0.200
     // at best staged).
     bool gpu_stage_inputs = false;
+    // GPU targets: a fused group whose stages read each other only in their own column (blur_y
+    // reading blur_x) runs as column windows (docs/gpu.md, "Column windows"): each thread walks
+    // down its columns (TargetInfo::window_columns of them side by side), keeping the rows its
+    // later stages still read in registers, with no shared memory and no barrier; false: the
+    // stages of a tile run one after another across the block, through shared memory.
+    bool gpu_column_windows = false;
 };
 
 // Time spent in each compilation phase, and the generated code when asked for.

@@ -34,6 +34,10 @@ struct TargetInfo {
     // unrolled and jammed into it): one row per warp in flight leaves a GPU's memory latency
     // uncovered. CompileOptions::gpu_unroll_rows overrides it.
     int rows_in_flight = 0;
+    // Consecutive columns each thread of a column window runs (the thread loop jammed into the
+    // row loop below it): their input loads overlap, so two columns load 6 elements a row where
+    // one column each loads 5 (blur on an H200, hand-written: 0.132 ms against 0.156).
+    int window_columns = 0;
 
     // Elements of `bytes` each that one vector register holds (16 floats with AVX-512).
     int lanes(int bytes) const { return vector_bits / (8 * bytes); }

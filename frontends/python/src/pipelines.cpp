@@ -40,10 +40,11 @@ CompileOptions to_options(const nb::kwargs &kwargs) {
         else if (k == "gpu_unroll_rows") o.gpu_unroll_rows = nb::cast<int>(value);
         else if (k == "gpu_align_warps") o.gpu_align_warps = nb::cast<std::string>(value);
         else if (k == "gpu_stage_inputs") o.gpu_stage_inputs = nb::cast<bool>(value);
+        else if (k == "gpu_column_windows") o.gpu_column_windows = nb::cast<bool>(value);
         else
             user_error("compile: unknown option '", k,
                        "'. The options are threads, fast_math, fusion, tile_sizes, parallel, vectorize, "
-                       "specialize_sizes, keep_assembly, cache, compile_threads, gpu_unroll_rows, gpu_align_warps and gpu_stage_inputs (docs/python.md).");
+                       "specialize_sizes, keep_assembly, cache, compile_threads, gpu_unroll_rows, gpu_align_warps, gpu_stage_inputs and gpu_column_windows (docs/python.md).");
     }
     return o;
 }

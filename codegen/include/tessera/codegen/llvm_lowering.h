@@ -60,6 +60,10 @@ struct CodegenOptions {
     // A loop over rows whose body is a thread loop runs this many rows per thread iteration
     // (unroll and jam, gpu/kernel_lowering.cpp); 1: as written.
     int gpu_unroll_rows = 1;
+    // A thread loop over a column window's rows (its body the row loop, the folded scratchpads
+    // below it thread-private: poly::Storage::thread_window) runs this many consecutive
+    // columns a thread, jammed into the row loop.
+    int gpu_window_columns = 1;
     // A thread loop whose one statement stores to global memory, or copies an input into
     // shared memory, starts each row's warps on a 32-byte sector and runs its rows one at a
     // time (Rows); is aligned and jammed too, each row with its own shift (Jammed); or is not

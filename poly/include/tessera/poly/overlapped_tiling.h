@@ -27,8 +27,22 @@ struct SlidingWindow {
     int row_dim = -1;          // tuple index of the fused row dimension
     std::vector<long> shift;   // per stage: how many rows ahead of the root it runs
     std::vector<long> fold;    // per stage: rows its scratchpad keeps (0: no folding)
+    // column_window(): the tile's column loop runs outside the row loop (see below).
+    bool columns_outside = false;
 };
 std::optional<SlidingWindow> sliding_window(const Model &m, const std::vector<int> &stages);
+
+// A sliding window whose stages also read their producers in the group only in their own
+// column (the innermost dimension, offset 0), as blur_y reads blur_x: then the tile's column
+// loop can run outside the fused row loop, every column walking down its rows on its own,
+//
+//   for x (thread)                 a GPU thread owns its columns: the ring of rows of each
+//     for y (rows)                 scratchpad is that column's alone (codegen keeps it in the
+//       S_blur_x(y + 2, x)         thread's registers, with no shared memory and no barrier)
+//       S_blur_y(y, x)
+//
+// (GPU schedules, ScheduleOptions::gpu_column_windows). nullopt when it does not apply.
+std::optional<SlidingWindow> column_window(const Model &m, const std::vector<int> &stages);
 
 struct OverlappedTiling {
     isl::schedule schedule;       // over the G<k>_ copies of the stages

@@ -40,6 +40,11 @@ struct Storage {
     // Scratch: per dimension (Halide order), the rows a sliding window keeps (a ring indexed
     // modulo this), or 0. Set by "fold:<array>:<dimension>:<rows>" marks in the tree.
     std::vector<int64_t> fold;
+    // Scratch: a column window's ring (a fold mark below a GPU `thread` mark, column_window in
+    // overlapped_tiling.h): every access to it lies in the iteration of the thread loop for its
+    // own column, so each thread keeps its column's `fold` rows to itself (codegen: in
+    // registers). Its coordinates stay global (not made local to the tile, not wrapped).
+    bool thread_window = false;
     bool folded() const {
         for (int64_t f : fold)
             if (f > 0) return true;

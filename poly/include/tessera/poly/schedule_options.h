@@ -48,6 +48,13 @@ struct ScheduleOptions {
     // GPU targets: the threads of a block, which a thread loop spreads a tile's row over (a
     // tile narrower than this leaves threads idle on every row).
     int gpu_block_threads = 256;
+    // GPU schedules: an overlapped group whose stages read each other only in their own column
+    // (column_window, overlapped_tiling.h) runs each column's rows on one thread, a window of
+    // rows in its registers, instead of stage after stage across the block with a barrier.
+    bool gpu_column_windows = false;
+    // The columns each thread of such a window runs (TargetInfo::window_columns): its tiles are
+    // this many times the block's threads wide.
+    int gpu_window_columns = 2;
     // GPU schedules: inputs read at several offsets along their first dimension are copied
     // into shared memory per tile (staged_inputs.h); false: read from global memory.
     bool gpu_stage_inputs = false;
