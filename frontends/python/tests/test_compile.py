@@ -143,6 +143,10 @@ def test_gpu_target_runs_in_the_emulator_and_matches_the_interpreter():
         np.testing.assert_array_equal(staged.realize([35, 38]).numpy(), out)
     with pytest.raises(ts.UserError, match="gpu_align_warps"):
         ts.compile(blur_y, ts.Target.cuda(80).emulated(), gpu_align_warps="diagonal")
+    # Column windows (each thread walks down its columns, blur_x's rows in registers): same values.
+    windows = ts.compile(blur_y, ts.Target.cuda(80).emulated(), gpu_column_windows=True)
+    assert "fold:" in windows.compiler_ir("loop_nest")
+    np.testing.assert_array_equal(windows.realize([35, 38]).numpy(), out)
 
 
 def test_multi_output_pipeline_returns_one_buffer_per_output():
