@@ -304,6 +304,36 @@ Value *sector_offset(FunctionLowering &f, const poly::LoopNode &loop, const Alig
     return f.b.CreateUDiv(f.b.CreateAnd(address, f.i64(kSectorBytes - 1)), f.i64(a.view->type.bytes()));
 }
 
+// The loop that spreads `count` iterations k over the block's threads: thread t runs k = t,
+// t + blockDim, ... (the emulator's traffic model told each step). Emits its head and leaves the
+// insertion point in its body, k its variable; finish() closes it after the body.
+struct ThreadSteps {
+    ThreadSteps(FunctionLowering &f, const std::string &name, Value *count) : f(f) {
+        step = f.module.getOrInsertFunction(kStepFunction, f.b.getVoidTy(), f.b.getPtrTy(), f.b.getInt64Ty());
+        f.b.CreateCall(step, {f.kernel->device, f.i64(-1)});
+        llvm::BasicBlock *pre = f.b.GetInsertBlock();
+        head = llvm::BasicBlock::Create(f.ctx, name + ".threads", f.function);
+        llvm::BasicBlock *body = llvm::BasicBlock::Create(f.ctx, name + ".thread", f.function);
+        exit = llvm::BasicBlock::Create(f.ctx, name + ".threads.exit", f.function);
+        f.b.CreateBr(head);
+        f.b.SetInsertPoint(head);
+        k = f.b.CreatePHI(f.b.getInt64Ty(), 2);
+        k->addIncoming(f.kernel->thread, pre);
+        f.b.CreateCondBr(f.b.CreateICmpSLT(k, count), body, exit);
+        f.b.SetInsertPoint(body);
+        f.b.CreateCall(step, {f.kernel->device, f.b.CreateSDiv(k, f.kernel->threads)});
+    }
+    void finish() {
+        k->addIncoming(f.b.CreateAdd(k, f.kernel->threads), f.b.GetInsertBlock());
+        f.b.CreateBr(head);
+        f.b.SetInsertPoint(exit);
+    }
+    FunctionLowering &f;
+    llvm::FunctionCallee step;
+    llvm::BasicBlock *head, *exit;
+    llvm::PHINode *k;
+};
+
 // for (v = lo + thread * step; v <= hi; v += threads * step): the loop's iterations spread
 // over the block's threads, each thread's code inside lowered as on the CPU (scalar). With
 // `rows` (an enclosing loop's variable `row_var` and its values), each iteration runs the body
@@ -344,19 +374,8 @@ void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s, const st
     Value *span = aligned ? f.b.CreateSelect(f.b.CreateICmpSGT(count, f.i64(0)),
                                              f.b.CreateAdd(count, f.i64(kSectorBytes / aligned->view->type.bytes() - 1)), count)
                           : count;
-    llvm::FunctionCallee step = f.module.getOrInsertFunction(kStepFunction, f.b.getVoidTy(), f.b.getPtrTy(), f.b.getInt64Ty());
-    f.b.CreateCall(step, {f.kernel->device, f.i64(-1)});
-    llvm::BasicBlock *pre = f.b.GetInsertBlock();
-    llvm::BasicBlock *head = llvm::BasicBlock::Create(f.ctx, n.var + ".threads", f.function);
-    llvm::BasicBlock *body = llvm::BasicBlock::Create(f.ctx, n.var + ".thread", f.function);
-    llvm::BasicBlock *exit = llvm::BasicBlock::Create(f.ctx, n.var + ".threads.exit", f.function);
-    f.b.CreateBr(head);
-    f.b.SetInsertPoint(head);
-    llvm::PHINode *k = f.b.CreatePHI(f.b.getInt64Ty(), 2);
-    k->addIncoming(f.kernel->thread, pre);
-    f.b.CreateCondBr(f.b.CreateICmpSLT(k, span), body, exit);
-    f.b.SetInsertPoint(body);
-    f.b.CreateCall(step, {f.kernel->device, f.b.CreateSDiv(k, f.kernel->threads)});
+    ThreadSteps steps(f, n.var, span);
+    Value *k = steps.k;
     Scope inside = s;
     bool saved = f.kernel->single;
     f.kernel->single = true;
@@ -383,10 +402,7 @@ void thread_for(FunctionLowering &f, const poly::LoopNode &n, Scope &s, const st
         }
     }
     f.kernel->single = saved;
-    Value *next = f.b.CreateAdd(k, f.kernel->threads);
-    k->addIncoming(next, f.b.GetInsertBlock());
-    f.b.CreateBr(head);
-    f.b.SetInsertPoint(exit);
+    steps.finish();
 }
 
 // Whether the thread loop `loop`'s rows are aligned (thread_for) and not unrolled, under
@@ -639,19 +655,8 @@ void column_window_for(FunctionLowering &f, const poly::LoopNode &threads, const
     Value *lo = f.expr(threads.min, s), *hi = f.expr(threads.max, s);
     Value *count = trip_count(f, lo, hi, threads.step);
     Value *groups = f.b.CreateSDiv(f.b.CreateAdd(count, f.i64(columns - 1)), f.i64(columns));
-    llvm::FunctionCallee step = f.module.getOrInsertFunction(kStepFunction, f.b.getVoidTy(), f.b.getPtrTy(), f.b.getInt64Ty());
-    f.b.CreateCall(step, {f.kernel->device, f.i64(-1)});
-    llvm::BasicBlock *pre = f.b.GetInsertBlock();
-    llvm::BasicBlock *head = llvm::BasicBlock::Create(f.ctx, threads.var + ".columns", f.function);
-    llvm::BasicBlock *body = llvm::BasicBlock::Create(f.ctx, threads.var + ".column", f.function);
-    llvm::BasicBlock *exit = llvm::BasicBlock::Create(f.ctx, threads.var + ".columns.exit", f.function);
-    f.b.CreateBr(head);
-    f.b.SetInsertPoint(head);
-    llvm::PHINode *k = f.b.CreatePHI(f.b.getInt64Ty(), 2);
-    k->addIncoming(f.kernel->thread, pre);
-    f.b.CreateCondBr(f.b.CreateICmpSLT(k, groups), body, exit);
-    f.b.SetInsertPoint(body);
-    f.b.CreateCall(step, {f.kernel->device, f.b.CreateSDiv(k, f.kernel->threads)});
+    ThreadSteps steps(f, threads.var, groups);
+    Value *k = steps.k;
     std::vector<Value *> xs;
     for (int c = 0; c < columns; ++c)
         xs.push_back(f.b.CreateAdd(lo, f.b.CreateMul(f.b.CreateAdd(f.b.CreateMul(k, f.i64(columns)), f.i64(c)), f.i64(threads.step)),
@@ -686,10 +691,7 @@ void column_window_for(FunctionLowering &f, const poly::LoopNode &threads, const
     f.kernel->window_rows = nullptr;
     f.kernel->single = saved_single;
     for (size_t i = 0; i < windows.size(); ++i) f.storage[windows[i]] = saved[i];
-    Value *next = f.b.CreateAdd(k, f.kernel->threads);
-    k->addIncoming(next, f.b.GetInsertBlock());
-    f.b.CreateBr(head);
-    f.b.SetInsertPoint(exit);
+    steps.finish();
 }
 } // namespace
 
