@@ -817,6 +817,11 @@ void Generator::make_outputs(const std::vector<FuncInfo> &funcs) {
         result_.pipeline.auto_schedule(false);
         line("pipeline.auto_schedule(false);");
     }
+    // Half the GPU pipelines with column windows (threads walking down their columns).
+    if (settings_.gpu && choices_.percent(50)) {
+        result_.options.gpu_column_windows = true;
+        line("options.gpu_column_windows = true;");
+    }
     std::string target = !settings_.gpu ? "Target::host()"
                          : settings_.device_sm ? "Target::cuda(" + std::to_string(settings_.device_sm) + ")"
                                                : "Target::cuda(80).emulated()";

@@ -102,7 +102,7 @@ TEST_CASE("column windows compute what plain loops do at sizes around their tile
                                        "in column windows on the emulated GPU");
 }
 
-TEST_CASE("column windows apply only where each stage reads the others in its own column; other pipelines compile as before",
+TEST_CASE("column windows apply only where each stage reads the others in its own column, other pipelines compiling as before",
           "[gpu][column_windows]") {
     // harris and unsharp_mask read their producers at neighbouring columns: no column window.
     for (const char *name : {"harris", "unsharp_mask"}) {
