@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 
 #include "../test_util.h"
 #include "../codegen/compiled_app_check.h"
@@ -196,4 +197,46 @@ TEST_CASE("an imported column window whose stage reads a neighbouring column is 
     INFO(error);
     CHECK(error.find("The imported schedule is illegal") != std::string::npos);
     CHECK(error.find("footprint of f is too small") != std::string::npos);
+}
+
+TEST_CASE("random chains of vertical stencils in column windows compute what the interpreter computes", "[gpu][column_windows]") {
+    // Each stage reads the one before at two or three row offsets in its own column, sometimes
+    // the one before that too; the first reads the input at neighbouring columns. Random depths,
+    // offsets and sizes (tiny, odd, around the 512 x 32 tiles).
+    std::mt19937 rng(20261201);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    int windowed = 0;
+    for (int trial = 0; trial < 12; ++trial) {
+        Var x("x"), y("y");
+        InputBuffer<float> in("in", 2);
+        std::vector<Func> stages;
+        Func first("s0");
+        first(x, y) = in(x, y) * 0.5f + in(x + pick(0, 2), y + pick(0, 2)) * 0.25f;
+        stages.push_back(first);
+        int depth = pick(2, 4);
+        for (int s = 1; s < depth; ++s) {
+            Func f("s" + std::to_string(s));
+            Expr e = stages.back()(x, y + pick(0, 3)) * 0.75f;
+            for (int t = pick(1, 2); t > 0; --t) e = e + stages.back()(x, y + pick(0, 4)) * (0.125f * float(pick(1, 4)));
+            if (s >= 2 && pick(0, 1)) e = e - stages[size_t(s) - 2](x, y + pick(0, 2));
+            f(x, y) = e;
+            stages.push_back(f);
+        }
+        Pipeline p(stages.back());
+        Callable c = p.compile(emulated_gpu(), column_windows());
+        std::string loops = c.compiler_ir("loop_nest");
+        windowed += loops.find("// thread") < loops.find("fold:") && loops.find("fold:") != std::string::npos;
+        int w = std::vector<int>{1, 2, 7, 33, 511, 515}[size_t(pick(0, 5))], h = std::vector<int>{1, 3, 31, 33, 40}[size_t(pick(0, 4))];
+        INFO("trial " << trial << ": " << depth << " stages at " << w << " x " << h << "\n" << loops);
+        Buffer<float> input({w + 2, h + 4 * depth});
+        for (int j = 0; j < h + 4 * depth; ++j)
+            for (int i = 0; i < w + 2; ++i) input(i, j) = float(pick(-8, 8)) * 0.25f;
+        in.set(input);
+        Buffer<float> got({w, h}), want({w, h});
+        c.realize(got);
+        interpret(p, {want});
+        for (int j = 0; j < h; ++j)
+            for (int i = 0; i < w; ++i) REQUIRE(got(i, j) == want(i, j));
+    }
+    CHECK(windowed >= 4);  // 6 of the 12 keep a window (other stages are inlined, or groups split)
 }
