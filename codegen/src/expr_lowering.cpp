@@ -430,8 +430,19 @@ Value *FunctionLowering::load(const StorageView &view, const std::vector<Expr> &
     return load_at(view, c);
 }
 
+// In the aligned version of a column window (KernelState::aligned_column), the alignment of an
+// access to a buffer in global memory at `coords`: the columns' when its column is a multiple of
+// them past the thread's first (columns_aligned made sure the buffer allows it).
+std::optional<llvm::Align> FunctionLowering::column_alignment(const StorageView &view, const std::vector<Value *> &coords) {
+    if (!kernel || !kernel->aligned_column || view.scratch || coords.empty() || view.type.bytes() <= 0) return std::nullopt;
+    std::optional<int64_t> d = constant_offset(widened_index(coords[0]), kernel->aligned_column);
+    if (!d || *d % kernel->aligned_columns != 0) return std::nullopt;
+    return llvm::Align(uint64_t(view.type.bytes()) * uint64_t(kernel->aligned_columns));
+}
+
 Value *FunctionLowering::load_at(const StorageView &view, const std::vector<Value *> &coords) {
     llvm::LoadInst *l = b.CreateLoad(storage_type(view.type), address(view, coords));
+    if (std::optional<llvm::Align> a = column_alignment(view, coords)) l->setAlignment(*a);
     if (access_group) l->setMetadata(llvm::LLVMContext::MD_access_group, access_group);
     tag_access(l, view);
     return from_memory(view.type, l);
@@ -493,6 +504,7 @@ void FunctionLowering::mark_nontemporal(llvm::StoreInst *st) {
 
 void FunctionLowering::store(const StorageView &view, const std::vector<Value *> &coords, Value *v, bool streaming) {
     llvm::StoreInst *st = b.CreateStore(to_memory(view.type, v), address(view, coords));
+    if (std::optional<llvm::Align> a = column_alignment(view, coords)) st->setAlignment(*a);
     if (access_group) st->setMetadata(llvm::LLVMContext::MD_access_group, access_group);
     tag_access(st, view);
     if (streaming) mark_nontemporal(st);

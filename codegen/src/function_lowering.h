@@ -211,6 +211,12 @@ public:
         // window_rows lowers; null outside one.
         const poly::LoopNode *window_loop = nullptr;
         std::function<void(const poly::LoopNode &, Scope &)> window_rows;
+        // In the version of a column window whose inputs are aligned (column_window_for): its
+        // first column's variable and its columns. A load of an input at a column `d` past it,
+        // d a multiple of the columns, is that many elements aligned (load_at), so that LLVM
+        // loads a thread's columns together (8-byte loads of two floats).
+        llvm::Value *aligned_column = nullptr;
+        int aligned_columns = 1;
     };
     KernelState *kernel = nullptr;  // set while a kernel's body is emitted
     int kernel_count = 0;
@@ -220,6 +226,10 @@ public:
     // iteration (a constant slot, which LLVM keeps in a register, when the row is the loop's
     // variable plus a constant); or, with no anchor, the slot `row mod rows` of a ring.
     llvm::Value *window_address(const StorageView &view, const std::vector<llvm::Value *> &coords);
+    // c where `v` is `base` plus the constant c (through additions and subtractions of constants
+    // and integer casts: coordinates are int32 values that do not wrap); nullopt otherwise.
+    static std::optional<int64_t> constant_offset(llvm::Value *v, llvm::Value *base);
+    std::optional<llvm::Align> column_alignment(const StorageView &view, const std::vector<llvm::Value *> &coords);
     // The GPU runtime's member at `offset` in tessera_gpu_runtime_t (abi.h).
     llvm::Value *gpu_runtime_member(size_t offset);
     // `bytes` of device memory (null when out of memory), and its release.

@@ -128,6 +128,13 @@ void fiber_access(tessera_gpu_thread_t *t, const void *address, int32_t bytes, i
     Fiber &f = b.fibers[size_t(t->thread)];
     bool shared = site & 2, store = site & 1;
     auto a = reinterpret_cast<uintptr_t>(address);
+    // (Bits 24-28 of `bytes`: the log2 of an alignment the access claims beyond its size.)
+    if (uintptr_t align = uintptr_t(1) << ((bytes >> 24) & 31); bytes >> 24 && (a & (align - 1)) != 0) {
+        b.error = detail::str_cat("thread ", t->thread, " of block ", t->block, " ", store ? "writes" : "reads", " ", bytes & 0xffffff,
+                                  " bytes at an address that is not ", align, "-byte aligned, as the access claims");
+        to_scheduler(f, false);
+    }
+    bytes &= 0xffffff;
     if (shared && (a < reinterpret_cast<uintptr_t>(b.shared) || a + uintptr_t(bytes) > reinterpret_cast<uintptr_t>(b.shared) + uintptr_t(b.shared_bytes))) {
         b.error = detail::str_cat("thread ", t->thread, " of block ", t->block, " ", store ? "writes" : "reads", " shared memory at byte ",
                                   int64_t(a - reinterpret_cast<uintptr_t>(b.shared)), ", outside the block's ", b.shared_bytes, " bytes");

@@ -143,10 +143,15 @@ TEST_CASE("a chain of vertical stages keeps each producer's rows in its column w
     }
 }
 
-TEST_CASE("a column window's rows are registers: blur's kernel assembles with no stack frame", "[gpu][column_windows][ptx]") {
+TEST_CASE("a column window's rows are registers, and a thread's two columns load and store together where the buffers are "
+          "aligned: blur's kernel has 8-byte accesses and assembles with no stack frame",
+          "[gpu][column_windows][ptx]") {
     CompileOptions o = column_windows();
     o.keep_assembly = true;
     Callable c = apps::make_app("blur_x_blur_y")->pipeline().compile(Target::cuda(80), o);
+    // The version for aligned buffers (the other loads a float at a time).
+    CHECK(c.report().ptx.find("ld.global.nc.v2.f32") != std::string::npos);
+    CHECK(c.report().ptx.find("st.global.v2.f32") != std::string::npos);
     std::string report = ptxas_report(c.report().ptx);
     if (report.empty()) {
         WARN("no CUDA toolkit (ptxas): the PTX is not assembled");

@@ -100,3 +100,23 @@ TEST_CASE("the emulator reports an access outside the block's shared memory, and
     REQUIRE(launch(global_overflow, 1, 32, 0, context) == TESSERA_ERROR_GPU);
     CHECK(runtime::take_gpu_error().find("thread 31 of block 0 writes 4 bytes of global memory outside every buffer") != std::string::npos);
 }
+
+namespace {
+// Each thread reads a float claiming it 8-byte aligned (bits 24-28 of the size: log2 of the
+// alignment, as the emulator's instrumentation passes a load with `align 8`): thread t reads
+// element t, which is 8-byte aligned for even t only.
+void claims_alignment(int64_t *context, void *device) {
+    tessera_gpu_thread_t *t = thread_of(device);
+    const float *in = reinterpret_cast<const float *>(context[0]);
+    t->access(t, &in[t->thread], 4 | (3 << 24), 0);
+}
+} // namespace
+
+TEST_CASE("the emulator reports an access not as aligned as it claims (a GPU's vector load would fault)", "[gpu][emulator]") {
+    alignas(64) float in[32] = {};
+    int64_t context[3] = {int64_t(reinterpret_cast<uintptr_t>(&in[0])), 0, 0};
+    runtime::EmulatedBuffers buffers({{in, sizeof in}});
+    REQUIRE(launch(claims_alignment, 1, 1, 0, context) == 0);  // thread 0: aligned
+    REQUIRE(launch(claims_alignment, 1, 2, 0, context) == TESSERA_ERROR_GPU);
+    CHECK(runtime::take_gpu_error().find("thread 1 of block 0 reads 4 bytes at an address that is not 8-byte aligned") != std::string::npos);
+}

@@ -66,8 +66,14 @@ void instrument_accesses(llvm::Module &m) {
             // promotes them: a call here would keep them in memory).
             if (llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(address, 0))) continue;
             int32_t flags = (is_shared(address) ? 2 : 0) | (store ? 1 : 0);
+            // An access that claims more alignment than its size (a thread's columns loaded
+            // together, which a GPU would load as one vector, faulting if misaligned) has the
+            // claim checked: log2 of it in bits 24-28 of the size.
+            uint64_t size = dl.getTypeStoreSize(t);
+            uint64_t align = (store ? llvm::cast<llvm::StoreInst>(i)->getAlign() : llvm::cast<llvm::LoadInst>(i)->getAlign()).value();
+            uint32_t claimed = align > size ? uint32_t(llvm::Log2_64(align)) << 24 : 0;
             b.SetInsertPoint(i);
-            b.CreateCall(access, {f.getArg(1), address, b.getInt32(uint32_t(dl.getTypeStoreSize(t))), b.getInt32(uint32_t(site++ * 4 + flags))});
+            b.CreateCall(access, {f.getArg(1), address, b.getInt32(uint32_t(size) | claimed), b.getInt32(uint32_t(site++ * 4 + flags))});
         }
     }
 }

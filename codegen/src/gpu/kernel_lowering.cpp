@@ -546,29 +546,56 @@ const poly::LoopNode *window_row_loop(const poly::LoopNode &threads) {
     return rows && !has_loop_below(rows->body.get()) ? rows : nullptr;
 }
 
-// c where `v` is `base` plus the constant c, through additions and subtractions of constants
-// and integer casts (coordinates are int32 values that do not wrap); nullopt otherwise.
-std::optional<int64_t> offset_from(Value *v, Value *base) {
-    if (v == base) return int64_t(0);
-    if (llvm::isa<llvm::SExtInst>(v) || llvm::isa<llvm::ZExtInst>(v) || llvm::isa<llvm::TruncInst>(v))
-        return offset_from(llvm::cast<llvm::CastInst>(v)->getOperand(0), base);
-    auto *o = llvm::dyn_cast<llvm::BinaryOperator>(v);
-    if (!o) return std::nullopt;
-    auto *k0 = llvm::dyn_cast<llvm::ConstantInt>(o->getOperand(0));
-    auto *k1 = llvm::dyn_cast<llvm::ConstantInt>(o->getOperand(1));
-    if (o->getOpcode() == llvm::Instruction::Add && (k0 || k1)) {
-        std::optional<int64_t> r = offset_from(o->getOperand(k1 ? 0 : 1), base);
-        if (r) return *r + (k1 ? k1 : k0)->getSExtValue();
+// Lowers `n` for every column `xs` (the columns past `hi` skipped; none if null), jammed: a
+// block child by child, a conditional not on the column once around the columns of its
+// branches, anything else (a statement) once per column, each with its window slots.
+void jam_columns(FunctionLowering &f, const poly::LoopNodePtr &n, const poly::LoopNode &threads, const std::vector<size_t> &windows,
+                 const std::vector<std::vector<Value *>> &slots, const std::vector<Value *> &xs, Value *hi, Scope &row) {
+    if (!n) return;
+    if (n->kind == poly::LoopNode::Kind::Mark) return jam_columns(f, n->body, threads, windows, slots, xs, hi, row);
+    if (n->kind == poly::LoopNode::Kind::Block) {
+        for (const poly::LoopNodePtr &c : n->children) jam_columns(f, c, threads, windows, slots, xs, hi, row);
+        return;
     }
-    if (o->getOpcode() == llvm::Instruction::Sub && k1) {
-        std::optional<int64_t> r = offset_from(o->getOperand(0), base);
-        if (r) return *r - k1->getSExtValue();
+    if (n->kind == poly::LoopNode::Kind::If && !reads_var(n->condition, threads.var)) {
+        row.vars[threads.var] = xs[0];
+        Value *c = f.expr(n->condition, row);
+        llvm::BasicBlock *then_bb = llvm::BasicBlock::Create(f.ctx, "then", f.function);
+        llvm::BasicBlock *else_bb = n->else_case ? llvm::BasicBlock::Create(f.ctx, "else", f.function) : nullptr;
+        llvm::BasicBlock *done = llvm::BasicBlock::Create(f.ctx, "endif", f.function);
+        f.b.CreateCondBr(c, then_bb, else_bb ? else_bb : done);
+        f.b.SetInsertPoint(then_bb);
+        jam_columns(f, n->then_case, threads, windows, slots, xs, hi, row);
+        f.b.CreateBr(done);
+        if (else_bb) {
+            f.b.SetInsertPoint(else_bb);
+            jam_columns(f, n->else_case, threads, windows, slots, xs, hi, row);
+            f.b.CreateBr(done);
+        }
+        f.b.SetInsertPoint(done);
+        return;
     }
-    return std::nullopt;
+    for (size_t c = 0; c < xs.size(); ++c) {
+        llvm::BasicBlock *past = nullptr;
+        if (c > 0 && hi) {
+            llvm::BasicBlock *run = llvm::BasicBlock::Create(f.ctx, threads.var + ".jammed", f.function);
+            past = llvm::BasicBlock::Create(f.ctx, threads.var + ".jammed.done", f.function);
+            f.b.CreateCondBr(threads.step > 0 ? f.b.CreateICmpSLE(xs[c], hi) : f.b.CreateICmpSGE(xs[c], hi), run, past);
+            f.b.SetInsertPoint(run);
+        }
+        row.vars[threads.var] = xs[c];
+        for (size_t i = 0; i < windows.size(); ++i) f.storage[windows[i]].base = slots[c][i];
+        f.node(n, row);
+        if (past) {
+            f.b.CreateBr(past);
+            f.b.SetInsertPoint(past);
+        }
+    }
 }
 
 // One iteration of a column window's row loop (variable `y`, scope `row`): the body once per
-// column `xs` (each column's rows in `slots`, the columns past `hi` skipped), then the shift.
+// column `xs` (each column's rows in `slots`, the columns past `hi` skipped; every column when
+// `hi` is null), then the shift.
 void window_row(FunctionLowering &f, const poly::LoopNode &loop, const poly::LoopNode &threads, const std::vector<size_t> &windows,
                 const std::vector<std::vector<Value *>> &slots, const std::vector<Value *> &xs, Value *hi, Value *y, Scope &row) {
     row.vars[loop.var] = y;
@@ -587,26 +614,14 @@ void window_row(FunctionLowering &f, const poly::LoopNode &loop, const poly::Loo
             f.index_mode = true;
             Value *stored = f.expr(f.p.statements[size_t(c->statement)].store[size_t(v.window_dim)], at);
             f.index_mode = false;
-            v.window_anchor = offset_from(f.widened_index(stored), y);
+            v.window_anchor = FunctionLowering::constant_offset(f.widened_index(stored), y);
             break;
         }
     }
-    for (size_t c = 0; c < xs.size(); ++c) {
-        llvm::BasicBlock *past = nullptr;
-        if (c > 0) {
-            llvm::BasicBlock *run = llvm::BasicBlock::Create(f.ctx, threads.var + ".jammed", f.function);
-            past = llvm::BasicBlock::Create(f.ctx, threads.var + ".jammed.done", f.function);
-            f.b.CreateCondBr(threads.step > 0 ? f.b.CreateICmpSLE(xs[c], hi) : f.b.CreateICmpSGE(xs[c], hi), run, past);
-            f.b.SetInsertPoint(run);
-        }
-        row.vars[threads.var] = xs[c];
-        for (size_t i = 0; i < windows.size(); ++i) f.storage[windows[i]].base = slots[c][i];
-        f.node(loop.body, row);
-        if (past) {
-            f.b.CreateBr(past);
-            f.b.SetInsertPoint(past);
-        }
-    }
+    // The columns jammed statement by statement (jam_columns): a stage's accesses for every
+    // column lie in one basic block, where LLVM combines them. (Any order across columns is
+    // legal: a column's stages read only that column.)
+    jam_columns(f, loop.body, threads, windows, slots, xs, hi, row);
     // Every row kept moves up a slot: the next iteration's y is one row further.
     for (size_t i = 0; i < windows.size(); ++i) {
         const StorageView &v = f.storage[windows[i]];
@@ -617,6 +632,52 @@ void window_row(FunctionLowering &f, const poly::LoopNode &loop, const poly::Loo
                 f.b.CreateStore(f.b.CreateLoad(t, f.b.CreateConstInBoundsGEP1_64(t, column[i], uint64_t(j - 1))),
                                 f.b.CreateConstInBoundsGEP1_64(t, column[i], uint64_t(j)));
     }
+}
+
+void column_window_version(FunctionLowering &f, const poly::LoopNode &threads, const std::vector<size_t> &windows,
+                           const std::vector<std::vector<Value *>> &slots, const poly::LoopNode *rows, int columns, Value *lo,
+                           Value *hi, bool aligned, Scope &s);
+void column_window_body(FunctionLowering &f, const poly::LoopNode &threads, const std::vector<size_t> &windows,
+                        const std::vector<std::vector<Value *>> &slots, const poly::LoopNode *rows, const std::vector<Value *> &xs,
+                        Value *hi, Scope &s);
+
+// Whether every buffer in global memory the statements below the thread loop `threads` read or
+// write (inputs, outputs, Funcs stored whole) lets a thread access its `columns` consecutive
+// columns together: its element at the loop's first column `lo`, and every row and plane after
+// it, starts on a multiple of `columns` elements (the buffer's base so aligned, lo's distance
+// from its min and its strides multiples of `columns`). Then an access at a column a multiple
+// of `columns` past a thread's first is that aligned (load_at, store). An i1 value, or null
+// when some buffer's elements could not be (their size times `columns` not a power of two of at
+// most 16 bytes).
+Value *columns_aligned(FunctionLowering &f, const poly::LoopNode &threads, int columns, Value *lo) {
+    std::vector<const poly::LoopNode *> calls;
+    calls_below(threads.body.get(), calls);
+    std::set<const StorageView *> global;
+    for (const poly::LoopNode *c : calls) {
+        const poly::ExecStatement &e = f.p.statements[size_t(c->statement)];
+        if (const StorageView &w = f.view_of(f.m.statements[size_t(e.statement)].func); !w.scratch) global.insert(&w);
+        auto visit = [&](const Expr &root) {
+            ir::visit(root, [&](const Expr &x) {
+                if (x->op == Op::InputCall) global.insert(&f.inputs.at(x->input.get()));
+                if (x->op == Op::FuncCall && !f.view_of(x->func_ptr).scratch) global.insert(&f.view_of(x->func_ptr));
+                return true;
+            });
+        };
+        visit(e.value);
+        for (const Expr &g : e.guards) visit(g);
+    }
+    if (global.empty()) return nullptr;
+    Value *ok = f.b.getTrue();
+    for (const StorageView *v : global) {
+        int64_t bytes = int64_t(v->type.bytes()) * columns;
+        if (bytes <= 0 || bytes > 16 || (bytes & (bytes - 1)) != 0 || v->min.empty() || !v->base) return nullptr;
+        Value *base = f.b.CreatePtrToInt(v->base, f.b.getInt64Ty());
+        ok = f.b.CreateAnd(ok, f.b.CreateICmpEQ(f.b.CreateAnd(base, f.i64(bytes - 1)), f.i64(0)));
+        ok = f.b.CreateAnd(ok, f.b.CreateICmpEQ(f.b.CreateSRem(f.b.CreateSub(lo, v->min[0]), f.i64(columns)), f.i64(0)));
+        for (size_t d = 1; d < v->stride.size(); ++d)
+            ok = f.b.CreateAnd(ok, f.b.CreateICmpEQ(f.b.CreateSRem(v->stride[d], f.i64(columns)), f.i64(0)));
+    }
+    return ok;
 }
 
 // The thread loop `threads` over the columns of the column windows `windows` (windows_below).
@@ -653,14 +714,70 @@ void column_window_for(FunctionLowering &f, const poly::LoopNode &threads, const
     }
 
     Value *lo = f.expr(threads.min, s), *hi = f.expr(threads.max, s);
+    // Two versions when a thread runs several columns: one where every buffer the window reads
+    // and writes in global memory is aligned for accessing them together (columns_aligned), the
+    // other as it is.
+    Value *aligned = columns > 1 ? columns_aligned(f, threads, columns, lo) : nullptr;
+    if (!aligned) {
+        column_window_version(f, threads, windows, slots, rows, columns, lo, hi, false, s);
+    } else {
+        llvm::BasicBlock *yes = llvm::BasicBlock::Create(f.ctx, threads.var + ".aligned", f.function);
+        llvm::BasicBlock *no = llvm::BasicBlock::Create(f.ctx, threads.var + ".unaligned", f.function);
+        llvm::BasicBlock *done = llvm::BasicBlock::Create(f.ctx, threads.var + ".versions.done", f.function);
+        f.b.CreateCondBr(aligned, yes, no);
+        f.b.SetInsertPoint(yes);
+        column_window_version(f, threads, windows, slots, rows, columns, lo, hi, true, s);
+        f.b.CreateBr(done);
+        f.b.SetInsertPoint(no);
+        column_window_version(f, threads, windows, slots, rows, columns, lo, hi, false, s);
+        f.b.CreateBr(done);
+        f.b.SetInsertPoint(done);
+    }
+    for (size_t i = 0; i < windows.size(); ++i) f.storage[windows[i]] = saved[i];
+}
+
+// One version of column_window_for's thread loop (`aligned`: its inputs are aligned for its
+// columns' accesses together, columns_aligned).
+void column_window_version(FunctionLowering &f, const poly::LoopNode &threads, const std::vector<size_t> &windows,
+                           const std::vector<std::vector<Value *>> &slots, const poly::LoopNode *rows, int columns, Value *lo,
+                           Value *hi, bool aligned, Scope &s) {
     Value *count = trip_count(f, lo, hi, threads.step);
     Value *groups = f.b.CreateSDiv(f.b.CreateAdd(count, f.i64(columns - 1)), f.i64(columns));
     ThreadSteps steps(f, threads.var, groups);
     Value *k = steps.k;
-    std::vector<Value *> xs;
-    for (int c = 0; c < columns; ++c)
-        xs.push_back(f.b.CreateAdd(lo, f.b.CreateMul(f.b.CreateAdd(f.b.CreateMul(k, f.i64(columns)), f.i64(c)), f.i64(threads.step)),
-                                   threads.var, false, true));
+    // Column c is the first plus c steps (so that a load's column is the first's plus a constant).
+    std::vector<Value *> xs{f.b.CreateAdd(lo, f.b.CreateMul(f.b.CreateMul(k, f.i64(columns)), f.i64(threads.step)), threads.var, false, true)};
+    for (int c = 1; c < columns; ++c) xs.push_back(f.b.CreateAdd(xs[0], f.i64(int64_t(c) * threads.step), threads.var, false, true));
+    f.kernel->aligned_column = aligned ? xs[0] : nullptr;
+    f.kernel->aligned_columns = columns;
+    // The thread's columns all within the loop (every thread but the last of a tile whose width
+    // is not a multiple of the columns): run with no test per column and row, which also lets
+    // LLVM load the columns' shared inputs together.
+    if (columns > 1) {
+        Value *full = threads.step > 0 ? f.b.CreateICmpSLE(xs.back(), hi) : f.b.CreateICmpSGE(xs.back(), hi);
+        llvm::BasicBlock *all = llvm::BasicBlock::Create(f.ctx, threads.var + ".all_columns", f.function);
+        llvm::BasicBlock *some = llvm::BasicBlock::Create(f.ctx, threads.var + ".some_columns", f.function);
+        llvm::BasicBlock *done = llvm::BasicBlock::Create(f.ctx, threads.var + ".columns_done", f.function);
+        f.b.CreateCondBr(full, all, some);
+        f.b.SetInsertPoint(all);
+        column_window_body(f, threads, windows, slots, rows, xs, nullptr, s);
+        f.b.CreateBr(done);
+        f.b.SetInsertPoint(some);
+        column_window_body(f, threads, windows, slots, rows, xs, hi, s);
+        f.b.CreateBr(done);
+        f.b.SetInsertPoint(done);
+    } else {
+        column_window_body(f, threads, windows, slots, rows, xs, hi, s);
+    }
+    f.kernel->aligned_column = nullptr;
+    steps.finish();
+}
+
+// A thread's columns `xs` of a column window (the columns past `hi` skipped, none if null):
+// the thread loop's body, its row loop lowered by window_row.
+void column_window_body(FunctionLowering &f, const poly::LoopNode &threads, const std::vector<size_t> &windows,
+                        const std::vector<std::vector<Value *>> &slots, const poly::LoopNode *rows, const std::vector<Value *> &xs,
+                        Value *hi, Scope &s) {
     Scope inside = s;
     inside.vars[threads.var] = xs[0];
     bool saved_single = f.kernel->single;
@@ -690,16 +807,33 @@ void column_window_for(FunctionLowering &f, const poly::LoopNode &threads, const
     f.kernel->window_loop = nullptr;
     f.kernel->window_rows = nullptr;
     f.kernel->single = saved_single;
-    for (size_t i = 0; i < windows.size(); ++i) f.storage[windows[i]] = saved[i];
-    steps.finish();
 }
 } // namespace
+
+std::optional<int64_t> FunctionLowering::constant_offset(Value *v, Value *base) {
+    if (v == base) return int64_t(0);
+    if (llvm::isa<llvm::SExtInst>(v) || llvm::isa<llvm::ZExtInst>(v) || llvm::isa<llvm::TruncInst>(v))
+        return constant_offset(llvm::cast<llvm::CastInst>(v)->getOperand(0), base);
+    auto *o = llvm::dyn_cast<llvm::BinaryOperator>(v);
+    if (!o) return std::nullopt;
+    auto *k0 = llvm::dyn_cast<llvm::ConstantInt>(o->getOperand(0));
+    auto *k1 = llvm::dyn_cast<llvm::ConstantInt>(o->getOperand(1));
+    if (o->getOpcode() == llvm::Instruction::Add && (k0 || k1)) {
+        std::optional<int64_t> r = constant_offset(o->getOperand(k1 ? 0 : 1), base);
+        if (r) return *r + (k1 ? k1 : k0)->getSExtValue();
+    }
+    if (o->getOpcode() == llvm::Instruction::Sub && k1) {
+        std::optional<int64_t> r = constant_offset(o->getOperand(0), base);
+        if (r) return *r - k1->getSExtValue();
+    }
+    return std::nullopt;
+}
 
 Value *FunctionLowering::window_address(const StorageView &view, const std::vector<Value *> &coords) {
     Value *row = widened_index(coords[size_t(view.window_dim)]);
     Value *slot;
     if (view.window_anchor && view.window_row) {
-        std::optional<int64_t> ahead = offset_from(row, view.window_row);
+        std::optional<int64_t> ahead = FunctionLowering::constant_offset(row, view.window_row);
         slot = b.CreateSub(i64(*view.window_anchor), ahead ? i64(*ahead) : b.CreateSub(row, view.window_row));
     } else {
         Value *r = b.CreateSRem(row, i64(view.window_rows));
