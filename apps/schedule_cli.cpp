@@ -1,13 +1,13 @@
 // tessera-schedule: prints the automatic schedule of a named app pipeline.
 //
 //   tessera-schedule <app> [--fusion none|smart|max] [--tile X,Y,...] [--no-parallel]
-//                          [--vector-width N] [--gpu SM [--shared-opt-in] [--column-windows]] [--loops]
+//                          [--vector-width N] [--gpu SM [--shared-opt-in] [--no-column-windows]] [--loops]
 //                          [--dump DIR] [--directives] [--timings]
 //
 // Prints the schedule JSON (docs/schedule-json.md), or with --loops only the loop nest. --gpu SM:
 // the schedule for Target::cuda(SM) (kernels, threads, barriers; docs/gpu.md); --shared-opt-in
-// for Target::cuda(SM).with_shared_memory_opt_in(); --column-windows with
-// CompileOptions::gpu_column_windows. --dump DIR: compiles the app with those options
+// for Target::cuda(SM).with_shared_memory_opt_in(); --no-column-windows with
+// CompileOptions::gpu_column_windows false. --dump DIR: compiles the app with those options
 // instead (the compile cache off) and writes every stage of the compile into a new directory under
 // DIR (runtime/compiler_ir.h: 01-pipeline.txt ... 08-asm.s), printing the files' paths.
 // --timings: the scheduler's time by phase, and each group's Funcs and note, instead of the JSON.
@@ -30,14 +30,14 @@ int main(int argc, char **argv) {
     try {
         if (argc < 2 || argv[1][0] == '-') {
             std::fprintf(stderr, "usage: %s <app> [--fusion none|smart|max] [--tile X,Y,...] [--no-parallel] "
-                                 "[--vector-width N] [--gpu SM [--shared-opt-in] [--column-windows]] [--loops] [--dump DIR] [--directives] [--timings]\napps:", argv[0]);
+                                 "[--vector-width N] [--gpu SM [--shared-opt-in] [--no-column-windows]] [--loops] [--dump DIR] [--directives] [--timings]\napps:", argv[0]);
             for (const auto &n : apps::app_names()) std::fprintf(stderr, " %s", n.c_str());
             std::fprintf(stderr, "\n");
             return 2;
         }
         auto app = apps::make_app(argv[1]);
         poly::ScheduleOptions o;
-        bool loops = false, shared_opt_in = false, column_windows = false, directives = false, timings = false;
+        bool loops = false, shared_opt_in = false, column_windows = true, directives = false, timings = false;
         std::string dump, fusion = "smart";
         bool vector_width_given = false;
         int gpu_sm = 0;
@@ -53,14 +53,14 @@ int main(int argc, char **argv) {
             else if (a == "--vector-width" && i + 1 < argc) o.vector_width = std::stoi(argv[++i]), vector_width_given = true;
             else if (a == "--gpu" && i + 1 < argc) gpu_sm = std::stoi(argv[++i]);
             else if (a == "--shared-opt-in") shared_opt_in = true;
-            else if (a == "--column-windows") column_windows = true;
+            else if (a == "--no-column-windows") column_windows = false;
             else if (a == "--loops") loops = true;
             else if (a == "--dump" && i + 1 < argc) dump = argv[++i];
             else if (a == "--directives") directives = true;
             else if (a == "--timings") timings = true;
             else user_error("tessera-schedule: unknown option '", a, "'.");
         }
-        if ((shared_opt_in || column_windows) && !gpu_sm) user_error("tessera-schedule: --shared-opt-in and --column-windows need --gpu SM.");
+        if ((shared_opt_in || !column_windows) && !gpu_sm) user_error("tessera-schedule: --shared-opt-in and --no-column-windows need --gpu SM.");
         CompileOptions gpu_options;
         gpu_options.gpu_column_windows = column_windows;
         if (gpu_sm) {

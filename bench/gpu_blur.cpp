@@ -23,9 +23,10 @@
 // automatic schedule with its barrier marks removed, unchecked (runtime::compile_program_for_cuda):
 // legal for blur only because blur_y reads blur_x in its own column, which the same thread
 // computed when warps are not aligned; the check against the loops says whether it held.
-// `emulated`: Target::emulated(), to check a variant on a machine without a GPU. `columns`:
-// column windows (CompileOptions::gpu_column_windows: a thread walks down two columns, blur_x's
-// rows in its registers, no shared memory, no barrier).
+// `emulated`: Target::emulated(), to check a variant on a machine without a GPU. `columns` and
+// `shared`: column windows (CompileOptions::gpu_column_windows, the default: a thread walks down
+// two columns, blur_x's rows in its registers, no shared memory, no barrier) or not (blur_x's
+// tile in shared memory, a barrier, blur_y).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -111,9 +112,9 @@ int sweep(apps::App &app, const std::vector<int> &sizes, int sm, int runs, int r
             } else if (f == "written") apps::apply_written_schedule(own_copy(own));
             else if (f == "nobarrier") no_barrier = true;
             else if (f == "emulated") target = target.emulated();
-            else if (f == "columns") o.gpu_column_windows = true;
+            else if (f == "columns" || f == "shared") o.gpu_column_windows = f == "columns";
             else {
-                std::fprintf(stderr, "sweep variant '%s': unknown flag '%s' (rows, jammed, off, staged, unstaged, optin, inline, written, nobarrier, emulated, columns)\n",
+                std::fprintf(stderr, "sweep variant '%s': unknown flag '%s' (rows, jammed, off, staged, unstaged, optin, inline, written, nobarrier, emulated, columns, shared)\n",
                              argv[i], f.c_str());
                 return 2;
             }

@@ -2,13 +2,13 @@
 // Target::cuda(80).emulated(), runs it once with the emulator's profiling on, checks the output
 // against the app's plain loops, and prints one JSON object per kernel and the totals.
 //
-//   bench_gpu_model [--shared-opt-in] [--staged] [--column-windows] <app> [sizes...]
+//   bench_gpu_model [--shared-opt-in] [--staged] [--no-column-windows] <app> [sizes...]
 //
 // --shared-opt-in: Target::cuda(80).with_shared_memory_opt_in(), blocks of up to 163 KiB of
 // shared memory instead of 48 KiB. --staged: stencil inputs staged in shared memory and warps
 // aligned a row at a time (CompileOptions::gpu_stage_inputs, gpu_align_warps "rows"), the
-// configuration the model favours and a real GPU did not (docs/gpu.md). --column-windows:
-// CompileOptions::gpu_column_windows.
+// configuration the model favours and a real GPU did not (docs/gpu.md). --no-column-windows:
+// CompileOptions::gpu_column_windows false (blur's stages through shared memory).
 //
 // With TESSERA_PTX_OUT set, the kernels' PTX (sm_80) is written to that file too.
 #include <chrono>
@@ -25,17 +25,17 @@ using namespace tessera;
 
 int main(int argc, char **argv) {
     try {
-        bool opt_in = false, staged = false, column_windows = false;
+        bool opt_in = false, staged = false, column_windows = true;
         int first = 1;
         for (; first < argc && argv[first][0] == '-'; ++first) {
             std::string flag = argv[first];
             if (flag == "--shared-opt-in") opt_in = true;
             else if (flag == "--staged") staged = true;
-            else if (flag == "--column-windows") column_windows = true;
+            else if (flag == "--no-column-windows") column_windows = false;
             else break;
         }
         if (argc <= first || argv[first][0] == '-') {
-            std::fprintf(stderr, "usage: %s [--shared-opt-in] [--staged] [--column-windows] <app> [sizes...]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--shared-opt-in] [--staged] [--no-column-windows] <app> [sizes...]\n", argv[0]);
             return 2;
         }
         auto app = apps::make_app(argv[first]);
@@ -63,8 +63,8 @@ int main(int argc, char **argv) {
         app->reference(want);
         bool ok = true;
         for (size_t i = 0; i < got.size(); ++i) ok = ok && apps::compare(got[i], want[i], app->tolerance()).ok;
-        std::printf("{\"app\": \"%s\", \"shared_opt_in\": %s, \"staged\": %s, \"sizes\": [", argv[first], opt_in ? "true" : "false",
-                    staged ? "true" : "false");
+        std::printf("{\"app\": \"%s\", \"shared_opt_in\": %s, \"staged\": %s, \"column_windows\": %s, \"sizes\": [", argv[first],
+                    opt_in ? "true" : "false", staged ? "true" : "false", column_windows ? "true" : "false");
         for (size_t i = 0; i < sizes.size(); ++i) std::printf("%s%d", i ? ", " : "", sizes[i]);
         std::printf("], \"correct\": %s, \"emulated_seconds\": %.3f, \"minimum_bytes\": %.0f, \"kernels\": [", ok ? "true" : "false",
                     seconds, app->minimum_bytes());

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The GPU emulator's performance model (docs/gpu.md) of blur_x_blur_y, harris and
-unsharp_mask compiled for Target::cuda(80), and harris and unsharp_mask again with
+unsharp_mask compiled for Target::cuda(80) (blur in column windows, the default, and through
+shared memory, CompileOptions::gpu_column_windows false), and harris and unsharp_mask again with
 Target::with_shared_memory_opt_in() (blocks of up to 163 KiB of shared memory), and blur_x_blur_y
 with its input staged in shared memory and its warps aligned (--staged: the configuration the model
 favours and an H200 did not, docs/gpu.md): global traffic over the minimum (each input byte
@@ -67,7 +68,8 @@ def main():
     results = []
     ptxas = find_ptxas()
     tmp = tempfile.mkdtemp()
-    runs = [("blur_x_blur_y", args.blur, []), ("blur_x_blur_y", args.blur, ["--staged"]), ("harris", args.harris, []),
+    runs = [("blur_x_blur_y", args.blur, []), ("blur_x_blur_y", args.blur, ["--no-column-windows"]),
+            ("blur_x_blur_y", args.blur, ["--no-column-windows", "--staged"]), ("harris", args.harris, []),
             ("unsharp_mask", args.unsharp, []), ("harris", args.harris, ["--shared-opt-in"]),
             ("unsharp_mask", args.unsharp, ["--shared-opt-in"])]
     for app, sizes, flags in runs:
@@ -109,6 +111,8 @@ def main():
         spills = ", ".join(str(x) for x in s.get("spill_bytes", [])) or "-"
         occ = f"{100 * s['occupancy_sm80']:.0f}%" if "occupancy_sm80" in s else "-"
         name = r["app"] + (" (shared opt-in)" if r.get("shared_opt_in") else "") + (" (staged, aligned)" if r.get("staged") else "")
+        if r["app"] == "blur_x_blur_y":
+            name += " (column windows)" if r.get("column_windows") else " (shared memory)"
         print(f"| {name} | {size} | {s['kernels']} | {s['traffic_over_minimum']:.3f} | {100 * s['coalescing']:.1f}% | "
               f"{s['shared_bytes_per_block'] / 1024:.1f} KiB | {s['bank_conflicts']} | {s['barriers_per_block']:.1f} | "
               f"{regs} ({spills}) | {occ} | {'yes' if r['correct'] else 'NO'} |")

@@ -51,8 +51,8 @@ step "GPU benchmark" 70 python3 "$root/bench/run_gpu_benchmark.py" --build "$bui
 # process, a line per result (bench/gpu_blur.cpp; 0x0:0 is the default).
 sm=$(python3 -c "import sys; sys.path.insert(0, '$root/bench'); import run_gpu_benchmark as b; print(b.gpu_compute_capability() or 0)")
 step "blur sweep (rows per thread step, tiles, alignment, staging, column windows)" 120 "$build/bench/bench_gpu_blur" "$sm" 4096 4096 30 sweep 2 \
-    0x0:0 0x0:2 0x0:8 256x32:0 512x16:0 0x0:0:rows 0x0:0:jammed 0x0:8:staged \
-    0x0:0:columns 0x0:1:columns 0x0:8:columns 512x64:0:columns 256x32:0:columns
+    0x0:0 0x0:1 0x0:2 0x0:8 512x64:0 512x16:0 256x32:0 \
+    0x0:0:shared 0x0:2:shared 0x0:8:shared 256x32:0:shared 512x16:0:shared 0x0:0:shared:rows 0x0:0:shared:jammed 0x0:8:staged
 if command -v nvcc >/dev/null; then
     reference=$(mktemp -d)/gpu_blur_reference
     arch=$([ "$sm" != 0 ] && echo "sm_$sm" || echo native)

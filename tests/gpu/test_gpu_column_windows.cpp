@@ -1,4 +1,4 @@
-// Column windows (CompileOptions::gpu_column_windows; poly::column_window, and
+// Column windows (CompileOptions::gpu_column_windows, on by default; poly::column_window, and
 // codegen/src/gpu/kernel_lowering.cpp): a fused group whose stages read each other only in their
 // own column runs each column's rows on one thread, the rows its later stages still read kept
 // by that thread, with no shared memory and no barrier. Checked on the emulator against plain
@@ -86,7 +86,9 @@ TEST_CASE("blur in column windows: one kernel, each thread two columns down 32 r
     CHECK(kernels[0].shared_bytes == 0);
     CHECK(kernels[0].shared_accesses == 0);
     // The same pipeline without column windows: blur_x through shared memory, a barrier a block.
-    std::vector<runtime::GpuKernelProfile> shared = profile(app->pipeline().compile(emulated_gpu()), app->make_outputs());
+    CompileOptions off;
+    off.gpu_column_windows = false;
+    std::vector<runtime::GpuKernelProfile> shared = profile(app->pipeline().compile(emulated_gpu(), off), app->make_outputs());
     REQUIRE(shared.size() == 1);
     CHECK(shared[0].barriers == shared[0].blocks);
     CHECK(shared[0].shared_bytes > 0);
@@ -110,7 +112,9 @@ TEST_CASE("column windows apply only where each stage reads the others in its ow
         INFO(name);
         auto app = apps::make_app(name);
         Callable c = app->pipeline().compile(emulated_gpu(), column_windows());
-        CHECK(c.compiler_ir("loop_nest") == app->pipeline().compile(emulated_gpu()).compiler_ir("loop_nest"));
+        CompileOptions off;
+        off.gpu_column_windows = false;
+        CHECK(c.compiler_ir("loop_nest") == app->pipeline().compile(emulated_gpu(), off).compiler_ir("loop_nest"));
         compiled_app_check::check_callable(*app, c, {{9, 7}, {70, 37}}, 3, "with column windows asked for");
     }
 }

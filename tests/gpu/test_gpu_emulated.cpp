@@ -126,12 +126,14 @@ TEST_CASE("inputs not staged: blur's stages read the input from global memory, a
     auto app = apps::make_app("blur_x_blur_y");
     CompileOptions o;
     o.gpu_stage_inputs = false;
+    o.gpu_column_windows = false;  // (blur's stages through shared memory: test_gpu_column_windows.cpp has the default)
     std::vector<runtime::GpuKernelProfile> kernels = profiled_run(*app, {260, 68}, 3, o);
     REQUIRE(kernels.size() == 1);
     CHECK(kernels[0].barriers == kernels[0].blocks);  // after blur_x only
     CHECK(app->pipeline().compile(emulated_gpu(), o).compiler_ir("schedule").find("staged_inputs") == std::string::npos);
     CompileOptions staged;
     staged.gpu_stage_inputs = true;
+    staged.gpu_column_windows = false;
     CHECK(app->pipeline().compile(emulated_gpu(), staged).compiler_ir("schedule").find("staged_inputs") != std::string::npos);
 }
 TEST_CASE("emulated GPU harris matches plain loops", "[gpu][apps]") { check_emulated("harris", {{5, 5}, {23, 19}, {70, 37}}); }
@@ -184,6 +186,7 @@ TEST_CASE("a GPU kernel's stages are separated by barriers, each justified by th
     for (bool staged : {false, true}) {
         CompileOptions o;
         o.gpu_stage_inputs = staged;
+        o.gpu_column_windows = false;  // (the shared-memory shape; column windows have no barrier)
         CompileReport report;
         auto program = runtime::program_for(app->pipeline(), runtime::gpu_schedule_options(o, TargetInfo::nvidia_gpu(80)), report);
         std::string json = poly::schedule_to_json(*program);
@@ -375,15 +378,17 @@ TEST_CASE("a GPU schedule exported as JSON imports to the same loop nest and run
 }
 
 TEST_CASE("GPU tiles are rows as wide as the block's threads, and their scratchpads fit its shared memory unpadded", "[gpu][model]") {
+    CompileOptions shared;
+    shared.gpu_column_windows = false;  // (blur's column windows are two passes of the threads wide, in no shared memory)
     for (const char *name : {"blur_x_blur_y", "harris", "unsharp_mask"}) {
         INFO(name);
         auto app = apps::make_app(name);
         CompileReport report;
-        auto program = runtime::program_for(app->pipeline(), runtime::gpu_schedule_options({}, TargetInfo::nvidia_gpu(80)), report);
+        auto program = runtime::program_for(app->pipeline(), runtime::gpu_schedule_options(shared, TargetInfo::nvidia_gpu(80)), report);
         REQUIRE(program->groups.size() == 1);
         // A narrower tile would leave threads of every block idle on each of its rows.
         CHECK(program->groups[0].tile_sizes.back() == 256);
-        std::vector<runtime::GpuKernelProfile> kernels = profiled_run(*app, {300, 40}, 5);
+        std::vector<runtime::GpuKernelProfile> kernels = profiled_run(*app, {300, 40}, 5, shared);
         REQUIRE(kernels.size() == 1);
         // In shared memory (harris's 4 x 256 tiles, padded as a CPU's scratchpads are, did not
         // fit and went to global memory).

@@ -135,6 +135,7 @@ TEST_CASE("GPU kernels read their inputs through ld.global.nc, and an array a ke
         CompileOptions o;
         o.keep_assembly = true;
         o.gpu_unroll_rows = unroll_rows;
+        o.gpu_column_windows = false;  // (blur through shared memory; test_gpu_column_windows.cpp has the default)
         if (staged_and_aligned) {
             o.gpu_stage_inputs = true;
             o.gpu_align_warps = "rows";

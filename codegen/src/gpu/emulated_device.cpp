@@ -6,6 +6,12 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/GVN.h>
+#include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Vectorize/LoadStoreVectorizer.h>
 
 #include "tessera/codegen/abi.h"
 #include "tessera/codegen/gpu_target.h"
@@ -40,6 +46,33 @@ bool is_shared(const llvm::Value *address) {
     const llvm::Value *base = llvm::getUnderlyingObject(address, 0);
     const auto *call = llvm::dyn_cast<llvm::CallInst>(base);
     return call && call->getCalledFunction() && call->getCalledFunction()->getName() == kSharedFunction;
+}
+
+// The loads and stores a GPU's back end combines, combined in the kernels here too: NVPTX runs
+// LLVM's load-store vectorizer, which makes the accesses of a thread's consecutive columns that
+// claim their alignment one vector access (column windows' 8-byte loads and stores), so that the
+// traffic model counts the accesses the GPU makes. (After the IR is cleaned up as the GPU's O3
+// would: the window's slots in registers, common addresses computed once, and a load of an
+// element the thread already loaded, another column's, reused.)
+void combine_accesses(llvm::Module &m) {
+    llvm::PassBuilder pb;
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cam;
+    llvm::ModuleAnalysisManager mam;
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cam, mam);
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+    fpm.addPass(llvm::EarlyCSEPass());
+    fpm.addPass(llvm::InstCombinePass());
+    fpm.addPass(llvm::GVNPass());
+    fpm.addPass(llvm::LoadStoreVectorizerPass());
+    for (llvm::Function &f : m)
+        if (f.hasFnAttribute(kKernelAttribute) && !f.isDeclaration()) fpm.run(f, fam);
 }
 
 // A call of tessera_gpu_access before every load and store of the kernels.
@@ -81,6 +114,7 @@ void instrument_accesses(llvm::Module &m) {
 } // namespace
 
 void define_emulated_device(llvm::Module &m) {
+    combine_accesses(m);
     instrument_accesses(m);
     llvm::IRBuilder<> b(m.getContext());
     auto field = [&](llvm::Value *device, size_t offset) { return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), device, offset); };
