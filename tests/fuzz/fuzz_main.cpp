@@ -64,7 +64,7 @@ void usage() {
            "  --shrink    after the run, look for a smaller pipeline that fails like each failure (each\n"
            "              attempt in a child process; implies --isolate; hangs are not shrunk)\n"
            "  --gpu       compile for the emulated GPU (Target::cuda(80).emulated(), 30% of seeds with\n"
-           "              with_shared_memory_opt_in(), half with gpu_column_windows) instead of the host\n"
+           "              with_shared_memory_opt_in(), half without gpu_column_windows) instead of the host\n"
            "  --device    as --gpu, but on this machine's CUDA GPU (Target::cuda(sm) of device 0, through\n"
            "              the driver) instead of the emulator; exp, log and sin are left out (libdevice's\n"
            "              last bit may differ from the host's)\n"

@@ -817,10 +817,11 @@ void Generator::make_outputs(const std::vector<FuncInfo> &funcs) {
         result_.pipeline.auto_schedule(false);
         line("pipeline.auto_schedule(false);");
     }
-    // Half the GPU pipelines with column windows (threads walking down their columns).
+    // Half the GPU pipelines without column windows (the default: threads walking down their
+    // columns where a group's stages read each other only in their own column).
     if (settings_.gpu && choices_.percent(50)) {
-        result_.options.gpu_column_windows = true;
-        line("options.gpu_column_windows = true;");
+        result_.options.gpu_column_windows = false;
+        line("options.gpu_column_windows = false;");
     }
     std::string target = !settings_.gpu ? "Target::host()"
                          : settings_.device_sm ? "Target::cuda(" + std::to_string(settings_.device_sm) + ")"
