@@ -45,9 +45,8 @@ TEST_CASE("a pipeline compiled for a CUDA GPU loads its PTX, copies its buffers 
     CHECK(r.launches == 1);
     CHECK(std::string(r.last_function).find("_kernel0") != std::string::npos);
     CHECK(r.last_block == 256);
-    CHECK(r.last_shared > 0);
-    CHECK(r.last_shared <= 48 * 1024);
-    CHECK(r.last_grid >= 3);  // tiles of the 3 channels at least
+    CHECK(r.last_shared == 0);  // column windows: blur_x's rows in each thread's registers
+    CHECK(r.last_grid >= 3);    // tiles of the 3 channels at least
     CHECK(r.last_context_words > 8);
     CHECK(r.last_context_by_value);  // the kernel's parameter: no device memory for it
     // The input (300 x 70 x 3 floats) went to the device; the output (296 x 66 x 3: the 5-tap
