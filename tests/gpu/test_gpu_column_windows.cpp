@@ -37,6 +37,15 @@ std::vector<runtime::GpuKernelProfile> profile(const Callable &c, std::vector<Bu
     return runtime::take_emulator_profile();
 }
 
+// The w x h float output `c` computes for `p` is the interpreter's, bit for bit.
+void require_as_interpreted(const Pipeline &p, const Callable &c, int w, int h) {
+    Buffer<float> got({w, h}), want({w, h});
+    c.realize(got);
+    interpret(p, {want});
+    for (int j = 0; j < h; ++j)
+        for (int i = 0; i < w; ++i) REQUIRE(got(i, j) == want(i, j));
+}
+
 // ptxas -v's report on `ptx` for sm_80, or "" without a CUDA toolkit.
 std::string ptxas_report(const std::string &ptx) {
     std::string ptxas;
@@ -139,11 +148,7 @@ TEST_CASE("a chain of vertical stages keeps each producer's rows in its column w
         for (int j = 0; j < h + 8; ++j)
             for (int i = 0; i < w + 1; ++i) input(i, j) = float((i * 7 + j * 13) % 17) * 0.125f;
         in.set(input);
-        Buffer<float> got({w, h}), want({w, h});
-        compiled.realize(got);
-        interpret(p, {want});
-        for (int j = 0; j < h; ++j)
-            for (int i = 0; i < w; ++i) REQUIRE(got(i, j) == want(i, j));
+        require_as_interpreted(p, compiled, w, h);
     }
 }
 
@@ -241,11 +246,7 @@ TEST_CASE("random chains of vertical stencils in column windows compute what the
         for (int j = 0; j < h + 4 * depth; ++j)
             for (int i = 0; i < w + 2; ++i) input(i, j) = float(pick(-8, 8)) * 0.25f;
         in.set(input);
-        Buffer<float> got({w, h}), want({w, h});
-        c.realize(got);
-        interpret(p, {want});
-        for (int j = 0; j < h; ++j)
-            for (int i = 0; i < w; ++i) REQUIRE(got(i, j) == want(i, j));
+        require_as_interpreted(p, c, w, h);
     }
     CHECK(windowed >= 4);  // 6 of the 12 keep a window (other stages are inlined, or groups split)
 }
