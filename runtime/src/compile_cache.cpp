@@ -600,7 +600,8 @@ std::string cache_key(const std::string &text, const Target &t, const CompileOpt
     s << "options threads " << o.threads << " fast_math " << o.fast_math << " fusion " << o.fusion << " parallel " << o.parallel
       << " vectorize " << o.vectorize << " keep_assembly " << o.keep_assembly << " gpu_unroll_rows " << o.gpu_unroll_rows
       << " gpu_align_warps " << o.gpu_align_warps << " gpu_stage_inputs " << o.gpu_stage_inputs << " gpu_column_windows " << o.gpu_column_windows
-      << " tiles";
+      << " max_recompute " << (o.max_recompute ? std::to_string(*o.max_recompute) : "default") << " cache_bytes "
+      << (o.cache_bytes ? std::to_string(*o.cache_bytes) : "default") << " tiles";
     for (int x : o.tile_sizes) s << " " << x;
     s << " sizes";
     for (int x : o.specialize_sizes) s << " " << x;

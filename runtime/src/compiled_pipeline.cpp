@@ -79,6 +79,12 @@ void check_compile_options(const Pipeline &p, const CompileOptions &o) {
                 user_error("CompileOptions::specialize_sizes has ", o.specialize_sizes.size(), " sizes but output ", f.name(),
                            " has ", f.dimensions(), " dimensions.");
     poly::parse_fusion(o.fusion);
+    if (o.max_recompute && !(*o.max_recompute >= 0))
+        user_error("CompileOptions::max_recompute is ", *o.max_recompute,
+                   "; use a share of a tile's useful work of 0 or more (0.4: 40%), or leave it unset for the default.");
+    if (o.cache_bytes && *o.cache_bytes <= 0)
+        user_error("CompileOptions::cache_bytes is ", *o.cache_bytes,
+                   "; use the bytes of cache a tile's working set should fit (the host's L2 by default), or leave it unset.");
 }
 
 poly::ScheduleOptions schedule_options(const CompileOptions &o) {
@@ -89,6 +95,8 @@ poly::ScheduleOptions schedule_options(const CompileOptions &o) {
     s.vector_width = host.lanes(4);
     s.fusion = poly::parse_fusion(o.fusion);
     s.tile_sizes = o.tile_sizes;
+    if (o.max_recompute) s.max_recompute = *o.max_recompute;
+    if (o.cache_bytes) s.cache_bytes = *o.cache_bytes;
     s.parallel = o.parallel;
     s.ast_threads = o.compile_threads > 0 ? o.compile_threads : codegen::compile_threads();
     return s;
@@ -766,6 +774,9 @@ std::shared_ptr<const CallableImpl> compile_program_for_host(const Pipeline &p, 
 int gpu_block_threads(const TargetInfo &device) { return std::min(256, device.max_threads_per_block); }
 
 poly::ScheduleOptions gpu_schedule_options(const CompileOptions &o, const TargetInfo &device) {
+    if (o.cache_bytes)
+        user_error("CompileOptions::cache_bytes is set for a GPU target, whose tiles' scratchpads are bounded by the block's shared memory; "
+                   "leave it unset (Target::with_shared_memory_opt_in() allows more shared memory on sm_80 and newer).");
     poly::ScheduleOptions s = schedule_options(o);
     s.gpu = true;
     s.sliding_window = false;    // stages run one after another across the block's threads

@@ -104,6 +104,9 @@ std::vector<std::string> changed_options(const CompileOptions &a, const CompileO
     if (a.fast_math != b.fast_math) v.push_back(std::string("fast_math ") + (b.fast_math ? "on" : "off"));
     if (a.fusion != b.fusion) v.push_back("fusion " + a.fusion + " -> " + b.fusion);
     if (a.tile_sizes != b.tile_sizes) v.push_back("tile_sizes " + sizes(a.tile_sizes) + " -> " + sizes(b.tile_sizes));
+    auto value = [](const auto &x) { return x ? std::to_string(*x) : std::string("default"); };
+    if (a.max_recompute != b.max_recompute) v.push_back("max_recompute " + value(a.max_recompute) + " -> " + value(b.max_recompute));
+    if (a.cache_bytes != b.cache_bytes) v.push_back("cache_bytes " + value(a.cache_bytes) + " -> " + value(b.cache_bytes));
     if (a.parallel != b.parallel) v.push_back(std::string("parallel ") + (b.parallel ? "on" : "off"));
     if (a.vectorize != b.vectorize) v.push_back(std::string("vectorize ") + (b.vectorize ? "on" : "off"));
     if (a.keep_assembly != b.keep_assembly) v.push_back(std::string("keep_assembly ") + (b.keep_assembly ? "on" : "off"));

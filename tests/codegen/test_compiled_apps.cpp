@@ -2,6 +2,8 @@
 // prime and smaller-than-a-tile sizes.
 #include "compiled_app_check.h"
 
+#include <nlohmann/json.hpp>
+
 using namespace tessera;
 using compiled_app_check::check_compiled;
 
@@ -36,4 +38,42 @@ TEST_CASE("compiled conv2d (3x3, zero padding, bias, ReLU) matches plain loops",
 TEST_CASE("compiled batched_matmul matches plain loops", "[codegen][apps]") {
     check_compiled("batched_matmul", {{1, 1, 1, 1}, {3, 29, 37, 31}, {2, 33, 17, 65}, {5, 8, 129, 7}});
     compiled_app_check::check_interpreted("batched_matmul", {{1, 1, 1, 1}, {3, 29, 37, 31}});
+}
+
+// Smart fusion's thresholds (CompileOptions::max_recompute, cache_bytes), which tessera-tune
+// searches: each bounds a merge, the schedule's groups say which one stopped it, and every
+// grouping computes what the plain loops compute.
+TEST_CASE("smart fusion's thresholds are options: tighter ones split unsharp_mask's group, every grouping matches plain loops",
+          "[codegen][apps][fusion]") {
+    auto app = apps::make_app("unsharp_mask");
+    auto groups = [&](const CompileOptions &o) {
+        return nlohmann::json::parse(app->pipeline().compile(Target::host(), o).compiler_ir("schedule"))["groups"];
+    };
+    nlohmann::json automatic = groups({});
+    CompileOptions no_recompute;
+    no_recompute.max_recompute = 0.0;
+    nlohmann::json split = groups(no_recompute);
+    CHECK(split.size() > automatic.size());
+    CHECK(split.dump().find("over max_recompute (0%)") != std::string::npos);
+    CompileOptions small_cache;
+    small_cache.cache_bytes = 4096;
+    nlohmann::json small = groups(small_cache);
+    CHECK(small.size() > automatic.size());
+    CHECK(small.dump().find("over cache_bytes (4096)") != std::string::npos);
+    // The schedule records the thresholds it was made with.
+    CHECK(nlohmann::json::parse(app->pipeline().compile(Target::host(), small_cache).compiler_ir("schedule"))["options"]["cache_bytes"] ==
+          4096);
+    for (const CompileOptions &o : {no_recompute, small_cache})
+        compiled_app_check::check_callable(*app, app->pipeline().compile(Target::host(), o), {{5, 5}, {31, 37}, {261, 11}}, 3,
+                                           "thresholds");
+
+    CompileOptions negative;
+    negative.max_recompute = -0.5;
+    REQUIRE_USER_ERROR(app->pipeline().compile(Target::host(), negative), "max_recompute", "leave it unset");
+    CompileOptions empty_cache;
+    empty_cache.cache_bytes = 0;
+    REQUIRE_USER_ERROR(app->pipeline().compile(Target::host(), empty_cache), "cache_bytes", "leave it unset");
+    CompileOptions gpu_cache;
+    gpu_cache.cache_bytes = 1 << 20;
+    REQUIRE_USER_ERROR(app->pipeline().compile(Target::cuda(80).emulated(), gpu_cache), "cache_bytes", "GPU target");
 }

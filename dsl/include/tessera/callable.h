@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +66,13 @@ struct CompileOptions {
     bool fast_math = false;         // allow reassociation / contraction of float arithmetic
     std::string fusion = "smart";   // none | smart | max
     std::vector<int> tile_sizes;    // dimension 0 first; empty: chosen by the tile-size model
+    // Smart fusion's bounds (poly/grouping.h): a producer's stages join their consumer's
+    // tiles only while the tiles recompute at most `max_recompute` of their useful work (unset:
+    // 0.4) and their working set fits `cache_bytes` (unset: the host's L2 cache, which the
+    // tile-size model also sizes tiles against). Host targets only: a GPU tile's scratchpads
+    // are bounded by its block's shared memory. tessera-tune searches both.
+    std::optional<double> max_recompute;
+    std::optional<int64_t> cache_bytes;
     bool parallel = true;           // parallel loops (OpenMP)
     bool vectorize = true;          // vector loops; false: no loop is vectorized, not even by LLVM
     std::vector<int> specialize_sizes;  // output extents to specialize for (all outputs); empty: any size

@@ -31,6 +31,8 @@ CompileOptions to_options(const nb::kwargs &kwargs) {
         else if (k == "fast_math") o.fast_math = nb::cast<bool>(value);
         else if (k == "fusion") o.fusion = nb::cast<std::string>(value);
         else if (k == "tile_sizes") o.tile_sizes = nb::cast<std::vector<int>>(value);
+        else if (k == "max_recompute") o.max_recompute = nb::cast<double>(value);
+        else if (k == "cache_bytes") o.cache_bytes = nb::cast<int64_t>(value);
         else if (k == "parallel") o.parallel = nb::cast<bool>(value);
         else if (k == "vectorize") o.vectorize = nb::cast<bool>(value);
         else if (k == "specialize_sizes") o.specialize_sizes = nb::cast<std::vector<int>>(value);
@@ -43,7 +45,7 @@ CompileOptions to_options(const nb::kwargs &kwargs) {
         else if (k == "gpu_column_windows") o.gpu_column_windows = nb::cast<bool>(value);
         else
             user_error("compile: unknown option '", k,
-                       "'. The options are threads, fast_math, fusion, tile_sizes, parallel, vectorize, "
+                       "'. The options are threads, fast_math, fusion, tile_sizes, max_recompute, cache_bytes, parallel, vectorize, "
                        "specialize_sizes, keep_assembly, cache, compile_threads, gpu_unroll_rows, gpu_align_warps, gpu_stage_inputs and gpu_column_windows (docs/python.md).");
     }
     return o;

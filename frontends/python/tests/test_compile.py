@@ -26,7 +26,8 @@ def numpy_scaled_blur(img, scale):
 
 
 @pytest.mark.parametrize("options", [{}, {"threads": 2, "tile_sizes": [32, 8]}, {"parallel": False, "vectorize": False},
-                                     {"fusion": "none"}, {"specialize_sizes": [61, 29]}])
+                                     {"fusion": "none"}, {"specialize_sizes": [61, 29]}, {"max_recompute": 0.0},
+                                     {"cache_bytes": 4096, "max_recompute": 0.8}])
 def test_compiled_pipeline_matches_numpy_with_each_option(options):
     inp, scale, blur_y = scaled_blur()
     img = np.random.default_rng(7).random((31, 63), dtype=np.float32)
@@ -74,6 +75,16 @@ def test_unknown_option_is_named():
     _, _, blur_y = scaled_blur()
     with pytest.raises(ts.UserError, match="unknown option 'tile_size'"):
         ts.compile(blur_y, tile_size=[8])
+
+
+def test_fusion_thresholds_reach_the_schedule():
+    _, _, blur_y = scaled_blur()
+    c = ts.Pipeline(blur_y).compile(ts.Target.host(), max_recompute=0.0, cache_bytes=4096)
+    schedule = json.loads(c.compiler_ir("schedule"))
+    assert schedule["options"]["max_recompute"] == 0.0 and schedule["options"]["cache_bytes"] == 4096
+    assert len(schedule["groups"]) == 2  # blur_x's halo would be recomputed: not merged
+    with pytest.raises(ts.UserError, match="cache_bytes is -1"):
+        ts.Pipeline(blur_y).compile(ts.Target.host(), cache_bytes=-1)
 
 
 def test_run_rejects_keys_that_are_not_inputs():
