@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
             o.fusion = variants[k].fusion;
             o.tile_sizes = variants[k].tiles;
             o.max_recompute = variants[k].max_recompute;
-            if (variants[k].cache_scale && default_cache > 0) o.cache_bytes = int64_t(*variants[k].cache_scale * double(default_cache));
+            if (variants[k].cache_scale) o.cache_bytes = int64_t(*variants[k].cache_scale * double(default_cache));
             Callable c = app->pipeline().compile(Target::host(), o);
             std::vector<Buffer<void>> out = app->make_outputs();
             c.realize(out);  // (warm-up, and the outputs checked below)
