@@ -823,6 +823,16 @@ void Generator::make_outputs(const std::vector<FuncInfo> &funcs) {
         result_.options.gpu_column_windows = false;
         line("options.gpu_column_windows = false;");
     }
+    // A quarter of the smart-fusion pipelines with other fusion thresholds (tessera-tune's
+    // knobs): other groupings of the same stages, each still the interpreter's result.
+    if (result_.options.fusion == "smart" && choices_.percent(25)) {
+        result_.options.max_recompute = choices_.one_of<double>({0.0, 0.1, 1.0, 4.0});
+        line("options.max_recompute = " + std::to_string(*result_.options.max_recompute) + ";");
+        if (!settings_.gpu) {
+            result_.options.cache_bytes = choices_.one_of<int64_t>({1024, 16384, 1 << 20});
+            line("options.cache_bytes = " + std::to_string(*result_.options.cache_bytes) + ";");
+        }
+    }
     std::string target = !settings_.gpu ? "Target::host()"
                          : settings_.device_sm ? "Target::cuda(" + std::to_string(settings_.device_sm) + ")"
                                                : "Target::cuda(80).emulated()";
