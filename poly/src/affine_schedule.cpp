@@ -208,6 +208,17 @@ public:
                 sizes.pop_back();
                 n = split_band(n, tiled_members);
             }
+            // A register tile's rows that divide the unrolled member's tile become its tile
+            // (register_tile_shape); the second level keeps the member's reach (factor x rows).
+            std::optional<RegisterTileShape> register_shape;
+            int row_split = 1;
+            if (!interleaved && !skew && point_order.empty() && o_.tile_sizes.empty() && thread_member < 0) {
+                register_shape = register_tile_shape(n, order);
+                if (register_shape && register_shape->rows < sizes[size_t(register_shape->unroll)]) {
+                    row_split = sizes[size_t(register_shape->unroll)] / register_shape->rows;
+                    sizes[size_t(register_shape->unroll)] = register_shape->rows;
+                }
+            }
             tiles_.push_back(sizes);
             if (row_tiles)
                 notes_.push_back("time tiles of " + std::to_string(sizes[0]) + " steps by " + std::to_string(sizes[1]) +
@@ -227,6 +238,7 @@ public:
                 // again either: bilateral_grid's histogram cells went in blocks of 4 x 4.
                 for (size_t k = 0; k < factors.size() && k < sizes.size(); ++k)
                     if (sizes[k] == 1) factors[k] = 1;
+                if (register_shape) factors[size_t(register_shape->unroll)] *= row_split;
                 isl::schedule_node outer = tile_band(tile, factors);
                 int outer_parallel = 0;
                 tile = permute_band(outer, coincident_members_first(outer, outer_parallel));
@@ -246,9 +258,9 @@ public:
             }
             if (!point_order.empty()) point = permute_band(point, point_order);
             bool register_tiled = false;
-            if (!interleaved && !skew && point_order.empty() && o_.tile_sizes.empty() && thread_member < 0) {
+            if (register_shape) {
                 int sunk_members = 0;
-                std::optional<isl::schedule_node> edited = register_tile_point_band(point, untiled, order, sunk_members);
+                std::optional<isl::schedule_node> edited = register_tile_point_band(point, untiled, *register_shape, sunk_members);
                 if (edited) {
                     point = *edited;
                     register_tiled = true;
@@ -496,37 +508,42 @@ private:
         return members > 2 ? seq.parent() : seq;
     }
 
-    // Register tiling (register_tiling.h) of the point band of an update whose innermost member
-    // is the vector loop and whose written element stays the same along some other member (the
-    // reduction loop): the coincident member just outside it whose tiles are a few rows (8)
-    // is unrolled, and vector blocks of 2 registers (1 with 16 registers) of each of its rows
-    // stay in registers across the reduction. Nothing when the band has no such shape.
-    // `untiled`: the band before it was tiled (same members, same order), on which the bounds
-    // of rows and block are compared: its instances have no tile loops to project out.
-    // `sunk_members`: set to the members of the bands below the point band that the rows and
-    // the block went under (register_tiling.h).
-    std::optional<isl::schedule_node> register_tile_point_band(const isl::schedule_node &point, const isl::schedule_node &untiled,
-                                                               const LoopOrder &order, int &sunk_members) {
+    // The shape of a register tile (register_tiling.h) for a band of an update whose innermost
+    // member is the vector loop and whose written element stays the same along some other member
+    // (the reduction loop): which coincident member outside it is unrolled (its tile's rows), how
+    // many rows, and how many vectors of each row stay in registers across the reduction.
+    struct RegisterTileShape {
+        int unroll = -1;  // the member whose rows are unrolled
+        int rows = 0;     // rows per register tile: the member's tile size, or a divisor of it
+        int vectors = 0;  // vector registers per row
+        int block = 0;    // elements per row: vectors x lanes
+    };
+
+    // The shape with the fewest loads per multiply-add, on `band` (coincidence read there) with
+    // the point loops' order and tile sizes `order`; nothing when the band has no such shape.
+    // Accumulators: rows x vectors per row, within the register file less 4 for the operands
+    // (32 vector registers with AVX-512, 16 with AVX2), at most 2 vectors a row. An operand
+    // invariant along the rows is loaded once for all of them, one invariant along the vector
+    // loop is one broadcast per row (matmul, rows i: 2 vectors of B and 8 broadcasts of A for 16
+    // multiply-adds; conv, rows the output channel: 2 vectors of the input and 8 of the weights,
+    // where rows of the image would load 16 vectors of the input). A member's rows may be a
+    // divisor of its tile (the caller then tiles it by the rows): with AVX2's 16 registers, 8
+    // rows leave room for one vector a row (1 load and 8 broadcasts for 8 multiply-adds), 4 rows
+    // for two (2 loads and 4 broadcasts for 8); conv2d 56 x 56 x 64 -> 64 with fused
+    // multiply-adds, one thread: 4.9-5.0 -> 3.4 ms.
+    std::optional<RegisterTileShape> register_tile_shape(const isl::schedule_node &band, const LoopOrder &order) const {
         if (!o_.register_tiling || o_.vector_width < 2) return std::nullopt;
-        int members = int(isl_schedule_node_band_n_member(point.get()));
+        int members = int(isl_schedule_node_band_n_member(band.get()));
         if (members < 3 || int(order.tile_sizes.size()) != members || int(order.write_invariant.size()) != members ||
             int(order.write_contiguous.size()) != members)
             return std::nullopt;
-        auto coincident = [&](int k) { return isl_schedule_node_band_member_get_coincident(point.get(), k) == isl_bool_true; };
-        int v = members - 1, unroll = -1;
-        bool reduction = false;
-        // Accumulators: rows x vectors per row, within the register file less a few for the
-        // operands (32 vector registers with AVX-512, 16 with AVX2).
+        auto coincident = [&](int k) { return isl_schedule_node_band_member_get_coincident(band.get(), k) == isl_bool_true; };
+        int v = members - 1;
         int lanes = o_.vector_width * 4 / std::max(1, order.element_bytes);
         int registers = o_.vector_width >= 16 ? 32 : 16;
         auto vectors_for = [&](int rows) { return std::max(1, std::min(2, (registers - 4) / std::max(1, rows))); };
-        // Loads per step of the reduction with member k unrolled: an operand invariant along the
-        // rows is loaded once for all of them, one invariant along the vector loop is one
-        // broadcast per row (matmul, rows i: 2 vectors of B and 8 broadcasts of A; conv, rows
-        // the output channel: 2 vectors of the input and 8 of the weights, where rows of the
-        // image would load 16 vectors of the input).
-        auto loads = [&](int k) {
-            const int rows = order.tile_sizes[size_t(k)], vectors = vectors_for(rows);
+        auto loads = [&](int k, int rows) {
+            const int vectors = vectors_for(rows);
             if (order.operand_invariant.size() != size_t(members)) return 0;
             const std::vector<bool> &along_rows = order.operand_invariant[size_t(k)], &along_vector = order.operand_invariant[size_t(v)];
             int n = 0;
@@ -534,31 +551,51 @@ private:
                 n += (along_rows[a] ? 1 : rows) * (along_vector[a] ? 1 : vectors);
             return n;
         };
+        // Loads per multiply-add, compared exactly as fractions; of equals, more accumulators, then
+        // the innermost member. (Not a member tiled by one, a batch: one row.)
+        RegisterTileShape best;
+        bool reduction = false;
+        auto better = [&](int k, int rows) {
+            if (best.unroll < 0) return true;
+            long a = long(loads(k, rows)) * best.rows * best.vectors, b = long(loads(best.unroll, best.rows)) * rows * vectors_for(rows);
+            if (a != b) return a < b;
+            if (rows * vectors_for(rows) != best.rows * best.vectors) return rows * vectors_for(rows) > best.rows * best.vectors;
+            return k != best.unroll;  // (a member's whole tile before a divisor of it as good)
+        };
         for (int k = 0; k < v; ++k) {
             if (!coincident(k) && order.write_invariant[size_t(k)]) reduction = true;
-            // The candidate with the fewest loads per step; of equals, the innermost. (Not a
-            // member tiled by one, a batch: one row.)
-            if (coincident(k) && !order.write_invariant[size_t(k)] && order.tile_sizes[size_t(k)] >= 2 &&
-                order.tile_sizes[size_t(k)] <= kMaxUnroll && (unroll < 0 || loads(k) <= loads(unroll)))
-                unroll = k;
+            const int tile = order.tile_sizes[size_t(k)];
+            if (!coincident(k) || order.write_invariant[size_t(k)] || tile < 2 || tile > kMaxUnroll) continue;
+            for (int rows = tile; rows >= 2 && tile % rows == 0; rows /= 2)
+                if (better(k, rows)) best = {k, rows, vectors_for(rows), 0};
         }
         // The block of the output stays in vector registers only if it is whole vectors: the
         // write contiguous along the vector loop. A strided write would be one scalar store per
         // lane and row (fuzzer seed 2427171: 1,024 stores of int8 in one block, 20,000
         // instructions, 4 s in LLVM's SLP vectorizer), for no reuse in registers.
-        if (!reduction || unroll < 0 || !coincident(v) || !order.write_contiguous[size_t(v)]) return std::nullopt;
-        int rows = order.tile_sizes[size_t(unroll)];
-        int vectors = vectors_for(rows);
-        int block = lanes * vectors;
-        if (lanes < 2 || order.tile_sizes[size_t(v)] % block != 0) return std::nullopt;
-        RegisterTiling rt = register_tile(m_, point, unroll, rows, block, untiled);
+        if (!reduction || best.unroll < 0 || !coincident(v) || !order.write_contiguous[size_t(v)]) return std::nullopt;
+        best.block = lanes * best.vectors;
+        if (lanes < 2 || order.tile_sizes[size_t(v)] % best.block != 0) return std::nullopt;
+        return best;
+    }
+
+    // Register tiling (register_tiling.h) of the point band at `point`, in `shape` (whose rows
+    // are the unrolled member's tile size): the member's rows move just outside the vector loop,
+    // and vector blocks of each row stay in registers across the reduction. Nothing when the
+    // band's statements do not allow it (register_tile's reasons).
+    // `untiled`: the band before it was tiled (same members, same order), on which the bounds
+    // of rows and block are compared: its instances have no tile loops to project out.
+    // `sunk_members`: set to the members of the bands below the point band that the rows and
+    // the block went under (register_tiling.h).
+    std::optional<isl::schedule_node> register_tile_point_band(const isl::schedule_node &point, const isl::schedule_node &untiled,
+                                                               const RegisterTileShape &shape, int &sunk_members) {
+        RegisterTiling rt = register_tile(m_, point, shape.unroll, shape.rows, shape.block, untiled);
         if (!rt.band) return std::nullopt;
         sunk_members = rt.sunk_members;
-        notes_.push_back("register tiles of " + std::to_string(rows) + " x " + std::to_string(block) +
+        notes_.push_back("register tiles of " + std::to_string(shape.rows) + " x " + std::to_string(shape.block) +
                          " (unrolled rows by vector blocks) across the reduction loop");
         return rt.band;
     }
-
     static constexpr int kMaxUnroll = 8;
     static constexpr int kJammedRows = 2;
     // Time tiles of a 1-D stencil: steps by points of the (skewed) row.

@@ -47,8 +47,8 @@ TEST_CASE("a matmul update keeps a block of rows in registers across its reducti
     auto app = apps::make_app("matmul");
     json j = json::parse(app->pipeline().schedule_json());
     std::string nest = j["loop_nest"];
-    CHECK(nest.find("// register_tile:8:") != std::string::npos);
-    CHECK(j["groups"][0]["note"].get<std::string>().find("register tiles of 8 x") != std::string::npos);
+    CHECK(nest.find("// register_tile:") != std::string::npos);
+    CHECK(j["groups"][0]["note"].get<std::string>().find("register tiles of ") != std::string::npos);
     // The block loop is outermost among the point loops, the reduction below the mark, the
     // rows below it and the vector loop innermost.
     size_t mark = nest.find("register_tile"), vec = nest.find("// vector", mark);
@@ -64,6 +64,20 @@ TEST_CASE("a matmul update keeps a block of rows in registers across its reducti
     // register tile's full-tile test could not be made once per block.
     auto symm = apps::make_app("pb_symm");
     CHECK(symm->pipeline().schedule_json().find("register_tile") == std::string::npos);
+}
+
+TEST_CASE("a register tile's rows leave room in the register file for two vectors a row", "[poly][register_tiling]") {
+    // matmul's rows i: 8 rows by 2 vectors take 16 of AVX-512's 32 registers; AVX2's 16 leave
+    // room for 8 rows of 1 vector (1 load and 8 broadcasts per 8 multiply-adds) or 4 rows of 2
+    // (2 loads and 4 broadcasts per 8): 4 rows, the member tiled by them.
+    MatMul mm;
+    std::shared_ptr<const poly::Model> m = poly::build_model(mm.pipeline);
+    poly::ScheduleOptions avx512, avx2;
+    avx512.vector_width = 16;
+    avx2.vector_width = 8;
+    std::string wide = poly::schedule_model(m, avx512).ast_c, narrow = poly::schedule_model(m, avx2).ast_c;
+    CHECK(wide.find("register_tile:8:32") != std::string::npos);
+    CHECK(narrow.find("register_tile:4:16") != std::string::npos);
 }
 
 TEST_CASE("register tiling applies only where rows never share an element", "[poly][register_tiling]") {
@@ -91,11 +105,12 @@ TEST_CASE("register-tiled matmul matches plain loops with partial tiles on every
     // With AVX-512 (blocks of 32 floats, two steps of 16): partial blocks of 24 (56, 88), 17
     // (49), 27 (59), 28 and 31 run two masked steps; 8 (40), 16 (48), 1 (33), 7 and 15 one.
     // With AVX2 (blocks of 16, two steps of 8): 12 (28, 60), 8 (56, 88, 40) and so on. Rows
-    // short of 8 (M = 7, 9, 17) go the edge's way.
+    // short of a tile's 8 (AVX-512: M = 7, 9, 17) or 4 (AVX2: M = 3, 5, 6, 7, 9) go the edge's way.
     for (auto [M, N, min_i, min_j] : std::vector<std::array<int, 4>>{
              {8, 32, 0, 0}, {9, 33, 3, 5}, {17, 1091, -5, 1000}, {7, 31, 1, 1}, {40, 96, 8, 32}, {8, 56, 0, 0}, {16, 88, 8, 32},
              {9, 40, 0, 0}, {8, 59, 0, 5}, {8, 28, 0, 3}, {16, 60, -8, 0}, {8, 49, 0, 0}, {16, 48, 0, 0}, {8, 7, 0, 0},
-             {8, 15, 0, 2}, {24, 31, 0, 0}, {8, 1, 0, 0}, {8, 33, 0, 0}}) {
+             {8, 15, 0, 2}, {24, 31, 0, 0}, {8, 1, 0, 0}, {8, 33, 0, 0}, {4, 16, 0, 0}, {3, 17, 1, 0}, {6, 20, -2, 3},
+             {5, 48, 0, 0}}) {
         int K = 33;
         Buffer<float> a(K, M), b(N, K);
         a.set_min({0, min_i});
@@ -259,13 +274,13 @@ TEST_CASE("a convolution's register tile unrolls output channels below its windo
     json j = json::parse(app->pipeline().schedule_json());
     std::string nest = j["loop_nest"];
     INFO(nest);
-    size_t mark = nest.find("// register_tile:8:32");
+    size_t mark = nest.find("// register_tile:");  // 8 rows x 32 with AVX-512, 4 x 16 with AVX2
     REQUIRE(mark != std::string::npos);
     size_t vec = nest.find("// vector", mark), window = nest.find(" <= 2; c", mark);
     REQUIRE(vec != std::string::npos);
     CHECK(window < vec);  // the 3 x 3 window loops run around the block
     // The rows: the loop just above the vector mark runs over the output channel (co, the
-    // statement's first dimension), whose 8 rows start at 8 * c4 + 32 * c0.
+    // statement's first dimension).
     size_t rows = nest.rfind("for (", vec);
     CHECK(nest.substr(rows, vec - rows).find("out_relu_min_2") != std::string::npos);
     // Widths that leave partial blocks of 24, 23, 8, 28, 7 and 13 (masked steps: a ResNet layer's
