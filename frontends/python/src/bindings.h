@@ -20,6 +20,7 @@ void define_buffers(nb::module_ &m);
 void define_funcs(nb::module_ &m);
 void define_pipelines(nb::module_ &m);
 void define_ops(nb::module_ &m);
+void define_pooled_outputs(nb::module_ &m);
 
 // A Python value as an Expr: an Expr, Var, RVar, one-dimensional RDom, Param or Func reference,
 // or a Python bool, int (int32 when it fits, else int64) or float (float32, as in Halide's

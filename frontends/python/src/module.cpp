@@ -29,4 +29,5 @@ NB_MODULE(_tessera, m) {
     define_funcs(m);
     define_pipelines(m);
     define_ops(m);
+    define_pooled_outputs(m);
 }

@@ -36,6 +36,7 @@ finally:
     _sys.setdlopenflags(_flags)
 
 from ._tessera import (  # noqa: F401  (the public API)
+    POOLED_BYTES,
     BFloat,
     Bool,
     BoundaryConditions,
@@ -65,6 +66,7 @@ from ._tessera import (  # noqa: F401  (the public API)
     argmin,
     bfloat16,
     bool_,
+    buffer_pool_stats,
     cast,
     ceil,
     clamp,
@@ -90,8 +92,10 @@ from ._tessera import (  # noqa: F401  (the public API)
     min,
     minimum,
     pipeline_text,
+    pooled_output,
     pow,
     product,
+    release_buffer_pool,
     round,
     select,
     sin,

@@ -190,6 +190,30 @@ class GraphReport:
 
 # -- output memory ---------------------------------------------------------------------------------
 
+# Outputs of at least _ts.POOLED_BYTES come from the runtime's buffer pool (pooled_output) and
+# go back to it when torch frees them, so that a call with the sizes of an earlier one writes
+# memory whose pages are mapped: torch.empty of a conv layer's 800 KB output faulted its 196
+# pages in again over the first 4-8 calls of a process (glibc placed each at a new heap address
+# while the previous call's block lay free), a third of the layer's time; blur's 200 MB output,
+# mapped fresh by glibc, faulted every call. The other outputs, where a fault costs less than
+# the capsule (about 2 µs), come from torch.empty.
+_DLPACK_TYPES = {torch.float32: (2, 32), torch.float64: (2, 64), torch.float16: (2, 16), torch.bfloat16: (4, 16),
+                 torch.int8: (0, 8), torch.int16: (0, 16), torch.int32: (0, 32), torch.int64: (0, 64),
+                 torch.uint8: (1, 8), torch.bool: (6, 8)}
+
+
+def pooled_type(sizes, dtype):
+    """The DLPack (code, bits) of an output of `sizes` and `dtype` that comes from the buffer
+    pool, or None where torch.empty serves it."""
+    t = _DLPACK_TYPES.get(dtype)
+    return t if t is not None and math.prod(sizes) * dtype.itemsize >= _ts.POOLED_BYTES else None
+
+
+def pooled_empty(sizes, pooled):
+    """A new C-ordered tensor of `sizes` from the buffer pool (`pooled`: pooled_type's)."""
+    return _from_dlpack(_ts.pooled_output(sizes, *pooled))
+
+
 _HUGE_PAGE = 1 << 21
 _HUGE_OUTPUT_BYTES = 4 * _HUGE_PAGE   # outputs from this size on are advised (advise_huge_pages)
 _MADV_HUGEPAGE = 14
@@ -353,7 +377,8 @@ class TesseraKernel(torch.nn.Module):
             self.out_dtypes.append(L.dtype_of(t))
         # torch.empty's arguments per output (sizes as separate ints, its fastest form), and the
         # outputs large enough for huge pages.
-        self.allocations = [(tuple(s) or (1,), d) for s, d in zip(self.out_shapes, self.out_dtypes)]
+        self.allocations = [(tuple(s) or (1,), d, pooled_type(tuple(s) or (1,), d))
+                            for s, d in zip(self.out_shapes, self.out_dtypes)]
         self.any_scalar_output = any(not s for s in self.out_shapes)
         self.huge = [i for i, (s, d) in enumerate(zip(self.out_shapes, self.out_dtypes))
                      if math.prod(s) * d.itemsize >= _HUGE_OUTPUT_BYTES]
@@ -379,7 +404,8 @@ class TesseraKernel(torch.nn.Module):
             # graph.
             values[buf] = _to_dlpack(a)
         # A 0-dimensional output is computed as shape [1] and returned as a view of shape [].
-        outs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self.allocations]
+        outs = [pooled_empty(sizes, pooled) if pooled else torch.empty(*sizes, dtype=dtype)
+                for sizes, dtype, pooled in self.allocations]
         for i in self.huge:
             advise_huge_pages(outs[i])
         if self.callable is not None:
@@ -389,6 +415,7 @@ class TesseraKernel(torch.nn.Module):
 
 
 _to_dlpack = torch.utils.dlpack.to_dlpack
+_from_dlpack = torch.utils.dlpack.from_dlpack
 
 
 class KernelCall:

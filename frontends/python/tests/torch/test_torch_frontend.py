@@ -235,3 +235,57 @@ def test_torch_tensors_go_in_and_come_out_without_copies():
     assert out.data_ptr() == address and torch.equal(out, t * 2)
     back = torch.from_dlpack(f.realize([12]))
     assert torch.equal(back, t * 2)
+
+
+def test_a_freed_large_output_is_reused_and_one_still_held_is_not(gen):
+    # Outputs of at least POOLED_BYTES come from the runtime's buffer pool and return to it when
+    # torch frees them, so that the next call writes mapped pages. Memory a tensor (or a view of
+    # it) still holds must never be handed out again.
+    def f(x):
+        return torch.relu(x) * 2 + 1
+    x = torch.randn(3, 129, 257, generator=gen)       # 397,548 bytes: pooled
+    assert x.numel() * 4 >= ts.POOLED_BYTES
+    compiled = torch.compile(f, backend="tessera")
+    with torch.no_grad():
+        first = compiled(x)
+        torch.testing.assert_close(first, f(x))
+        assert first.is_contiguous() and first.dtype == torch.float32 and first.shape == x.shape
+        address = first.data_ptr()
+        held = compiled(x)                             # `first` is alive: other memory
+        assert held.data_ptr() != address
+        view = first[1]                                # a view keeps the storage alive
+        del first
+        again = compiled(x + 1)
+        assert again.data_ptr() not in (address, held.data_ptr())
+        torch.testing.assert_close(view, f(x)[1])      # the held memory was not written
+        torch.testing.assert_close(again, f(x + 1))
+        del view
+        before = ts.buffer_pool_stats()["reused"]
+        reused = compiled(x)                           # now the first output's memory is free
+        assert ts.buffer_pool_stats()["reused"] == before + 1
+        assert reused.data_ptr() == address
+        torch.testing.assert_close(reused, f(x))
+        torch.testing.assert_close(held, f(x))
+
+
+def test_pooled_outputs_of_each_element_type_match_eager(gen):
+    x = torch.randn(70000, generator=gen)
+    for dtype in [torch.float64, torch.int32, torch.int16, torch.uint8, torch.bool, torch.float16, torch.bfloat16]:
+        def f(v):
+            return (v.abs() * 3).to(dtype) if dtype != torch.bool else v > 0   # (no negative to unsigned)
+        got = torch.compile(f, backend="tessera", dynamic=False)(x)
+        assert got.dtype == dtype and got.is_contiguous()
+        torch.testing.assert_close(got, f(x), rtol=1e-2, atol=1e-2)
+        torch._dynamo.reset()
+
+
+def test_a_pooled_capsule_nobody_consumes_returns_its_memory():
+    ts.release_buffer_pool()
+    capsule = ts.pooled_output([300, 300], 2, 32)
+    assert ts.buffer_pool_stats()["cached_bytes"] == 0
+    del capsule
+    assert ts.buffer_pool_stats()["cached_bytes"] == 360000
+    with pytest.raises(ts.Error, match="unsupported element type"):
+        ts.pooled_output([4], 2, 12)
+    with pytest.raises(ts.Error, match="negative extent"):
+        ts.pooled_output([4, -1], 2, 32)
