@@ -17,8 +17,6 @@ struct Pool {
     std::list<Cached> free_buffers;  // most recently freed first
     BufferPoolStats stats;
 
-    ~Pool() { release(); }
-
     void release() {
         std::lock_guard<std::mutex> lock(mutex);
         for (const Cached &c : free_buffers) std::free(c.buffer);
@@ -27,9 +25,12 @@ struct Pool {
     }
 };
 
+// Never destroyed: a buffer may come back after static destructors have run (a torch tensor
+// made by pooled_output and freed by another library's static destructor, an OpenMP thread's
+// scratchpad at exit), and the pool's mutex must still be there to take it.
 Pool &pool() {
-    static Pool p;
-    return p;
+    static Pool *p = new Pool;
+    return *p;
 }
 
 } // namespace
