@@ -422,6 +422,16 @@ std::string phases_text(const CompileReport &r) {
     return s.str();
 }
 
+// The automatic scheduler's own phases (poly::Program::timings: grouping, dependences, group
+// schedules, storage and AST...), which the report's "schedule" and "AST" sum up.
+std::string scheduler_phases_text(const poly::Program &program) {
+    std::ostringstream s;
+    s.precision(3);
+    for (size_t i = 0; i < program.timings.size(); ++i)
+        s << (i ? ", " : "") << program.timings[i].first << " " << program.timings[i].second;
+    return s.str();
+}
+
 JitModule new_jit_module() {
     JitModule j;
     j.name = "tessera_pipeline_" + std::to_string(g_counter++);
@@ -580,6 +590,8 @@ std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std
     std::vector<std::string> arrays = array_names(*program);
     if (cache) store_compiled(*cache, key, cache_entry(p, name, std::move(shared_object), arrays, report), report, w);
     log_line(LogTopic::Compile, joined(output_names(p)) + " for the host: " + phases_text(report));
+    if (!program->timings.empty() && log_enabled(LogTopic::Compile))
+        log_line(LogTopic::Compile, joined(output_names(p)) + " scheduler phases: " + scheduler_phases_text(*program));
     auto compiled = std::make_shared<CompiledPipeline>(p, std::move(arrays), std::move(code), std::move(report), program,
                                                        Target::host(), o, std::move(kept));
     if (!dump.empty()) dump_compiler_ir(Callable(compiled), p, dump);
