@@ -413,22 +413,18 @@ std::string joined(const std::vector<std::string> &v) {
     return s;
 }
 
-std::string phases_text(const CompileReport &r) {
+// "name ms, name ms, ..." of a list of phases.
+std::string phase_list_text(const std::vector<std::pair<std::string, double>> &phases) {
     std::ostringstream s;
     s.precision(3);
-    s << r.total_ms << " ms (";
-    for (size_t i = 0; i < r.phase_ms.size(); ++i) s << (i ? ", " : "") << r.phase_ms[i].first << " " << r.phase_ms[i].second;
-    s << ")";
+    for (size_t i = 0; i < phases.size(); ++i) s << (i ? ", " : "") << phases[i].first << " " << phases[i].second;
     return s.str();
 }
 
-// The automatic scheduler's own phases (poly::Program::timings: grouping, dependences, group
-// schedules, storage and AST...), which the report's "schedule" and "AST" sum up.
-std::string scheduler_phases_text(const poly::Program &program) {
+std::string phases_text(const CompileReport &r) {
     std::ostringstream s;
     s.precision(3);
-    for (size_t i = 0; i < program.timings.size(); ++i)
-        s << (i ? ", " : "") << program.timings[i].first << " " << program.timings[i].second;
+    s << r.total_ms << " ms (" << phase_list_text(r.phase_ms) << ")";
     return s.str();
 }
 
@@ -591,7 +587,8 @@ std::shared_ptr<const CallableImpl> compile_program(const Pipeline &p, const std
     if (cache) store_compiled(*cache, key, cache_entry(p, name, std::move(shared_object), arrays, report), report, w);
     log_line(LogTopic::Compile, joined(output_names(p)) + " for the host: " + phases_text(report));
     if (!program->timings.empty() && log_enabled(LogTopic::Compile))
-        log_line(LogTopic::Compile, joined(output_names(p)) + " scheduler phases: " + scheduler_phases_text(*program));
+        // (The automatic scheduler's own phases, which the report's "schedule" and "AST" sum up.)
+        log_line(LogTopic::Compile, joined(output_names(p)) + " scheduler phases: " + phase_list_text(program->timings));
     auto compiled = std::make_shared<CompiledPipeline>(p, std::move(arrays), std::move(code), std::move(report), program,
                                                        Target::host(), o, std::move(kept));
     if (!dump.empty()) dump_compiler_ir(Callable(compiled), p, dump);

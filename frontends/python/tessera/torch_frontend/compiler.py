@@ -375,8 +375,9 @@ class TesseraKernel(torch.nn.Module):
             funcs.append(f)
             self.out_shapes.append(list(L.node_val(r).shape))   # a 0-dimensional one is computed as [1]
             self.out_dtypes.append(L.dtype_of(t))
-        # torch.empty's arguments per output (sizes as separate ints, its fastest form), and the
-        # outputs large enough for huge pages.
+        # Per output, torch.empty's arguments (sizes as separate ints, its fastest form) and its
+        # DLPack type where the buffer pool serves it (pooled_type); and the outputs large enough
+        # for huge pages.
         self.allocations = [(tuple(s) or (1,), d, pooled_type(tuple(s) or (1,), d))
                             for s, d in zip(self.out_shapes, self.out_dtypes)]
         self.any_scalar_output = any(not s for s in self.out_shapes)
