@@ -643,7 +643,7 @@ private:
             }
         }
         isl::schedule_node inner = members > 1 ? split_band(point, members - 1).child(0) : point;
-        if (carried_dependences(inner, order_).is_empty()) inner = insert_mark(inner, Mark::vector());
+        if (!carries_dependences(inner, order_)) inner = insert_mark(inner, Mark::vector());
         return members > 1 ? inner.parent() : inner;
     }
 

@@ -10,6 +10,9 @@
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
+#include <optional>
+#include <utility>
+
 #include "tessera/error.h"
 
 namespace tessera::poly {
@@ -183,27 +186,48 @@ Wavefront wavefront_band(const isl::schedule_node &node) {
     return w;
 }
 
-isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps, int members) {
+namespace {
+// The pairs of `deps` between instances of `node`'s domain that agree on every loop around the
+// band at `node`, and the band's first `members` members; nothing when it has none.
+std::optional<std::pair<isl::union_map, isl::multi_union_pw_aff>> pairs_within_outer_loops(const isl::schedule_node &node,
+                                                                                           const isl::union_map &deps, int members) {
     // The pairs are compared at the schedule's values as functions of the instances (isl's
     // eq_at), which keeps the instances' coordinates, rather than through the relation of
     // instances with equal outer loops (the prefix composed with its inverse), a relation with
     // the divisions of every tile loop (heat-3d's marks in the legality check: 21 -> 19 ms).
     isl::union_set domain = isl::manage(isl_schedule_node_get_domain(node.get()));
-    isl::union_map carried = deps.intersect_domain(domain).intersect_range(domain);
+    isl::union_map pairs = deps.intersect_domain(domain).intersect_range(domain);
     isl::multi_union_pw_aff outer = isl::manage(isl_schedule_node_get_prefix_schedule_multi_union_pw_aff(node.get()));
     if (isl_multi_union_pw_aff_size(outer.get()) > 0)
-        carried = isl::manage(isl_union_map_eq_at_multi_union_pw_aff(carried.release(), outer.release()));
+        pairs = isl::manage(isl_union_map_eq_at_multi_union_pw_aff(pairs.release(), outer.release()));
     isl::multi_union_pw_aff band = isl::manage(isl_schedule_node_band_get_partial_schedule(node.get()));
     isl_size size = isl_multi_union_pw_aff_size(band.get());
     int n = std::min(members, int(size));
-    if (n <= 0) return isl::union_map::empty(deps.ctx());
+    if (n <= 0) return std::nullopt;
     isl::multi_union_pw_aff first = isl::manage(isl_multi_union_pw_aff_drop_dims(band.release(), isl_dim_set, unsigned(n), unsigned(size - n)));
+    return std::pair{pairs, first};
+}
+} // namespace
+
+isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps, int members) {
+    auto within = pairs_within_outer_loops(node, deps, members);
+    if (!within) return isl::union_map::empty(deps.ctx());
+    auto &[pairs, first] = *within;
     // Pairs that differ at the first n members: those ordered either way there, rather than all
     // pairs less those equal there, a subtraction of relations with the tile loops' divisions
     // (heat-3d's legality check on one thread: 80 -> 73 ms).
-    isl::union_map before = isl::manage(isl_union_map_lex_lt_at_multi_union_pw_aff(carried.copy(), first.copy()));
-    isl::union_map after = isl::manage(isl_union_map_lex_gt_at_multi_union_pw_aff(carried.release(), first.release()));
+    isl::union_map before = isl::manage(isl_union_map_lex_lt_at_multi_union_pw_aff(pairs.copy(), first.copy()));
+    isl::union_map after = isl::manage(isl_union_map_lex_gt_at_multi_union_pw_aff(pairs.copy(), first.copy()));
     return before.unite(after);
+}
+
+bool carries_dependences(const isl::schedule_node &node, const isl::union_map &deps, int members) {
+    auto within = pairs_within_outer_loops(node, deps, members);
+    if (!within) return false;
+    auto &[pairs, first] = *within;
+    // (Source before sink first: where a legal schedule's loops carry a dependence, that way.)
+    if (!isl::manage(isl_union_map_lex_lt_at_multi_union_pw_aff(pairs.copy(), first.copy())).is_empty()) return true;
+    return !isl::manage(isl_union_map_lex_gt_at_multi_union_pw_aff(pairs.copy(), first.copy())).is_empty();
 }
 
 namespace {

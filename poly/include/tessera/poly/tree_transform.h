@@ -91,6 +91,9 @@ Wavefront wavefront_band(const isl::schedule_node &node);
 // differ on one of them. Loops that carry none may run their iterations in parallel (collapsed
 // into one iteration space when there are several), or one loop as vector lanes.
 isl::union_map carried_dependences(const isl::schedule_node &node, const isl::union_map &deps, int members = 1);
+// Whether carried_dependences would not be empty, found with less of isl's work where it is not
+// (the pairs the loops order forward are looked at first).
+bool carries_dependences(const isl::schedule_node &node, const isl::union_map &deps, int members = 1);
 
 // Loop distribution of the innermost member of the band at `node` over `pieces`, sets of
 // statement instances that partition the band's domain (a piece may hold several statements,
