@@ -1,6 +1,7 @@
 #include "tessera/poly/used_parameters.h"
 
 #include <isl/aff.h>
+#include <isl/constraint.h>
 #include <isl/id.h>
 #include <isl/schedule.h>
 #include <isl/schedule_node.h>
@@ -10,6 +11,8 @@
 
 #include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "tessera/poly/isl_util.h"
 #include "tessera/poly/marks.h"
@@ -217,6 +220,102 @@ isl_schedule_node *rebuild(isl_schedule_node *from, isl_schedule_node *to, const
     }
 }
 
+// The constraints of `set`, where it is one conjunction without local variables (nullptr
+// otherwise).
+isl_constraint_list *constraints_of_conjunction(isl_set *set) {
+    if (isl_set_n_basic_set(set) != 1 || isl_set_involves_locals(set) != isl_bool_false) return nullptr;
+    isl_basic_set_list *conjunctions = isl_set_get_basic_set_list(set);
+    isl_basic_set *bset = isl_basic_set_list_get_at(conjunctions, 0);
+    isl_basic_set_list_free(conjunctions);
+    isl_constraint_list *constraints = isl_basic_set_get_constraint_list(bset);
+    isl_basic_set_free(bset);
+    return constraints;
+}
+
+// The names of the parameters `c` involves.
+std::vector<std::string> parameters_of(isl_constraint *c) {
+    std::vector<std::string> names;
+    isl_size params = isl_constraint_dim(c, isl_dim_param);
+    for (isl_size i = 0; i < params; ++i)
+        if (isl_constraint_involves_dims(c, isl_dim_param, unsigned(i), 1) == isl_bool_true)
+            names.push_back(isl_constraint_get_dim_name(c, isl_dim_param, unsigned(i)));
+    return names;
+}
+
+// `domain` (a part's instances) without the constraints that only restate `context` about
+// parameters nothing else in the part involves: such a parameter then drops out of the part's
+// AST (schedule_parts_over_used_parameters). A statically shaped torch graph keeps the
+// "extent > 0" of its output's sizes in every statement's domain, and isl took 30 ms for the AST
+// of a tiled matmul over those three parameters, 18 ms without them. `elsewhere`: the parameters
+// the part's schedule involves. Only sets of one conjunction without local variables are looked
+// at; the context is asked only about constraints that would let a parameter drop out (isl's
+// gist of every set against the context took local_laplacian 0.7 s).
+isl_union_set *without_restated_context(isl_union_set *domain, const isl::set &context, const std::set<std::string> &elsewhere) {
+    struct Entry {
+        isl_set *set;
+        isl_constraint_list *constraints;  // null: kept whole
+    };
+    struct Data {
+        std::vector<Entry> entries;
+        std::set<std::string> pinned;  // involved by something that stays
+    } data;
+    data.pinned = elsewhere;
+    isl_union_set_foreach_set(
+        domain,
+        [](isl_set *set, void *user) {
+            auto *d = static_cast<Data *>(user);
+            Entry e{set, constraints_of_conjunction(set)};
+            if (!e.constraints) {
+                add_used(set, d->pinned);
+            } else {
+                unsigned dims = unsigned(isl_set_dim(set, isl_dim_set));
+                for (isl_size i = 0; i < isl_constraint_list_size(e.constraints); ++i) {
+                    isl_constraint *c = isl_constraint_list_get_at(e.constraints, int(i));
+                    if (isl_constraint_involves_dims(c, isl_dim_set, 0, dims) == isl_bool_true)
+                        for (std::string &name : parameters_of(c)) d->pinned.insert(std::move(name));
+                    isl_constraint_free(c);
+                }
+            }
+            d->entries.push_back(e);
+            return isl_stat_ok;
+        },
+        &data);
+    isl_union_set *result = isl_union_set_empty(isl_union_set_get_space(domain));
+    isl_union_set_free(domain);
+    for (Entry &e : data.entries) {
+        isl_basic_set *kept = nullptr;
+        isl_size n = e.constraints ? isl_constraint_list_size(e.constraints) : 0;
+        for (isl_size i = 0; i < n; ++i) {
+            isl_constraint *c = isl_constraint_list_get_at(e.constraints, int(i));
+            bool drop = false;
+            if (isl_constraint_involves_dims(c, isl_dim_set, 0, unsigned(isl_set_dim(e.set, isl_dim_set))) == isl_bool_false) {
+                std::vector<std::string> names = parameters_of(c);
+                bool free_parameters = !names.empty();
+                for (const std::string &name : names) free_parameters = free_parameters && !data.pinned.count(name);
+                if (free_parameters) {
+                    isl_set *half = isl_set_params(isl_set_from_basic_set(isl_basic_set_from_constraint(isl_constraint_copy(c))));
+                    drop = isl_set_is_subset(context.get(), half) == isl_bool_true;
+                    isl_set_free(half);
+                }
+            }
+            if (drop && !kept) {
+                // (The constraints before this one, kept.)
+                kept = isl_basic_set_universe(isl_set_get_space(e.set));
+                for (isl_size j = 0; j < i; ++j) kept = isl_basic_set_add_constraint(kept, isl_constraint_list_get_at(e.constraints, int(j)));
+            }
+            if (!drop && kept) kept = isl_basic_set_add_constraint(kept, isl_constraint_copy(c));
+            isl_constraint_free(c);
+        }
+        isl_constraint_list_free(e.constraints);
+        if (kept) {
+            isl_set_free(e.set);
+            e.set = isl_set_from_basic_set(kept);
+        }
+        result = isl_union_set_add_set(result, e.set);
+    }
+    return result;
+}
+
 // A part whose AST is generated alone: its instances, its subtree, and marks to put above it.
 struct Part {
     isl_union_set *domain;
@@ -321,8 +420,9 @@ std::optional<std::vector<ScheduleOverUsedParameters>> schedule_parts_over_used_
     std::vector<std::set<std::string>> used(parts.size());
     bool rebuildable = true;
     for (size_t k = 0; k < parts.size() && rebuildable; ++k) {
-        add_used(parts[k].domain, used[k]);
         rebuildable = collect_used(parts[k].subtree, used[k]);
+        if (rebuildable) parts[k].domain = without_restated_context(parts[k].domain, context, used[k]);
+        add_used(parts[k].domain, used[k]);
     }
     if (rebuildable) {
         result.emplace();
