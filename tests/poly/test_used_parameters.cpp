@@ -157,6 +157,37 @@ TEST_CASE("a schedule without a top-level sequence is one part", "[poly][ast]") 
     CHECK(schedule_parameters((*parts)[0].schedule) == std::vector<std::string>{"M"});
 }
 
+TEST_CASE("a part's parameters that only restate the context leave its AST", "[poly][ast]") {
+    // A statically shaped graph's statement: constant bounds, and the output's sizes E0, E1 only
+    // in "E > 0", which the context says. Its AST needs neither; N (a bound) and the constraint
+    // on it that the context does not imply (N > 4) stay, as does E1 > 0 where E1 also bounds
+    // a loop (S_h).
+    IslContext c;
+    isl::schedule s = isl::manage(isl_schedule_read_from_str(
+        c.ctx,
+        "{ domain: \"[E0, E1, N] -> { S_f[i, j] : E0 > 0 and E1 > 0 and 0 <= i < 64 and 0 <= j < 32; "
+        "S_g[i] : E0 > 0 and N > 4 and 0 <= i < N; S_h[i] : E1 > 0 and 0 <= i < E1 }\", child: { sequence: [ "
+        "{ filter: \"[E0, E1, N] -> { S_f[i, j] }\", child: { schedule: \"[E0, E1, N] -> [{ S_f[i, j] -> [(floor(i / 8))] }, "
+        "{ S_f[i, j] -> [(j)] }]\", permutable: 1 } }, "
+        "{ filter: \"[E0, E1, N] -> { S_g[i] }\", child: { schedule: \"[E0, E1, N] -> [{ S_g[i] -> [(i)] }]\" } }, "
+        "{ filter: \"[E0, E1, N] -> { S_h[i] }\", child: { schedule: \"[E0, E1, N] -> [{ S_h[i] -> [(i)] }]\" } } ] } }"));
+    isl::set context(c.ctx, "[E0, E1, N] -> { : E0 > 0 and E1 > 0 and N >= 0 }");
+    std::string why;
+    auto parts = poly::schedule_parts_over_used_parameters(s, context, why);
+    REQUIRE(parts);
+    REQUIRE(parts->size() == 3);
+    CHECK(schedule_parameters((*parts)[0].schedule).empty());
+    CHECK(schedule_parameters((*parts)[1].schedule) == std::vector<std::string>{"N"});
+    CHECK(schedule_parameters((*parts)[2].schedule) == std::vector<std::string>{"E1"});
+    // S_g still runs only where N > 4; S_h's domain is unchanged.
+    std::string g = ast_c((*parts)[1].schedule, (*parts)[1].context);
+    CHECK(g.find("N >= 5") != std::string::npos);
+    // Under the context, the parts' ASTs are the whole schedule's.
+    std::string whole = ast_c(s, context);
+    CHECK(whole == "{\n" + ast_c((*parts)[0].schedule, (*parts)[0].context, 2) +
+                       ast_c((*parts)[1].schedule, (*parts)[1].context, 2) + ast_c((*parts)[2].schedule, (*parts)[2].context, 2) + "}\n");
+}
+
 TEST_CASE("a schedule with a node the rebuild does not know is left whole, with the reason", "[poly][ast]") {
     IslContext c;
     // A context node (as an imported schedule may hold).
