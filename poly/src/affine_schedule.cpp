@@ -642,10 +642,8 @@ private:
             auto d = dims.find(isl_set_get_tuple_name(set.get()));
             if (carried || d == dims.end() || d->second.empty() || d->second[0] < 0) continue;
             int dim = d->second[0];
-            isl_multi_aff *next = isl_multi_aff_identity(isl_space_map_from_set(isl_set_get_space(set.get())));
-            isl_aff *a = isl_multi_aff_get_at(next, dim);
-            next = isl_multi_aff_set_at(next, dim, isl_aff_add_constant_si(a, 1));
-            isl::union_map steps = order_.intersect(isl::union_map(isl::manage(isl_map_from_multi_aff(next))));
+            isl_map *next = isl_map_from_multi_aff(step_along(isl_set_get_space(set.get()), dim));
+            isl::union_map steps = order_.intersect(isl::union_map(isl::manage(next)));
             isl::set from = isl::manage(isl_set_intersect_params(
                 isl_union_set_extract_set(steps.domain().release(), isl_set_get_space(set.get())), m_.context.copy()));
             if (from.is_empty()) continue;

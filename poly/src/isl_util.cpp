@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <thread>
 
+#include <isl/aff.h>
 #include <isl/id.h>
 #include <isl/mat.h>
 #include <isl/schedule.h>
@@ -200,6 +201,12 @@ T *drop_unused_param_runs(T *object, Dim dim, Involves involves, Remove remove) 
 }
 
 } // namespace
+
+isl_multi_aff *step_along(isl_space *space, int dim) {
+    isl_multi_aff *next = isl_multi_aff_identity(isl_space_map_from_set(space));
+    isl_aff *coordinate = isl_multi_aff_get_at(next, dim);
+    return isl_multi_aff_set_at(next, dim, isl_aff_add_constant_si(coordinate, 1));
+}
 
 isl_set *drop_unused_params(isl_set *set) {
     return drop_unused_param_runs(

@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 
+#include "tessera/poly/isl_util.h"
+
 namespace tessera::poly {
 namespace {
 
@@ -122,9 +124,7 @@ std::optional<Stride> affine_stride_along(const isl::map &access, int dim) {
     isl_multi_aff_free(piece.function);
     if (plain) {
         // Instances x with x + e_dim also in the domain.
-        isl_multi_aff *next = isl_multi_aff_identity(isl_space_map_from_set(isl_set_get_space(piece.domain)));
-        isl_aff *a = isl_multi_aff_get_at(next, dim);
-        next = isl_multi_aff_set_at(next, dim, isl_aff_add_constant_si(a, 1));
+        isl_multi_aff *next = step_along(isl_set_get_space(piece.domain), dim);
         isl_set *both = isl_set_intersect(isl_set_preimage_multi_aff(isl_set_copy(piece.domain), next), isl_set_copy(piece.domain));
         isl_bool none = isl_set_is_empty(both);
         isl_set_free(both);
@@ -144,11 +144,7 @@ std::optional<Stride> affine_stride_along(const isl::map &access, int dim) {
 Stride stride_along(const isl::map &access, int dim) {
     std::optional<Stride> fast = affine_stride_along(access, dim);
     if (fast) return *fast;
-    isl_space *space = isl_space_map_from_set(isl_space_domain(isl_map_get_space(access.get())));
-    isl_multi_aff *next = isl_multi_aff_identity(space);
-    isl_aff *a = isl_multi_aff_get_at(next, dim);
-    next = isl_multi_aff_set_at(next, dim, isl_aff_add_constant_si(a, 1));
-    isl::map step = isl::manage(isl_map_from_multi_aff(next));
+    isl::map step = isl::manage(isl_map_from_multi_aff(step_along(isl_space_domain(isl_map_get_space(access.get())), dim)));
     // element -> element of the next instance, over the instances that touch the first.
     isl::map pairs = access.reverse().apply_range(step.apply_range(access));
     isl::set deltas = isl::manage(isl_map_deltas(pairs.release()));

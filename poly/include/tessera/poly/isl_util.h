@@ -144,6 +144,10 @@ isl::schedule without_statements_empty_in(const isl::schedule &schedule, const i
 // left. Takes `params`.
 isl::set context_over_parameters(const isl::set &context, isl_space *params);
 
+// x -> x + e_dim on the set space `space` (takes it): an instance to the next along dimension
+// `dim`.
+isl_multi_aff *step_along(isl_space *space, int dim);
+
 // isl's drop_unused_params (takes its argument): the parameters no constraint involves projected
 // out. isl 0.25 projects them out one at a time, each projection simplifying every piece again;
 // with dozens of Region parameters of which a set uses a few, that was a fifth of the pyramid
