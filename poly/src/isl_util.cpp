@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <ctime>
 #include <mutex>
+#include <set>
 #include <pthread.h>
 #include <thread>
 
@@ -227,6 +228,33 @@ isl_pw_aff *drop_unused_params(isl_pw_aff *pa) {
         pa, [](isl_pw_aff *p) { return isl_pw_aff_dim(p, isl_dim_param); },
         [](isl_pw_aff *p, int i) { return isl_pw_aff_involves_dims(p, isl_dim_param, unsigned(i), 1); },
         [](isl_pw_aff *p, int first, int n) { return isl_pw_aff_drop_dims(p, isl_dim_param, unsigned(first), unsigned(n)); });
+}
+
+isl_space *params_in_order_of(const isl::space &order, const std::vector<isl::space> &involved) {
+    std::set<isl_id *> used;
+    for (const isl::space &space : involved) {
+        isl_space *sp = space.get();
+        isl_size n = isl_space_dim(sp, isl_dim_param);
+        for (isl_size i = 0; i < n; ++i) {
+            isl_id *id = isl_space_get_dim_id(sp, isl_dim_param, unsigned(i));
+            used.insert(id);  // (isl's ids are unique per name and user pointer: compared by address)
+            isl_id_free(id);
+        }
+    }
+    isl_space *params = isl_space_params(order.copy());
+    // Dropped from the last to the first, each run of unused parameters at once.
+    for (isl_size i = isl_space_dim(params, isl_dim_param); i > 0;) {
+        isl_size end = i;
+        for (; i > 0; --i) {
+            isl_id *id = isl_space_get_dim_id(params, isl_dim_param, unsigned(i - 1));
+            bool kept = used.count(id) > 0;
+            isl_id_free(id);
+            if (kept) break;
+        }
+        if (i < end) params = isl_space_drop_dims(params, isl_dim_param, unsigned(i), unsigned(end - i));
+        if (i > 0) --i;
+    }
+    return params;
 }
 
 std::string isl_name(const std::string &name) {

@@ -8,6 +8,7 @@
 #include <isl/space.h>
 
 #include <cstdlib>
+#include <string>
 
 #include <tessera/poly/isl_util.h>
 
@@ -87,4 +88,32 @@ TEST_CASE("ids keep their user pointers, and nested spaces are copied through is
 
     isl::union_map nested(from.ctx(), "{ [S[i] -> A[j]] -> T[k] : k = i + j and 0 <= i, j < 3 }");
     CHECK(poly::copied_to(to.ctx(), nested).is_equal(read_into(to, nested)));
+}
+
+TEST_CASE("the parameters some objects involve keep the model's order", "[poly][isl]") {
+    poly::IslContext c;
+    isl::set model(c.ctx(), "[a, b, c, d, e] -> { A[i] : 0 <= i < a + b + c + d + e }");
+    auto names = [](isl_space *params) {
+        std::string s;
+        for (isl_size i = 0; i < isl_space_dim(params, isl_dim_param); ++i)
+            s += std::string(s.empty() ? "" : ",") + isl_space_get_dim_name(params, isl_dim_param, unsigned(i));
+        isl_space_free(params);
+        return s;
+    };
+    // Involved in another order than the model's, and one of them twice: the model's order,
+    // each once; a parameter no object involves is left out, at either end and in between.
+    isl::set first(c.ctx(), "[d, a] -> { A[i] : i = d + a }");
+    isl::set second(c.ctx(), "[c, a] -> { A[i] : i = c - a }");
+    CHECK(names(poly::params_in_order_of(model.space(), {first.space(), second.space()})) == "a,c,d");
+    isl::set last(c.ctx(), "[e] -> { A[i] : i = e }");
+    CHECK(names(poly::params_in_order_of(model.space(), {last.space()})) == "e");
+    CHECK(names(poly::params_in_order_of(model.space(), {isl::set(c.ctx(), "{ A[i] : i = 0 }").space()})) == "");
+    CHECK(names(poly::params_in_order_of(model.space(), {model.space()})) == "a,b,c,d,e");
+    // Aligned to it, a union of the two is the same set as over all of the model's parameters.
+    isl_space *params = poly::params_in_order_of(model.space(), {first.space(), second.space()});
+    isl::set united = isl::manage(isl_set_align_params(first.copy(), isl_space_copy(params)))
+                          .unite(isl::manage(isl_set_align_params(second.copy(), params)));
+    auto over_model = [&](const isl::set &s) { return isl::manage(isl_set_align_params(s.copy(), isl_space_params(model.space().release()))); };
+    isl::set full = over_model(first).unite(over_model(second));
+    CHECK(over_model(united).is_equal(full));
 }

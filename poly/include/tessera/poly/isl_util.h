@@ -157,6 +157,15 @@ isl_set *drop_unused_params(isl_set *set);
 isl_map *drop_unused_params(isl_map *map);
 isl_pw_aff *drop_unused_params(isl_pw_aff *pa);
 
+// The parameters of `order` (a model's parameter space) that some space of `involved` has, in
+// `order`'s order: objects whose unused parameters were dropped, aligned to it, combine over a
+// few parameters as their counterparts over all of them would, in the same order (isl's binary
+// operations align differing parameters in the order of their first operand, then the
+// second's, which reorders the conditions of the expressions built from the result).
+//
+// Example: order [a, b, c, d], involved [c] and [d, a] -> [a, c, d].
+isl_space *params_in_order_of(const isl::space &order, const std::vector<isl::space> &involved);
+
 // `x` rebuilt in the isl context `to`, from its spaces and constraints (existentially quantified
 // variables stay so): the same set, for another thread to work on in a context of its own. isl's
 // text would do as well, but its parser takes 15 ms for heat-3d's 2.7 KB of reads (17
