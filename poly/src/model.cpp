@@ -494,10 +494,10 @@ private:
                 // (Over the parameters the two involve, in the model's order: see box_hull.)
                 isl_map *rel_used = drop_unused_params(dim_rel.copy());
                 isl_set *domain_used = drop_unused_params(s.domain.copy());
-                isl_space *params = params_in_order_of(dom_space, {isl::manage(isl_map_get_space(rel_used)),
-                                                                   isl::manage(isl_set_get_space(domain_used))});
-                rel_used = isl_map_align_params(rel_used, isl_space_copy(params));
-                domain_used = isl_set_align_params(domain_used, params);
+                isl_space *range_params = params_in_order_of(dom_space, {isl::manage(isl_map_get_space(rel_used)),
+                                                                         isl::manage(isl_set_get_space(domain_used))});
+                rel_used = isl_map_align_params(rel_used, isl_space_copy(range_params));
+                domain_used = isl_set_align_params(domain_used, range_params);
                 isl::set range = isl::manage(isl_map_range(isl_map_intersect_domain(rel_used, domain_used)));
                 part->coordinates.push_back(isl::manage(isl_set_set_tuple_name(range.release(), arr.name.c_str())));
             }
