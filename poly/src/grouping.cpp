@@ -302,7 +302,7 @@ private:
     const Footprints *probe_of(PlanState &g) {
         if (!g.probe) {
             std::string why;
-            auto fp = compute_footprints(m_, g.plan.statements, probe_tiles(g.plan), why);
+            auto fp = compute_footprints(m_, g.plan.statements, probe_tiles(g.plan), why, nullptr, &reads_);
             if (!fp) return nullptr;
             g.probe = *fp;
         }
@@ -408,7 +408,7 @@ private:
                 known.moves_with.insert(known.moves_with.end(), cf->moves_with.begin(), cf->moves_with.end());
                 std::vector<int> probe = probe_tiles(merged.plan);
                 std::string why;
-                auto fp = compute_footprints(m_, merged.plan.statements, probe, why, &known);
+                auto fp = compute_footprints(m_, merged.plan.statements, probe, why, &known, &reads_);
                 if (!fp) {
                     g.plan.not_merged = "in the tiles of " + consumer + ", " + why;
                     failed.insert(key);
@@ -588,6 +588,7 @@ private:
     // its address is not reused): a consumer group's boxes are carried into every group it is
     // tried in, and their scales came back at every merge attempt (local_laplacian: 0.6 s).
     std::map<std::pair<const isl_map *, std::vector<int>>, std::pair<isl::map, std::vector<BoxScale>>> box_scales_;
+    ReadShapes reads_;  // (the same reads' boxes are derived at every probe and merge)
 };
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <optional>
 
 #include <isl/aff.h>
@@ -244,7 +245,10 @@ std::optional<std::pair<isl::aff, long>> floor_image(const isl::aff &aj, const F
 // (x, y + 1) and blur_y's box [32 t1, 32 t1 + 31] in y: [32 t1 + 1, 32 t1 + 32]. (isl's hull of
 // the composed map gives the same box; it cost a quarter of local_laplacian's compile time.)
 // A coordinate read through one floor (upsampling: f(x / 2)) takes floor_image's box.
-std::optional<FixedBox> single_valued_image(const isl::map &read, const FixedBox &consumer) {
+//
+// `read` is the read as one affine function defined everywhere (one_affine_function); other reads
+// have no such box.
+std::optional<FixedBox> single_valued_image(const isl::multi_aff &read, const FixedBox &consumer) {
     // A consumer offset with floor divisions (below a downsampling read) is left to isl, whose
     // hull writes it in the form the later boxes of the group are derived from.
     for (int k = 0; k < int(isl_multi_aff_dim(consumer.offset.get(), isl_dim_out)); ++k) {
@@ -253,15 +257,11 @@ std::optional<FixedBox> single_valued_image(const isl::map &read, const FixedBox
         isl_aff_free(o);
         if (divs) return std::nullopt;
     }
-    isl_pw_multi_aff *pma = isl_pw_multi_aff_from_map(read.copy());
     std::optional<FixedBox> r;
-    if (pma && isl_pw_multi_aff_n_piece(pma) == 1 && isl_pw_multi_aff_isa_multi_aff(pma) == isl_bool_true) {
-        isl_set *domain = isl_pw_multi_aff_domain(isl_pw_multi_aff_copy(pma));
-        bool everywhere = isl_set_plain_is_universe(domain) == isl_bool_true;
-        isl_set_free(domain);
-        isl::multi_aff ma = isl::manage(isl_pw_multi_aff_as_multi_aff(isl_pw_multi_aff_copy(pma)));
+    {
+        const isl::multi_aff &ma = read;
         int n = int(isl_multi_aff_dim(ma.get(), isl_dim_out)), nc = int(consumer.size.size());
-        if (everywhere && int(isl_multi_aff_dim(ma.get(), isl_dim_in)) == nc && nc < 32) {  // (corners as bits)
+        if (int(isl_multi_aff_dim(ma.get(), isl_dim_in)) == nc && nc < 32) {  // (corners as bits)
             bool ok = true;
             std::vector<long> sizes;
             isl_multi_aff *offset = nullptr;
@@ -299,6 +299,23 @@ std::optional<FixedBox> single_valued_image(const isl::map &read, const FixedBox
             else isl_multi_aff_free(offset);
         }
     }
+    return r;
+}
+
+// `read` (single-valued) as one affine function defined everywhere, if it is one; `failed` where
+// isl did not answer (out of its quota).
+std::optional<isl::multi_aff> one_affine_function(const isl::map &read, bool &failed) {
+    isl_pw_multi_aff *pma = isl_pw_multi_aff_from_map(read.copy());
+    failed = failed || !pma;
+    std::optional<isl::multi_aff> r;
+    if (pma && isl_pw_multi_aff_n_piece(pma) == 1 && isl_pw_multi_aff_isa_multi_aff(pma) == isl_bool_true) {
+        isl_set *domain = isl_pw_multi_aff_domain(isl_pw_multi_aff_copy(pma));
+        isl_bool everywhere = isl_set_plain_is_universe(domain);
+        isl_set_free(domain);
+        failed = failed || everywhere == isl_bool_error;
+        if (everywhere == isl_bool_true) r = isl::manage(isl_pw_multi_aff_as_multi_aff(isl_pw_multi_aff_copy(pma)));
+        failed = failed || (r && r->is_null());
+    }
     isl_pw_multi_aff_free(pma);
     return r;
 }
@@ -322,43 +339,105 @@ std::optional<long> constant_of(isl_pw_aff *pa) {
     return r;
 }
 
-// The box of what `read` takes from a consumer's box (single_valued_image), also where some
-// coordinates are read over a constant range whatever the element (local_laplacian reads its
-// pyramids at levels 0 to 6 and 1 to 7 of a data-dependent level): those take the range, the
-// others the box of the read without them. None where isl's hull has to decide.
-std::optional<FixedBox> affine_image(const isl::map &access, const FixedBox &consumer) {
+} // namespace
+
+// What affine_image needs of one read, whatever the consumer's box.
+struct ReadShape {
+    // Whether affine_image can give a box at all: the read is one basic map, and single-valued
+    // once its coordinates read over constant ranges are set apart.
+    bool usable = false;
+    bool single_valued = false;  // as a whole (no coordinate set apart)
+    // Per producer coordinate: the constant range it is read over whatever the element (not
+    // single-valued reads only).
+    std::vector<std::optional<std::pair<long, long>>> ranges;
+    // The read without those coordinates as one affine function defined everywhere; none where
+    // no coordinate is left, or where it is not such a function.
+    std::optional<isl::multi_aff> rest;
+};
+
+struct ReadShapes::Shapes {
+    // By the access relation's isl object, which the model keeps alive.
+    std::map<const isl_map *, ReadShape> of;
+};
+
+ReadShapes::ReadShapes() : shapes_(std::make_unique<Shapes>()) {}
+ReadShapes::~ReadShapes() = default;
+
+namespace {
+
+// The shape of `access`; `failed` where isl did not answer (out of its quota: not to be kept).
+ReadShape read_shape(const isl::map &access, bool &failed) {
+    ReadShape r;
     // Over the parameters the read involves (usually none): each is a column of every step
     // below, and aligning the model's dozens of them with the consumer's box at every corner of
     // every read took over a quarter of local_laplacian's grouping in a profile.
     isl::map read = isl::manage(drop_unused_params(access.copy()));
-    if (isl_map_n_basic_map(read.get()) != 1) return std::nullopt;
-    if (isl_map_is_single_valued(read.get()) == isl_bool_true) return single_valued_image(read, consumer);
+    isl_size pieces = isl_map_n_basic_map(read.get());
+    failed = pieces < 0;
+    if (pieces != 1) return r;
+    isl_bool single_valued = isl_map_is_single_valued(read.get());
+    failed = single_valued == isl_bool_error;
+    if (single_valued == isl_bool_true) {
+        r.single_valued = true;
+        r.rest = one_affine_function(read, failed);
+        r.usable = r.rest.has_value();
+        return r;
+    }
     int n = int(isl_map_dim(read.get(), isl_dim_out));
-    std::vector<std::optional<std::pair<long, long>>> ranges(static_cast<size_t>(n));
+    r.ranges.resize(static_cast<size_t>(n));
     isl::map rest = read;
     for (int j = n - 1; j >= 0; --j) {
         std::optional<long> lo = constant_of(isl_map_dim_min(read.copy(), j));
         std::optional<long> hi = lo ? constant_of(isl_map_dim_max(read.copy(), j)) : std::nullopt;
         if (!hi) continue;
-        ranges[size_t(j)] = std::make_pair(*lo, *hi);
+        r.ranges[size_t(j)] = std::make_pair(*lo, *hi);
         rest = isl::manage(isl_map_project_out(rest.release(), isl_dim_out, unsigned(j), 1));
     }
+    failed = failed || rest.is_null();
+    if (failed) return r;
     int n_rest = int(isl_map_dim(rest.get(), isl_dim_out));
-    if (n_rest == n || isl_map_is_single_valued(rest.get()) != isl_bool_true) return std::nullopt;
+    isl_bool rest_single_valued = isl_map_is_single_valued(rest.get());
+    failed = rest_single_valued == isl_bool_error;
+    if (n_rest == n || rest_single_valued != isl_bool_true) return r;
+    if (n_rest > 0 && !(r.rest = one_affine_function(rest, failed))) return r;
+    r.usable = true;
+    return r;
+}
+
+// The box of what `read` takes from a consumer's box (single_valued_image), also where some
+// coordinates are read over a constant range whatever the element (local_laplacian reads its
+// pyramids at levels 0 to 6 and 1 to 7 of a data-dependent level): those take the range, the
+// others the box of the read without them. None where isl's hull has to decide. `reads`: the
+// shapes of reads seen before, or none.
+std::optional<FixedBox> affine_image(const isl::map &access, const FixedBox &consumer, ReadShapes *reads) {
+    ReadShape computed;
+    const ReadShape *shape = nullptr;
+    if (reads) {
+        auto it = reads->shapes().of.find(access.get());
+        if (it != reads->shapes().of.end()) shape = &it->second;
+    }
+    if (!shape) {
+        bool failed = false;
+        computed = read_shape(access, failed);
+        if (reads && !failed) shape = &reads->shapes().of.emplace(access.get(), std::move(computed)).first->second;
+        else shape = &computed;
+    }
+    if (!shape->usable) return std::nullopt;
+    if (shape->single_valued) return single_valued_image(*shape->rest, consumer);
     std::optional<FixedBox> inner;
-    if (n_rest > 0 && !(inner = single_valued_image(rest, consumer))) return std::nullopt;
+    if (shape->rest && !(inner = single_valued_image(*shape->rest, consumer))) return std::nullopt;
     isl_space *tiles = isl_multi_aff_get_domain_space(consumer.offset.get());
     isl_multi_aff *offset = nullptr;
     std::vector<long> sizes;
-    for (int j = 0, k = 0; j < n; ++j) {
+    for (size_t j = 0, k = 0; j < shape->ranges.size(); ++j) {
         isl_aff *aj;
-        if (ranges[size_t(j)]) {
-            auto [lo, hi] = *ranges[size_t(j)];
+        if (shape->ranges[j]) {
+            auto [lo, hi] = *shape->ranges[j];
             aj = isl_aff_val_on_domain(isl_local_space_from_space(isl_space_copy(tiles)), isl_val_int_from_si(isl_space_get_ctx(tiles), lo));
             sizes.push_back(hi - lo + 1);
         } else {
-            aj = isl_multi_aff_get_at(inner->offset.get(), k);
-            sizes.push_back(inner->size[size_t(k++)]);
+            aj = isl_multi_aff_get_at(inner->offset.get(), int(k));
+            sizes.push_back(inner->size[k++]);
         }
         isl_multi_aff *oj = isl_multi_aff_from_aff(aj);
         offset = offset ? isl_multi_aff_flat_range_product(offset, oj) : oj;
@@ -395,7 +474,7 @@ std::optional<FixedBox> bounding_box(const std::vector<FixedBox> &boxes) {
 // The box of stage `si` from those of its consumers in the group (later in `stages`); false
 // with `why_not` when it has none of a fixed, reasonable size.
 bool footprint_of_stage(const Model &m, const std::vector<int> &stages, int si, const isl::set &root_tiles, Footprints &r,
-                        std::string &why_not) {
+                        std::string &why_not, ReadShapes *shapes) {
     const Statement &p = m.statements[size_t(stages[size_t(si)])];
     int parray = m.array_of(p.func);
     // Each read's box (affine_image, else isl's hull of the read's map), then one box around
@@ -422,7 +501,7 @@ bool footprint_of_stage(const Model &m, const std::vector<int> &stages, int si, 
         std::optional<FixedBox> box;
         const std::vector<long> &consumer_size = ci + 1 == stages.size() ? r.tile_sizes : r.sizes[ci];
         if (r.offsets[ci] && !consumer_size.empty() && !a.unrestricted.is_null())
-            box = affine_image(a.unrestricted, FixedBox{*r.offsets[ci], consumer_size});
+            box = affine_image(a.unrestricted, FixedBox{*r.offsets[ci], consumer_size}, shapes);
         if (!box) box = hull_of(map_of(read));
         if (!box) break;
         read_boxes.push_back(*box);
@@ -509,7 +588,7 @@ isl::multi_aff fixed_where_single_tile(const isl::multi_aff &offset, const isl::
 // proportion to its stages (a 42-stage pyramid ran out of one quota for all of them).
 std::optional<Footprints> footprints_by_stage(const Model &m, const std::vector<int> &stages,
                                               const std::vector<int> &tile_sizes, long quota, std::string &why_not,
-                                              const Footprints *known) {
+                                              const Footprints *known, ReadShapes *reads) {
     const Statement &root_statement = m.statements[size_t(stages.back())];
     TESSERA_INTERNAL_ASSERT(tile_sizes.size() == root_statement.dims.size(), "tile sizes for ", root_statement.name);
     Footprints r;
@@ -549,7 +628,7 @@ std::optional<Footprints> footprints_by_stage(const Model &m, const std::vector<
     for (int si = int(stages.size()) - 2; si >= 0; --si) {
         if (r.boxes[size_t(si)] && r.spread[size_t(si)]) continue;
         bool found = false;
-        if (!within_quota(m.ctx(), quota, [&] { found = footprint_of_stage(m, stages, si, root_tiles, r, why_not); })) {
+        if (!within_quota(m.ctx(), quota, [&] { found = footprint_of_stage(m, stages, si, root_tiles, r, why_not, reads); })) {
             why_not = over_quota;
             return std::nullopt;
         }
@@ -562,7 +641,7 @@ std::optional<Footprints> footprints_by_stage(const Model &m, const std::vector<
 
 std::optional<Footprints> compute_footprints(const Model &m, const std::vector<int> &stages,
                                              const std::vector<int> &tile_sizes, std::string &why_not,
-                                             const Footprints *known) {
+                                             const Footprints *known, ReadShapes *reads) {
     // The footprints are an optimization: over the quota, the group is not fused or tiled this way.
     // The apps' stages take a few milliseconds each (their boxes derive from unclipped boxes and
     // access relations, with no floor divisions of the domains); a box hull over reads through
@@ -570,7 +649,7 @@ std::optional<Footprints> compute_footprints(const Model &m, const std::vector<i
     // 2427576, and is computed once in planning and once more in scheduling: about 0.2 s each
     // now, after which they are not fused.
     constexpr long kFootprintOperations = 200000;  // per stage
-    std::optional<Footprints> r = footprints_by_stage(m, stages, tile_sizes, kFootprintOperations, why_not, known);
+    std::optional<Footprints> r = footprints_by_stage(m, stages, tile_sizes, kFootprintOperations, why_not, known, reads);
     // A C call that ran out of the quota returns null without throwing: never hand on such a box.
     auto null_box = [](const std::optional<isl::map> &b) { return !b || b->is_null(); };
     if (r && (std::any_of(r->boxes.begin(), r->boxes.end(), null_box) || std::any_of(r->spread.begin(), r->spread.end(), null_box))) {

@@ -139,3 +139,39 @@ TEST_CASE("a producer read at a clamped data-dependent level gets the box isl's 
         check_boxes_equal_isl_hulls(Pipeline(out), tiles);
     }
 }
+
+// The grouping keeps what it found of each read (ReadShapes) across the footprints of every
+// probe and merge: boxes from kept shapes, found at other tiles, are those found anew.
+TEST_CASE("footprints from read shapes kept across tile sizes equal those found anew", "[poly][footprints]") {
+    Var x("x"), y("y"), k("k");
+    InputBuffer<float> in("in", 2);
+    Func levels("levels"), f("f"), g("g"), h("h"), up("up"), out("out");
+    levels(x, y, k) = in(x, y) * cast<float>(k);
+    f(x, y) = in(x, y) * 2.0f;
+    g(x, y) = f(2 * x - 1, y) + f(2 * x + 1, y + 1);
+    h(x, y) = g(7 - x, y) + g(6 - x, y - 2);
+    up(x, y) = h((x + 1) / 2, y) + h((x - 1) / 2, y - 2);
+    Expr level = cast<int>(in(x, y) * 4.0f);
+    out(x, y) = up(x + y, y) + levels(x, y, clamp(level, 0, 6)) + levels(x + 1, y - 1, clamp(level + 1, 1, 7));
+    std::unique_ptr<poly::Model> m = poly::build_model(Pipeline(out));
+    std::vector<int> stages;
+    for (size_t i = 0; i < m->statements.size(); ++i) stages.push_back(int(i));
+    poly::ReadShapes kept;
+    std::string why_not;
+    bool found = poly::compute_footprints(*m, stages, {16, 8}, why_not, nullptr, &kept).has_value();
+    INFO(why_not);
+    REQUIRE(found);
+    for (const std::vector<int> &tiles : std::vector<std::vector<int>>{{16, 8}, {5, 3}, {64, 1}}) {
+        INFO("tiles " << tiles[0] << " x " << tiles[1]);
+        std::optional<poly::Footprints> anew = poly::compute_footprints(*m, stages, tiles, why_not);
+        std::optional<poly::Footprints> from_kept = poly::compute_footprints(*m, stages, tiles, why_not, nullptr, &kept);
+        REQUIRE(anew);
+        REQUIRE(from_kept);
+        for (size_t si = 0; si < stages.size(); ++si) {
+            INFO("stage " << m->statements[size_t(stages[si])].name);
+            CHECK(anew->spread[si]->is_equal(*from_kept->spread[si]));
+            CHECK(anew->boxes[si]->is_equal(*from_kept->boxes[si]));
+            CHECK(anew->sizes[si] == from_kept->sizes[si]);
+        }
+    }
+}

@@ -9,6 +9,7 @@
 // fixed box hull, clipped to its domain), which keeps each per-tile domain a single box.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,14 +70,33 @@ struct Footprints {
     std::vector<uint32_t> moves_with;
 };
 
+// What the footprints need of each read by itself, whatever the tiles and the consumer's box
+// (the read over the parameters it involves, its coordinates read over a constant range, the
+// rest as one affine function): kept by a caller that computes many footprints of one model.
+// The grouping derives the same reads' boxes at every probe and candidate merge; these steps
+// took a fifth of local_laplacian's footprints in a profile. Valid for one model only.
+class ReadShapes {
+public:
+    ReadShapes();
+    ~ReadShapes();
+    ReadShapes(const ReadShapes &) = delete;
+    ReadShapes &operator=(const ReadShapes &) = delete;
+    struct Shapes;  // (overlapped_tiling.cpp)
+    Shapes &shapes() { return *shapes_; }
+
+private:
+    std::unique_ptr<Shapes> shapes_;
+};
+
 // Computes the footprints of `stages` (producers first, root last) for the given tiles. Entries
 // already present in `known` (aligned with `stages`, e.g. a consumer group's footprints before a
 // merge) are reused; the others are derived from their consumers. Returns nullopt with `why_not`
 // when a producer's footprint has no fixed size, or when isl needs more than an operation quota
-// to find it (fixed box hulls of reads under parity predicates took isl seconds).
+// to find it (fixed box hulls of reads under parity predicates took isl seconds). `reads`: the
+// shapes of the model's reads found by earlier calls, kept and extended here (none: found anew).
 std::optional<Footprints> compute_footprints(const Model &m, const std::vector<int> &stages,
                                              const std::vector<int> &tile_sizes, std::string &why_not,
-                                             const Footprints *known = nullptr);
+                                             const Footprints *known = nullptr, ReadShapes *reads = nullptr);
 
 // Builds the overlapped tiling of group k; `stages` are model statements of pure definitions in
 // producer-first order, the last being the root; `window` is their sliding_window() (rows fused
