@@ -246,9 +246,9 @@ std::optional<std::pair<isl::aff, long>> floor_image(const isl::aff &aj, const F
 // the composed map gives the same box; it cost a quarter of local_laplacian's compile time.)
 // A coordinate read through one floor (upsampling: f(x / 2)) takes floor_image's box.
 //
-// `read` is the read as one affine function defined everywhere (one_affine_function); other reads
+// `ma` is the read as one affine function defined everywhere (one_affine_function); other reads
 // have no such box.
-std::optional<FixedBox> single_valued_image(const isl::multi_aff &read, const FixedBox &consumer) {
+std::optional<FixedBox> single_valued_image(const isl::multi_aff &ma, const FixedBox &consumer) {
     // A consumer offset with floor divisions (below a downsampling read) is left to isl, whose
     // hull writes it in the form the later boxes of the group are derived from.
     for (int k = 0; k < int(isl_multi_aff_dim(consumer.offset.get(), isl_dim_out)); ++k) {
@@ -259,7 +259,6 @@ std::optional<FixedBox> single_valued_image(const isl::multi_aff &read, const Fi
     }
     std::optional<FixedBox> r;
     {
-        const isl::multi_aff &ma = read;
         int n = int(isl_multi_aff_dim(ma.get(), isl_dim_out)), nc = int(consumer.size.size());
         if (int(isl_multi_aff_dim(ma.get(), isl_dim_in)) == nc && nc < 32) {  // (corners as bits)
             bool ok = true;
@@ -376,7 +375,7 @@ ReadShape read_shape(const isl::map &access, bool &failed) {
     failed = pieces < 0;
     if (pieces != 1) return r;
     isl_bool single_valued = isl_map_is_single_valued(read.get());
-    failed = single_valued == isl_bool_error;
+    failed = failed || single_valued == isl_bool_error;
     if (single_valued == isl_bool_true) {
         r.single_valued = true;
         r.rest = one_affine_function(read, failed);
@@ -397,7 +396,7 @@ ReadShape read_shape(const isl::map &access, bool &failed) {
     if (failed) return r;
     int n_rest = int(isl_map_dim(rest.get(), isl_dim_out));
     isl_bool rest_single_valued = isl_map_is_single_valued(rest.get());
-    failed = rest_single_valued == isl_bool_error;
+    failed = failed || rest_single_valued == isl_bool_error;
     if (n_rest == n || rest_single_valued != isl_bool_true) return r;
     if (n_rest > 0 && !(r.rest = one_affine_function(rest, failed))) return r;
     r.usable = true;
